@@ -1,0 +1,222 @@
+/**
+ * The provisioned configuration: what `loadConfig` returns after YAML -> zod -> provision ->
+ * validate. Every object is frozen. Keys keep the YAML spelling (snake_case) so that an error
+ * path and the field it names read the same. Durations are milliseconds, sizes are bytes.
+ */
+
+/** A parsed `ip:port`, `[ipv6]:port` or `host:port` listen or member address. */
+export interface HostPort {
+  /** Host as written without brackets, lower-cased (`127.0.0.1`, `::1`, `api-1.internal`). */
+  readonly hostname: string;
+  readonly port: number;
+}
+
+/** A member address after parsing; `canonical` is the registry key of the member. */
+export type MemberAddress =
+  | { readonly kind: "tcp"; readonly hostname: string; readonly port: number; readonly canonical: string }
+  | { readonly kind: "unix"; readonly path: string; readonly canonical: string };
+
+export interface MemberConfig {
+  /** Canonical form: `192.0.2.5:8080`, `[2001:db8::5]:8080`, `host:8080`, `unix:/path`. */
+  readonly address: string;
+  readonly parsed: MemberAddress;
+  /** 1..1000, default 1. */
+  readonly weight: number;
+}
+
+export interface HashConfig {
+  readonly by: "cookie" | "header" | "client_ip";
+  /** Cookie or header name. Cookie default `SCALWS_AFFINITY`; required for `header`. */
+  readonly name: string;
+  /** Seconds; 0 (default) makes a session cookie. */
+  readonly cookie_max_age: number;
+}
+
+export interface HealthCheckConfig {
+  /** HTTP GET probe path; absent means a TCP connect probe. */
+  readonly path?: string;
+  /** Default 5 s. */
+  readonly interval: number;
+  /** Default 3 s. */
+  readonly timeout: number;
+  /** Consecutive passes to return a member, default 2. */
+  readonly rise: number;
+  /** Consecutive failures to take a member out, default 2. */
+  readonly fall: number;
+}
+
+export interface StickyConfig {
+  /** Milliseconds; required. */
+  readonly ttl: number;
+  /** Cookie name, default `SCALWS_STICKY_<pool>`. */
+  readonly cookie: string;
+}
+
+export interface PoolConfig {
+  readonly name: string;
+  readonly members: readonly MemberConfig[];
+  /** `file` (default) or `api`. */
+  readonly members_from: "file" | "api";
+  /** `round_robin` (default), `least_conn`, `hash` or `failover`. */
+  readonly balance: "round_robin" | "least_conn" | "hash" | "failover";
+  /** Present only with `balance: hash`. */
+  readonly hash?: HashConfig;
+  readonly passive_health: {
+    /** Consecutive failures before ejection; default 3, 0 turns it off, at most 100. */
+    readonly failures: number;
+    /** Ejection time in ms; default 10 s, 1 ms..1 h. */
+    readonly cooldown: number;
+  };
+  /** Further attempts on other members; default 1, 0..5. */
+  readonly retries: number;
+  /** Idle connections kept per member; default 32, at most 1024. */
+  readonly keepalive: number;
+  /** `http` (default) or `https`. */
+  readonly scheme: "http" | "https";
+  /** Only with `scheme: https`. */
+  readonly tls?: { readonly ca_file?: string; readonly server_name?: string };
+  /** Active health checks; absent (default) means off. */
+  readonly health_check?: HealthCheckConfig;
+  readonly sticky?: StickyConfig;
+}
+
+/** A single-address proxy target (`http://h:p`, `https://h:p`, `unix:/path`). */
+export interface AddressTarget {
+  readonly kind: "address";
+  readonly url: string;
+  readonly scheme: "http" | "https";
+  readonly address: MemberAddress;
+  /** The value sent as Host when `preserve_host` is false: `host` or `host:port`. */
+  readonly authority: string;
+}
+
+export interface BackendEntry {
+  readonly pool?: string;
+  /** 500..599: answered by scalwsd without contacting a pool. */
+  readonly status?: number;
+  /** 0..1000. */
+  readonly weight: number;
+}
+
+export type ProxyTarget =
+  | AddressTarget
+  | { readonly kind: "pool"; readonly pool: string }
+  | { readonly kind: "backends"; readonly backends: readonly BackendEntry[] };
+
+export interface ProxyRuntime {
+  readonly type: "proxy";
+  readonly target: ProxyTarget;
+  /** Default false: Host is rewritten to the member's authority. */
+  readonly preserve_host: boolean;
+  /** Per attempt, default 5 s. */
+  readonly connect_timeout: number;
+  /** Per attempt, time to the response head, default 60 s. */
+  readonly response_timeout: number;
+  /** Default false. */
+  readonly websocket: boolean;
+  /** Only with a single `https://` upstream. */
+  readonly tls_ca_file?: string;
+  /** Per-route client settings for a single address; ignored (with a warning) on pool routes. */
+  readonly client?: { readonly keepalive?: number; readonly idle_timeout?: number };
+}
+
+export interface RespondRuntime {
+  readonly type: "respond";
+  /** Default 200. */
+  readonly status: number;
+  /** Default empty. */
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface StaticRuntime {
+  readonly type: "static";
+  readonly root: string;
+  /** Default `index.html`. */
+  readonly index: string;
+}
+
+export type RuntimeConfig = ProxyRuntime | RespondRuntime | StaticRuntime;
+
+export interface RouteConfig {
+  /** Normalised, starts with `/`, no trailing slash except `/` itself. */
+  readonly path: string;
+  readonly runtime: RuntimeConfig;
+  /** Bytes; absent means the global limit. */
+  readonly max_body?: number;
+}
+
+export interface ApplicationConfig {
+  readonly name: string;
+  /** Lower-cased; `*.example.com` is a single-label wildcard. */
+  readonly domains: readonly string[];
+  readonly runtime: RuntimeConfig;
+  readonly routes: readonly RouteConfig[];
+  readonly max_body?: number;
+}
+
+export interface TenantConfig {
+  readonly name: string;
+  readonly applications: readonly ApplicationConfig[];
+}
+
+export interface ListenerConfig extends HostPort {
+  readonly name: string;
+  /** As written. */
+  readonly address: string;
+}
+
+export interface ServerConfig {
+  readonly listeners: readonly ListenerConfig[];
+  readonly admin: {
+    /** Unix socket path of the admin API (mode 0600). */
+    readonly socket?: string;
+    readonly remote?: {
+      readonly address: string;
+      readonly hostname: string;
+      readonly port: number;
+      readonly tls: { readonly cert: string; readonly key: string; readonly client_ca: string };
+    };
+    /** Loopback-only plain HTTP listener for the console. */
+    readonly http?: { readonly address: string; readonly hostname: string; readonly port: number };
+  };
+  readonly metrics: {
+    /** `/metrics`, `/readyz`, `/livez` only. */
+    readonly address?: string;
+    readonly hostname?: string;
+    readonly port?: number;
+  };
+  /** CIDRs as written (`10.0.0.0/8`, `::1/128`, a bare address means a host route). */
+  readonly trusted_proxies: readonly string[];
+  /** `stdout` (default), `off`, or a file path. */
+  readonly access_log: string;
+  /** A domain of a configured application that answers requests for unknown hosts. */
+  readonly default_host?: string;
+  /** Body limit in bytes for routes without their own; default 10 MiB. */
+  readonly max_body: number;
+  /** HMAC key file shared by instances for affinity and sticky cookies. */
+  readonly affinity_key_file?: string;
+  /** Settings of connections to single-address upstreams and of pools' idle connections. */
+  readonly upstream_client: {
+    /** Idle connections kept per single-address upstream; default 32. */
+    readonly keepalive: number;
+    /** Idle connections older than this are closed; default 60 s. */
+    readonly idle_timeout: number;
+  };
+  /** Default `shared`. */
+  readonly listener_mode: "shared" | "reuseport" | "inherited";
+}
+
+export interface Config {
+  /** The file the configuration came from (for messages). */
+  readonly file: string;
+  readonly server: ServerConfig;
+  readonly upstreams: Readonly<Record<string, PoolConfig>>;
+  readonly tenants: readonly TenantConfig[];
+}
+
+/** The result of a successful load: the config and the warnings to log. */
+export interface Loaded {
+  readonly config: Config;
+  readonly warnings: readonly string[];
+}

@@ -1,0 +1,38 @@
+/** Shared shapes of the upstream policies: pure code with injected time and randomness. */
+
+/** Milliseconds; `Date.now()` in production, a settable value in tests. */
+export interface Clock {
+  now(): number;
+}
+
+/** A number in [0, 1), like `Math.random`. */
+export type Random = () => number;
+
+/** What a balancing policy sees of a member. */
+export interface Candidate {
+  /** Canonical address, the member's identity. */
+  readonly address: string;
+  /** 1..1000. */
+  readonly weight: number;
+  /** Requests in flight (until their response body finished). */
+  readonly inflight: number;
+  /** False while passive or active health keeps the member out. */
+  available(now: number): boolean;
+}
+
+/** Per-pick inputs. One object can be reused across picks of one request. */
+export interface PickContext {
+  readonly now: number;
+  /** The hash key (header value, client address, ...); undefined or "" means none. */
+  readonly key: string | undefined;
+  /** Members this request already tried; a policy never returns one of them. */
+  readonly tried: ReadonlySet<Candidate> | null;
+}
+
+/**
+ * A balancing policy built once per member set and replaced whole when the set changes.
+ * `pick` returns an available, untried member, or undefined when there is none.
+ */
+export interface Balancer<M extends Candidate = Candidate> {
+  pick(ctx: PickContext): M | undefined;
+}
