@@ -27,6 +27,15 @@ export interface PickContext {
   readonly key: string | undefined;
   /** Members this request already tried; a policy never returns one of them. */
   readonly tried: ReadonlySet<Candidate> | null;
+  /**
+   * Optional availability version: a number the caller changes whenever the result of any
+   * member's `available(now)` may have changed (an ejection, a restore, the end of a cooldown,
+   * an active-check flip); `AvailabilityVersion` keeps one. With it a balancer re-reads every
+   * member's availability only when the number changes and its hash cache stays valid; without
+   * it (undefined) a balancer re-reads all members of a pool of up to 64 at every pick, and in
+   * larger pools polls only the members it knows to be unavailable (see each policy).
+   */
+  readonly healthVersion?: number;
 }
 
 /**
@@ -35,4 +44,14 @@ export interface PickContext {
  */
 export interface Balancer<M extends Candidate = Candidate> {
   pick(ctx: PickContext): M | undefined;
+  /**
+   * Tells the balancer that `member.inflight` changed. least_conn keeps an index of the counts
+   * and is exact in large pools only when told of every change; other policies ignore it.
+   */
+  inflightChanged?(member: M): void;
+  /**
+   * Forgets what the balancer cached about availability (and hash choices): the next pick
+   * re-reads every member. For callers that cannot supply `healthVersion`.
+   */
+  invalidate?(): void;
 }

@@ -1,0 +1,140 @@
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { validateMembersBody } from "../src/config/members.ts";
+import { log } from "../src/observe/log.ts";
+import { EXPOSITION_CONTENT_TYPE } from "../src/observe/metrics.ts";
+import type { Server } from "../src/server/server.ts";
+import { readyz } from "./metrics_app.ts";
+import { poolView } from "./views.ts";
+import { consolePage } from "./console.ts";
+
+/** Request bodies of the admin API are capped; larger ones get 413 before they are read. */
+export const MAX_ADMIN_BODY = 2 * 1024 * 1024;
+
+type Env = { Variables: { who: string } };
+
+class BodyTooLarge extends Error {}
+
+async function readCapped(req: Request): Promise<string> {
+  const len = req.headers.get("content-length");
+  if (len !== null && Number(len) > MAX_ADMIN_BODY) throw new BodyTooLarge();
+  if (req.body === null) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > MAX_ADMIN_BODY) {
+      await reader.cancel();
+      throw new BodyTooLarge();
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
+function audit(who: string, action: string, target: string, result: string, detail?: unknown): void {
+  log("info", "admin_audit", { who, action, target, result, ...(detail === undefined ? {} : { detail }) });
+}
+
+/**
+ * The admin API: readiness, metrics, reload, pools and their run-time members, the console.
+ * `who` names the caller in audit lines (`socket`, or a client certificate subject).
+ */
+export function createAdminApp(server: Server, whoOf: (req: Request) => string = () => "socket"): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.use("*", async function identify(c, next) {
+    c.set("who", whoOf(c.req.raw));
+    await next();
+  });
+
+  app.get("/readyz", () => readyz(server));
+  app.get("/livez", (c) => c.json({ status: "ok" }));
+  app.get("/metrics", () =>
+    new Response(server.metrics.registry.render(), { headers: { "content-type": EXPOSITION_CONTENT_TYPE } }));
+
+  app.post("/v1/reload", async (c) => {
+    const r = await server.reload();
+    if (r.ok) {
+      audit(c.get("who"), "reload", server.file, "ok", { generation: r.generation });
+      return c.json({ generation: r.generation, warnings: r.warnings });
+    }
+    audit(c.get("who"), "reload", server.file, "refused", { errors: r.errors });
+    return c.json({ error: r.errors.join("\n"), errors: r.errors }, 400);
+  });
+
+  app.get("/v1/upstreams", (c) => {
+    const now = server.clock.now();
+    return c.json({ upstreams: [...server.registry.pools.values()].map((p) => poolView(p, now)) });
+  });
+
+  app.get("/v1/upstreams/:name", (c) => {
+    const pool = server.registry.pools.get(c.req.param("name"));
+    if (!pool) return c.json({ error: `no pool named "${c.req.param("name")}"` }, 404);
+    return c.json(poolView(pool, server.clock.now()));
+  });
+
+  app.put("/v1/upstreams/:name", (c) => putMembers(c, server));
+
+  app.get("/console", (c) => c.redirect("/console/"));
+  app.get("/console/", (c) => c.html(consolePage()));
+
+  app.notFound((c) => c.json({ error: "not found" }, 404));
+  app.onError((err, c) => {
+    log("error", "admin_failed", { error: String(err) });
+    return c.json({ error: "internal error" }, 500);
+  });
+  return app;
+}
+
+async function putMembers(c: Context<Env>, server: Server): Promise<Response> {
+  const name = c.req.param("name")!;
+  const who = c.get("who");
+  const refuse = (status: 400 | 404 | 409 | 413 | 501, error: string) => {
+    audit(who, "set_members", name, `refused ${status}`, { error });
+    return c.json({ error }, status);
+  };
+  const len = c.req.header("content-length");
+  if (len !== undefined && Number(len) > MAX_ADMIN_BODY) {
+    return refuse(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
+  }
+  return await server.lock.run(async () => {
+    const pool = server.registry.pools.get(name);
+    if (!pool) return refuse(404, `no pool named "${name}"`);
+    const mode = server.config.server.listener_mode;
+    if (mode !== "shared") {
+      return refuse(501, `run-time members are not supported with listener_mode: ${mode}`);
+    }
+    if (pool.settings.members_from !== "api") {
+      return refuse(409, `pool "${name}" has members_from: file; change its members in the configuration`);
+    }
+    let text: string;
+    try {
+      text = await readCapped(c.req.raw);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) return refuse(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
+      return refuse(400, "body could not be read");
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return refuse(400, "body: invalid JSON");
+    }
+    const { members, errors } = validateMembersBody(body);
+    if (errors.length > 0 || members === undefined) return refuse(400, errors.join("\n"));
+    if (pool !== server.registry.pools.get(name)) return refuse(404, `no pool named "${name}"`);
+    pool.install(pool.plan(members), members);
+    audit(who, "set_members", name, "ok", { members: members.length });
+    return c.json(poolView(pool, server.clock.now()));
+  });
+}

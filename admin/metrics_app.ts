@@ -1,0 +1,33 @@
+import { EXPOSITION_CONTENT_TYPE } from "../src/observe/metrics.ts";
+import type { Server } from "../src/server/server.ts";
+
+/**
+ * The unauthenticated metrics listener: `/metrics`, `/readyz` and `/livez`, nothing else (never
+ * `/v1/...` or the console).
+ */
+export function metricsHandler(server: Server): (req: Request) => Response {
+  return function serveMetrics(req: Request): Response {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      return new Response("Method Not Allowed\n", { status: 405, headers: { allow: "GET, HEAD" } });
+    }
+    const path = new URL(req.url).pathname;
+    switch (path) {
+      case "/metrics":
+        return new Response(server.metrics.registry.render(), {
+          headers: { "content-type": EXPOSITION_CONTENT_TYPE },
+        });
+      case "/readyz":
+        return readyz(server);
+      case "/livez":
+        return Response.json({ status: "ok" });
+      default:
+        return Response.json({ error: "not found" }, { status: 404 });
+    }
+  };
+}
+
+/** `{"generation": N, "state": "..."}`; 200 once ready, 503 before and while draining. */
+export function readyz(server: Server): Response {
+  const ok = server.state === "ready" || server.state === "active";
+  return Response.json({ generation: server.generation.id, state: server.state }, { status: ok ? 200 : 503 });
+}

@@ -1,0 +1,56 @@
+import type { Member } from "../src/upstream/member.ts";
+import type { Pool } from "../src/upstream/pool.ts";
+
+function iso(ms: number): string | null {
+  return ms > 0 ? new Date(ms).toISOString() : null;
+}
+
+/** `healthy`, `ejected`, `probation` (cooldown over, waiting for a success) or `down` (active checks). */
+export function memberState(m: Member, now: number): string {
+  if (m.health.isEjected(now)) return "ejected";
+  if (m.active !== null && !m.active.up) return "down";
+  if (m.health.probation) return "probation";
+  return "healthy";
+}
+
+export function memberView(m: Member, now: number): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    address: m.address,
+    weight: m.weight,
+    in_flight: m.inflight,
+    failures: m.health.failures,
+    ejected_until: m.health.isEjected(now) ? iso(m.health.ejectedUntil) : null,
+    state: memberState(m, now),
+    requests: m.requestCounts(),
+  };
+  if (m.active !== null) {
+    view.active_health = {
+      up: m.active.up,
+      last_probe: iso(m.active.lastProbeAt),
+      last_result: m.active.lastResult,
+      passes: m.active.passes,
+      fails: m.active.fails,
+    };
+  }
+  return view;
+}
+
+/** A pool as `GET /v1/upstreams/{name}` shows it (also the answer to a `PUT`). */
+export function poolView(p: Pool, now: number): Record<string, unknown> {
+  const s = p.settings;
+  const view: Record<string, unknown> = {
+    name: s.name,
+    members_from: s.members_from,
+    balance: s.balance,
+    scheme: s.scheme,
+    retries: s.retries,
+    keepalive: s.keepalive,
+    passive_health: { failures: s.passive_health.failures, cooldown_ms: s.passive_health.cooldown },
+  };
+  if (s.hash) view.hash = s.hash;
+  if (s.tls) view.tls = s.tls;
+  if (s.health_check) view.health_check = s.health_check;
+  if (s.sticky) view.sticky = { ttl_ms: s.sticky.ttl, cookie: s.sticky.cookie };
+  view.members = p.set.members.map((m) => memberView(m, now));
+  return view;
+}

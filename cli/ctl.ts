@@ -1,0 +1,124 @@
+import { parseArgs } from "node:util";
+import { formatPool, formatPools } from "./ctl_format.ts";
+
+/** Where `scalwsd ctl` looks for the admin socket without `--socket`. */
+export const DEFAULT_SOCKET = "/run/scalws/admin.sock";
+
+const CTL_USAGE = `usage: scalwsd ctl [--socket PATH] [--json] COMMAND
+  upstreams                          every pool with its members and their state
+  upstreams show NAME                one pool
+  upstreams set NAME ADDR[=WEIGHT]...  replace the members of a members_from: api pool
+  reload                             reload the configuration file`;
+
+/** Parses `addr[=weight]`; the weight must be an integer (the server checks its range). */
+export function parseMemberArg(arg: string): { address: string; weight?: number } | string {
+  const eq = arg.lastIndexOf("=");
+  if (eq < 0) return { address: arg };
+  const w = arg.slice(eq + 1);
+  if (!/^\d+$/.test(w)) return `invalid weight in "${arg}": expected ADDR=WEIGHT with an integer weight`;
+  return { address: arg.slice(0, eq), weight: Number(w) };
+}
+
+class CtlError extends Error {}
+
+async function call(socket: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  try {
+    await Deno.stat(socket);
+  } catch {
+    throw new CtlError(`cannot reach the admin socket ${socket}: no such file (is scalwsd running with server.admin.socket set? use --socket PATH)`);
+  }
+  const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
+  try {
+    let res: Response;
+    try {
+      res = await fetch(`http://localhost${path}`, {
+        client,
+        method,
+        headers: body === undefined ? {} : { "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new CtlError(`cannot reach the admin socket ${socket}: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = { error: text.trim() };
+    }
+    if (!res.ok) {
+      const msg = (json as { error?: string }).error ?? `HTTP ${res.status}`;
+      throw new CtlError(`${res.status}: ${msg}`);
+    }
+    return json;
+  } finally {
+    client.close();
+  }
+}
+
+/** `scalwsd ctl ...`: returns the exit status. */
+export async function ctl(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: {
+        socket: { type: "string", short: "s" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    console.error(`scalwsd ctl: ${(err as Error).message}\n${CTL_USAGE}`);
+    return 2;
+  }
+  const { values, positionals: p } = parsed;
+  if (values.help || p.length === 0) {
+    (values.help ? console.log : console.error)(CTL_USAGE);
+    return values.help ? 0 : 2;
+  }
+  const socket = values.socket ?? Deno.env.get("SCALWSD_ADMIN_SOCKET") ?? DEFAULT_SOCKET;
+  const out = (data: unknown, text: () => string) => console.log(values.json ? JSON.stringify(data, null, 2) : text());
+  try {
+    if (p[0] === "reload" && p.length === 1) {
+      const r = await call(socket, "POST", "/v1/reload") as { generation: number; warnings: string[] };
+      out(r, () => [`reloaded: generation ${r.generation}`, ...r.warnings.map((w) => `warning: ${w}`)].join("\n"));
+      return 0;
+    }
+    if (p[0] === "upstreams" && p.length === 1) {
+      const r = await call(socket, "GET", "/v1/upstreams") as { upstreams: Record<string, unknown>[] };
+      out(r, () => formatPools(r.upstreams));
+      return 0;
+    }
+    if (p[0] === "upstreams" && p[1] === "show" && p.length === 3) {
+      const r = await call(socket, "GET", `/v1/upstreams/${encodeURIComponent(p[2])}`) as Record<string, unknown>;
+      out(r, () => formatPool(r));
+      return 0;
+    }
+    if (p[0] === "upstreams" && p[1] === "set" && p.length >= 3) {
+      const members = [];
+      for (const a of p.slice(3)) {
+        const m = parseMemberArg(a);
+        if (typeof m === "string") {
+          console.error(`scalwsd ctl: ${m}`);
+          return 2;
+        }
+        members.push(m);
+      }
+      const r = await call(socket, "PUT", `/v1/upstreams/${encodeURIComponent(p[2])}`, { members }) as Record<string, unknown>;
+      out(r, () => formatPool(r));
+      return 0;
+    }
+  } catch (err) {
+    if (err instanceof CtlError) {
+      console.error(`scalwsd ctl: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+  console.error(`scalwsd ctl: unknown command "${p.join(" ")}"\n${CTL_USAGE}`);
+  return 2;
+}

@@ -1,0 +1,40 @@
+/** Human-readable tables for `scalwsd ctl`. */
+
+type Row = readonly string[];
+
+/** Left-aligned columns separated by two spaces. */
+export function table(header: Row, rows: readonly Row[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: Row) => r.map((c, i) => i === r.length - 1 ? c : c.padEnd(widths[i])).join("  ");
+  return [line(header), ...rows.map(line)].join("\n");
+}
+
+interface MemberJson {
+  address: string;
+  weight: number;
+  in_flight: number;
+  failures: number;
+  state: string;
+  ejected_until: string | null;
+}
+
+export function formatPool(p: Record<string, unknown>): string {
+  const members = (p.members ?? []) as MemberJson[];
+  const head = `pool ${p.name}  balance ${p.balance}  members_from ${p.members_from}  members ${members.length}`;
+  if (members.length === 0) return `${head}\n  (no members: requests get 503)`;
+  const rows = members.map((m) => [
+    m.address,
+    String(m.weight),
+    String(m.in_flight),
+    String(m.failures),
+    m.state,
+    m.ejected_until ?? "-",
+  ]);
+  return head + "\n" + table(["MEMBER", "WEIGHT", "IN_FLIGHT", "FAILURES", "STATE", "EJECTED_UNTIL"], rows)
+    .split("\n").map((l) => "  " + l).join("\n");
+}
+
+export function formatPools(pools: readonly Record<string, unknown>[]): string {
+  if (pools.length === 0) return "no pools";
+  return pools.map(formatPool).join("\n\n");
+}

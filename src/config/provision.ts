@@ -1,0 +1,491 @@
+/**
+ * Provision: runs each unit of the document through its schema, then fills in defaults and
+ * builds the typed objects of `types.ts`. Rules between fields of one object (`hash` only
+ * with `balance: hash`, `upstream` or `backends`, `tls_ca_file` only with `https://`) are
+ * checked here; rules across the document are in `validate.ts`.
+ */
+import { isLoopbackAddress } from "./address.ts";
+import { formatPath, parseUnit, type Path } from "./issues.ts";
+import { poolMemberErrors, validateMembers } from "./members.ts";
+import {
+  applicationSchema,
+  poolSchema,
+  proxyShorthandSchema,
+  type RawPool,
+  type RawProxy,
+  type RawServer,
+  routeSchema,
+  runtimeSchema,
+  serverSchema,
+  tenantSchema,
+} from "./schema.ts";
+import { nameError } from "./syntax.ts";
+import type {
+  ApplicationConfig,
+  BackendEntry,
+  HashConfig,
+  PoolConfig,
+  ProxyRuntime,
+  ProxyTarget,
+  RouteConfig,
+  RuntimeConfig,
+  ServerConfig,
+} from "./types.ts";
+
+/** Where errors and warnings go, each as `PATH: MESSAGE`. */
+export interface Sink {
+  readonly errors: string[];
+  readonly warnings: string[];
+}
+
+/** A use of a pool by name, checked against `upstreams` in `validate.ts`. */
+export interface PoolRef {
+  readonly pool: string;
+  /** Path of the field naming the pool (`...runtime.upstream.pool`). */
+  readonly path: string;
+}
+
+export interface DraftApplication {
+  readonly path: string;
+  readonly name: string;
+  readonly domains: readonly string[];
+  /** Undefined when the application has errors. */
+  readonly config?: ApplicationConfig;
+}
+
+export interface DraftTenant {
+  readonly path: string;
+  /** Undefined when the tenant itself failed its schema. */
+  readonly name?: string;
+  readonly applications: DraftApplication[];
+}
+
+/** The provisioned parts of a document; a part is missing when it has errors. */
+export interface Draft {
+  server?: ServerConfig;
+  readonly pools: Map<string, PoolConfig>;
+  /** Every pool name declared in `upstreams`, valid or not, so references resolve. */
+  readonly poolNames: Set<string>;
+  readonly tenants: DraftTenant[];
+  readonly poolRefs: PoolRef[];
+  /** False when some application failed its schema, so the set of domains is incomplete. */
+  allApplications: boolean;
+}
+
+/** 10 MiB. */
+export const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
+export const DEFAULT_AFFINITY_COOKIE = "SCALWS_AFFINITY";
+export const STICKY_COOKIE_PREFIX = "SCALWS_STICKY_";
+
+const ROOT_KEYS = new Set(["server", "upstreams", "tenants"]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Provisions a whole document (the YAML as plain data). An empty document is an empty
+ * mapping; a missing `server` is an empty one (and so lacks listeners); `upstreams` and
+ * `tenants` default to empty.
+ */
+export function provision(data: unknown, sink: Sink): Draft {
+  const draft: Draft = {
+    pools: new Map(),
+    poolNames: new Set(),
+    tenants: [],
+    poolRefs: [],
+    allApplications: true,
+  };
+  const doc = data ?? {};
+  if (!isRecord(doc)) {
+    sink.errors.push("(root): must be a mapping");
+    return draft;
+  }
+  for (const key in doc) {
+    if (!ROOT_KEYS.has(key)) sink.errors.push(`(root): unknown key "${key}"`);
+  }
+  const server = parseUnit(serverSchema, doc.server ?? {}, ["server"], sink.errors);
+  if (server !== undefined) draft.server = provisionServer(server, sink);
+  provisionUpstreams(doc.upstreams, draft, sink);
+  provisionTenants(doc.tenants, draft, sink);
+  return draft;
+}
+
+function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
+  const admin = raw.admin ?? {};
+  if (admin.http !== undefined && !isLoopbackAddress(admin.http.address)) {
+    sink.errors.push(
+      "server.admin.http.address: must be a loopback address (127.0.0.0/8, ::1 or localhost)",
+    );
+  }
+  return {
+    listeners: (raw.listeners ?? []).map((l) => ({ name: l.name, ...l.address })),
+    admin: {
+      ...(admin.socket !== undefined ? { socket: admin.socket } : {}),
+      ...(admin.remote !== undefined
+        ? { remote: { ...admin.remote.address, tls: { ...admin.remote.tls } } }
+        : {}),
+      ...(admin.http !== undefined ? { http: { ...admin.http.address } } : {}),
+    },
+    metrics: raw.metrics?.address !== undefined ? { ...raw.metrics.address } : {},
+    trusted_proxies: raw.trusted_proxies ?? [],
+    access_log: raw.access_log ?? "stdout",
+    ...(raw.default_host !== undefined ? { default_host: raw.default_host } : {}),
+    max_body: raw.max_body ?? DEFAULT_MAX_BODY,
+    ...(raw.affinity_key_file !== undefined ? { affinity_key_file: raw.affinity_key_file } : {}),
+    upstream_client: {
+      keepalive: raw.upstream_client?.keepalive ?? 32,
+      idle_timeout: raw.upstream_client?.idle_timeout ?? 60_000,
+    },
+    listener_mode: raw.listener_mode ?? "shared",
+  };
+}
+
+function provisionUpstreams(value: unknown, draft: Draft, sink: Sink): void {
+  if (value === undefined) return;
+  if (!isRecord(value)) {
+    sink.errors.push("upstreams: must be a mapping");
+    return;
+  }
+  for (const name in value) {
+    const error = nameError(name);
+    if (error !== undefined) {
+      sink.errors.push(`upstreams.${name}: ${error}`);
+      continue;
+    }
+    draft.poolNames.add(name);
+    const raw = parseUnit(poolSchema, value[name], ["upstreams", name], sink.errors);
+    if (raw === undefined) {
+      // The member list does not depend on the other keys: report its errors as well.
+      const members = field(value[name], "members");
+      if (members !== undefined) {
+        sink.errors.push(...validateMembers(members, `upstreams.${name}`).errors);
+      }
+      continue;
+    }
+    const pool = provisionPool(name, raw, sink);
+    if (pool !== undefined) draft.pools.set(name, pool);
+  }
+}
+
+/**
+ * Builds one pool with its defaults: members `[]`, `members_from: file`,
+ * `balance: round_robin`, passive health 3 failures / 10 s, retries 1, keepalive 32,
+ * `scheme: http`; health check 5 s / 3 s / rise 2 / fall 2 when present; sticky cookie
+ * `SCALWS_STICKY_<pool>`. Warns about a file pool without members.
+ */
+export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfig | undefined {
+  const path = `upstreams.${name}`;
+  const before = sink.errors.length;
+  const scheme = raw.scheme ?? "http";
+  const membersFrom = raw.members_from ?? "file";
+  const balance = raw.balance ?? "round_robin";
+  const result = validateMembers(raw.members ?? [], path);
+  sink.errors.push(...result.errors);
+  const members = result.members ?? [];
+  sink.errors.push(...poolMemberErrors(members, scheme, path));
+  if (result.members !== undefined && members.length === 0 && membersFrom === "file") {
+    sink.warnings.push(`${path}.members: pool has no members; requests get 503`);
+  }
+
+  let hash: HashConfig | undefined;
+  if (balance === "hash") {
+    if (raw.hash === undefined) sink.errors.push(`${path}.hash: is required with balance: hash`);
+    else hash = provisionHash(raw.hash, `${path}.hash`, sink);
+  } else if (raw.hash !== undefined) {
+    sink.errors.push(`${path}.hash: only allowed with balance: hash`);
+  }
+  if (raw.tls !== undefined && scheme !== "https") {
+    sink.errors.push(`${path}.tls: only allowed with scheme: https`);
+  }
+  const sticky = raw.sticky === undefined ? undefined : {
+    ttl: raw.sticky.ttl,
+    cookie: raw.sticky.cookie ?? `${STICKY_COOKIE_PREFIX}${name}`,
+  };
+  if (sticky !== undefined && hash?.by === "cookie" && hash.name === sticky.cookie) {
+    sink.errors.push(`${path}.sticky.cookie: must differ from hash.name "${hash.name}"`);
+  }
+  if (sink.errors.length !== before) return undefined;
+
+  const hc = raw.health_check;
+  return {
+    name,
+    members,
+    members_from: membersFrom,
+    balance,
+    ...(hash !== undefined ? { hash } : {}),
+    passive_health: {
+      failures: raw.passive_health?.failures ?? 3,
+      cooldown: raw.passive_health?.cooldown ?? 10_000,
+    },
+    retries: raw.retries ?? 1,
+    keepalive: raw.keepalive ?? 32,
+    scheme,
+    ...(raw.tls !== undefined ? { tls: { ...raw.tls } } : {}),
+    ...(hc !== undefined
+      ? {
+        health_check: {
+          ...(hc.path !== undefined ? { path: hc.path } : {}),
+          interval: hc.interval ?? 5_000,
+          timeout: hc.timeout ?? 3_000,
+          rise: hc.rise ?? 2,
+          fall: hc.fall ?? 2,
+        },
+      }
+      : {}),
+    ...(sticky !== undefined ? { sticky } : {}),
+  };
+}
+
+/**
+ * `by: cookie` names the cookie (default `SCALWS_AFFINITY`) and may set `cookie_max_age`
+ * (whole seconds, default 0: a session cookie); `by: header` requires `name`; `by: client_ip`
+ * takes neither and gets `name: ""`.
+ */
+function provisionHash(
+  raw: NonNullable<RawPool["hash"]>,
+  path: string,
+  sink: Sink,
+): HashConfig | undefined {
+  const before = sink.errors.length;
+  let name = raw.name ?? "";
+  if (raw.by === "cookie") name ||= DEFAULT_AFFINITY_COOKIE;
+  else if (raw.by === "header" && raw.name === undefined) {
+    sink.errors.push(`${path}.name: is required with by: header`);
+  } else if (raw.by === "client_ip" && raw.name !== undefined) {
+    sink.errors.push(`${path}.name: not used with by: client_ip`);
+  }
+  const maxAge = raw.cookie_max_age ?? 0;
+  if (raw.cookie_max_age !== undefined && raw.by !== "cookie") {
+    sink.errors.push(`${path}.cookie_max_age: only allowed with by: cookie`);
+  } else if (maxAge % 1000 !== 0) {
+    sink.errors.push(`${path}.cookie_max_age: must be a whole number of seconds`);
+  }
+  if (sink.errors.length !== before) return undefined;
+  return { by: raw.by, name, cookie_max_age: maxAge / 1000 };
+}
+
+function provisionTenants(value: unknown, draft: Draft, sink: Sink): void {
+  if (value === undefined) return;
+  if (!Array.isArray(value)) {
+    sink.errors.push("tenants: must be a list");
+    return;
+  }
+  for (let i = 0; i < value.length; i++) {
+    const at: Path = ["tenants", i];
+    const raw = parseUnit(tenantSchema, value[i], at, sink.errors);
+    const tenant: DraftTenant = { path: formatPath(at), name: raw?.name, applications: [] };
+    draft.tenants.push(tenant);
+    if (raw === undefined) draft.allApplications = false;
+    // Applications are checked even when the tenant has an error, to report everything.
+    const apps = raw?.applications ?? listField(value[i], "applications");
+    for (let j = 0; j < apps.length; j++) {
+      const app = provisionApplication(apps[j], [...at, "applications", j], draft, sink);
+      if (app !== undefined) tenant.applications.push(app);
+    }
+  }
+}
+
+/** `value[key]` when `value` is a mapping; runtimes and routes are parsed from there. */
+function field(value: unknown, key: string): unknown {
+  return isRecord(value) ? value[key] : undefined;
+}
+
+function listField(value: unknown, key: string): readonly unknown[] {
+  const list = field(value, key);
+  return Array.isArray(list) ? list : [];
+}
+
+/**
+ * Builds an application; routes get normalised paths and must be unique in it. Its runtime
+ * and routes are checked even when the application itself has an error.
+ */
+function provisionApplication(
+  value: unknown,
+  at: Path,
+  draft: Draft,
+  sink: Sink,
+): DraftApplication | undefined {
+  const before = sink.errors.length;
+  const raw = parseUnit(applicationSchema, value, at, sink.errors);
+  const runtime = chooseRuntime(field(value, "runtime"), field(value, "proxy"), at, draft, sink);
+  const routes: RouteConfig[] = [];
+  const seen = new Set<string>();
+  const rawRoutes = raw?.routes ?? listField(value, "routes");
+  for (let i = 0; i < rawRoutes.length; i++) {
+    const routeAt: Path = [...at, "routes", i];
+    const route = parseUnit(routeSchema, rawRoutes[i], routeAt, sink.errors);
+    if (route !== undefined) {
+      if (seen.has(route.path)) {
+        sink.errors.push(`${formatPath(routeAt)}.path: duplicate route "${route.path}"`);
+      }
+      seen.add(route.path);
+    }
+    const routeRuntime = chooseRuntime(
+      field(rawRoutes[i], "runtime"),
+      field(rawRoutes[i], "proxy"),
+      routeAt,
+      draft,
+      sink,
+    );
+    if (route === undefined || routeRuntime === undefined) continue;
+    routes.push({
+      path: route.path,
+      runtime: routeRuntime,
+      ...(route.max_body !== undefined ? { max_body: route.max_body } : {}),
+    });
+  }
+  if (raw === undefined) {
+    draft.allApplications = false;
+    return undefined;
+  }
+  const ok = runtime !== undefined && sink.errors.length === before;
+  return {
+    path: formatPath(at),
+    name: raw.name,
+    domains: raw.domains,
+    config: ok
+      ? {
+        name: raw.name,
+        domains: raw.domains,
+        runtime,
+        routes,
+        ...(raw.max_body !== undefined ? { max_body: raw.max_body } : {}),
+      }
+      : undefined,
+  };
+}
+
+/** `runtime: {...}` or the `proxy: {...}` shorthand, exactly one of them. */
+function chooseRuntime(
+  runtimeValue: unknown,
+  proxyValue: unknown,
+  at: Path,
+  draft: Draft,
+  sink: Sink,
+): RuntimeConfig | undefined {
+  const path = formatPath(at);
+  if (runtimeValue !== undefined && proxyValue !== undefined) {
+    sink.errors.push(`${path}: runtime and proxy are mutually exclusive`);
+    return undefined;
+  }
+  if (proxyValue !== undefined) {
+    const raw = parseUnit(proxyShorthandSchema, proxyValue, [...at, "proxy"], sink.errors);
+    return raw && provisionProxy(raw, `${path}.proxy`, draft, sink);
+  }
+  if (runtimeValue === undefined) {
+    sink.errors.push(`${path}.runtime: is required`);
+    return undefined;
+  }
+  const runtime = parseUnit(runtimeSchema, runtimeValue, [...at, "runtime"], sink.errors);
+  switch (runtime?.type) {
+    case undefined:
+      return undefined;
+    case "proxy":
+      return provisionProxy(runtime, `${path}.runtime`, draft, sink);
+    case "respond":
+      return {
+        type: "respond",
+        status: runtime.status ?? 200,
+        body: runtime.body ?? "",
+        headers: Object.fromEntries(Object.entries(runtime.headers ?? {})),
+      };
+    case "static":
+      return { type: "static", root: runtime.root, index: runtime.index ?? "index.html" };
+  }
+}
+
+/**
+ * A proxy runtime: exactly one of `upstream` (a URL or `{pool}`) and `backends`; defaults
+ * `preserve_host: false`, `connect_timeout: 5s`, `response_timeout: 60s`, `websocket: false`.
+ * A backend's `weight` defaults to 1.
+ */
+function provisionProxy(
+  raw: RawProxy,
+  path: string,
+  draft: Draft,
+  sink: Sink,
+): ProxyRuntime | undefined {
+  const before = sink.errors.length;
+  let target: ProxyTarget | undefined;
+  if (raw.upstream !== undefined && raw.backends !== undefined) {
+    sink.errors.push(`${path}: upstream and backends are mutually exclusive`);
+  } else if (raw.upstream !== undefined) {
+    if ("kind" in raw.upstream) {
+      target = raw.upstream;
+    } else {
+      target = { kind: "pool", pool: raw.upstream.pool };
+      draft.poolRefs.push({ pool: raw.upstream.pool, path: `${path}.upstream.pool` });
+    }
+  } else if (raw.backends !== undefined) {
+    target = provisionBackends(raw.backends, `${path}.backends`, draft, sink);
+  } else {
+    sink.errors.push(`${path}: upstream or backends is required`);
+  }
+
+  let tlsCaFile: string | undefined;
+  if (raw.tls_ca_file !== undefined && target !== undefined) {
+    if (target.kind === "address" && target.scheme === "https") tlsCaFile = raw.tls_ca_file;
+    else if (target.kind === "address") {
+      sink.errors.push(`${path}.tls_ca_file: only allowed with an https:// upstream`);
+    } else {
+      sink.errors.push(
+        `${path}.tls_ca_file: not allowed on pool routes; set tls.ca_file on the pool`,
+      );
+    }
+  }
+  let client: ProxyRuntime["client"];
+  if (raw.client !== undefined && target !== undefined) {
+    if (target.kind === "address") client = { ...raw.client };
+    else {
+      sink.warnings.push(
+        `${path}.client: ignored on pool routes; pools use server.upstream_client`,
+      );
+    }
+  }
+  if (target === undefined || sink.errors.length !== before) return undefined;
+  return {
+    type: "proxy",
+    target,
+    preserve_host: raw.preserve_host ?? false,
+    connect_timeout: raw.connect_timeout ?? 5_000,
+    response_timeout: raw.response_timeout ?? 60_000,
+    websocket: raw.websocket ?? false,
+    ...(tlsCaFile !== undefined ? { tls_ca_file: tlsCaFile } : {}),
+    ...(client !== undefined ? { client } : {}),
+  };
+}
+
+/** 1..64 entries, each a `pool` or a `status`, at least one weight above 0, no repeats. */
+function provisionBackends(
+  raw: NonNullable<RawProxy["backends"]>,
+  path: string,
+  draft: Draft,
+  sink: Sink,
+): ProxyTarget {
+  const backends: BackendEntry[] = [];
+  const seen = new Set<string | number>();
+  let positive = false;
+  for (let i = 0; i < raw.length; i++) {
+    const entry = raw[i];
+    const at = `${path}[${i}]`;
+    const weight = entry.weight ?? 1;
+    if (weight > 0) positive = true;
+    if ((entry.pool === undefined) === (entry.status === undefined)) {
+      sink.errors.push(`${at}: exactly one of pool and status is required`);
+    } else if (entry.pool !== undefined) {
+      if (seen.has(entry.pool)) sink.errors.push(`${at}.pool: duplicate pool "${entry.pool}"`);
+      seen.add(entry.pool);
+      draft.poolRefs.push({ pool: entry.pool, path: `${at}.pool` });
+      backends.push({ pool: entry.pool, weight });
+    } else if (entry.status !== undefined) {
+      if (seen.has(entry.status)) {
+        sink.errors.push(`${at}.status: duplicate status ${entry.status}`);
+      }
+      seen.add(entry.status);
+      backends.push({ status: entry.status, weight });
+    }
+  }
+  if (!positive) sink.errors.push(`${path}: at least one backend needs a weight above 0`);
+  return { kind: "backends", backends };
+}

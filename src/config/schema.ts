@@ -1,0 +1,324 @@
+/**
+ * The zod schema of the YAML document, one schema per unit (server, pool, tenant,
+ * application) so that a broken unit does not hide the errors of the others. Objects are
+ * strict: an unknown key is an error. Leaf values (durations, sizes, addresses, names) are
+ * parsed here, so their errors come out in the same pass; defaults are applied later, in
+ * `provision.ts`. Pool members are checked by `validateMembers`, not by zod, which would
+ * take far longer on a 10,000-member pool.
+ */
+import { z } from "zod";
+import { parseListenAddress, parseUpstreamUrl } from "./address.ts";
+import { formatDuration, parseDuration } from "./duration.ts";
+import { ValueError } from "./errors.ts";
+import { cidrError, parseIP } from "./ip.ts";
+import { parseSize } from "./size.ts";
+import {
+  domainError,
+  headerValueError,
+  hostnameError,
+  nameError,
+  normaliseRoutePath,
+  tokenError,
+} from "./syntax.ts";
+
+/** A value checked by a function that throws `ValueError`; `undefined` is "is required". */
+function leaf<T>(parse: (value: unknown) => T) {
+  return z.unknown().transform((value, ctx): T => {
+    if (value === undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: "is required" });
+      return z.NEVER;
+    }
+    try {
+      return parse(value);
+    } catch (e) {
+      if (!(e instanceof ValueError)) throw e;
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: e.message });
+      return z.NEVER;
+    }
+  });
+}
+
+function string(value: unknown): string {
+  if (typeof value !== "string") throw new ValueError("must be a string");
+  return value;
+}
+
+/** A non-empty string. */
+function text() {
+  return leaf((v) => {
+    const s = string(v);
+    if (s === "") throw new ValueError("must not be empty");
+    return s;
+  });
+}
+
+function flag() {
+  return leaf((v) => {
+    if (typeof v !== "boolean") throw new ValueError("must be true or false");
+    return v;
+  });
+}
+
+/** An integer in `min..max` (`max` may be Infinity). */
+function int(min: number, max: number) {
+  return leaf((v) => {
+    if (typeof v !== "number" || !Number.isInteger(v)) throw new ValueError("must be an integer");
+    if (v < min || v > max) {
+      throw new ValueError(
+        max === Infinity ? `must be at least ${min}` : `must be between ${min} and ${max}`,
+      );
+    }
+    return v;
+  });
+}
+
+function oneOf<const T extends string>(values: readonly T[]) {
+  return leaf((v): T => {
+    if (typeof v === "string" && (values as readonly string[]).includes(v)) return v as T;
+    const shown = typeof v === "string" ? `"${v}"` : String(v);
+    throw new ValueError(`invalid value ${shown}; must be one of ${values.join(", ")}`);
+  });
+}
+
+/** A duration in milliseconds (see `parseDuration`), `min..max` inclusive. */
+function duration(min = 0, max = Infinity) {
+  return leaf((v) => {
+    if (typeof v !== "string" && typeof v !== "number") {
+      throw new ValueError('must be a duration such as "10s"');
+    }
+    const ms = parseDuration(v);
+    if (ms < min || ms > max) {
+      throw new ValueError(
+        max !== Infinity
+          ? `must be between ${formatDuration(min)} and ${formatDuration(max)}`
+          : min === 1
+          ? "must be greater than 0"
+          : `must be at least ${formatDuration(min)}`,
+      );
+    }
+    return ms;
+  });
+}
+
+/** A size in bytes, at least 1 (see `parseSize`). */
+function size() {
+  return leaf((v) => {
+    if (typeof v !== "string" && typeof v !== "number") {
+      throw new ValueError('must be a size such as "10MiB"');
+    }
+    const bytes = parseSize(v);
+    if (bytes < 1) throw new ValueError("must be at least 1 byte");
+    return bytes;
+  });
+}
+
+function checked(check: (s: string) => string | undefined, lower = false) {
+  return leaf((v) => {
+    const s = lower ? string(v).toLowerCase() : string(v);
+    const error = check(s);
+    if (error !== undefined) throw new ValueError(error);
+    return s;
+  });
+}
+
+/** Pool, tenant, application and listener names (`NAME_PATTERN`). */
+const name = () => checked(nameError);
+/** Cookie and header names. */
+const token = () => checked(tokenError);
+const domain = () => checked(domainError, true);
+
+function listenAddress() {
+  return leaf((v) => {
+    const address = string(v);
+    return { address, ...parseListenAddress(address) };
+  });
+}
+
+function routePath() {
+  return leaf((v) => {
+    const result = normaliseRoutePath(string(v));
+    if (result.error !== undefined) throw new ValueError(result.error);
+    return result.path as string;
+  });
+}
+
+/** A health check path: starts with `/`, printable, no spaces. */
+const probePath = () =>
+  checked((s) =>
+    /^\/[\x21-\x7e]*$/.test(s) ? undefined : `invalid path "${s}": must start with "/"`
+  );
+
+/** A TLS server name: a host name or an IP address. */
+const serverName = () =>
+  checked((s) => (parseIP(s) !== undefined ? undefined : hostnameError(s)), true);
+
+const fileName = () =>
+  checked((s) => s.includes("/") || s === "." || s === ".." ? "must be a file name" : undefined);
+
+const headerName = () =>
+  checked((s) => {
+    const lower = s.toLowerCase();
+    if (lower === "content-length" || lower === "transfer-encoding") {
+      return `header "${s}" is set by scalwsd`;
+    }
+    return tokenError(s);
+  });
+
+const headerValue = () => checked(headerValueError);
+
+// ---- server ----
+
+const listenerSchema = z.object({ name: name(), address: listenAddress() }).strict();
+
+/** `server`: listeners, admin, metrics, proxies, logging and limits. */
+export const serverSchema = z.object({
+  listeners: z.array(listenerSchema).optional().superRefine((listeners, ctx) => {
+    if (listeners === undefined || listeners.length === 0) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: "at least one listener is required" });
+    }
+  }),
+  admin: z.object({
+    socket: text().optional(),
+    remote: z.object({
+      address: listenAddress(),
+      tls: z.object({ cert: text(), key: text(), client_ca: text() }).strict(),
+    }).strict().optional(),
+    http: z.object({ address: listenAddress() }).strict().optional(),
+  }).strict().optional(),
+  metrics: z.object({ address: listenAddress().optional() }).strict().optional(),
+  trusted_proxies: z.array(checked(cidrError)).optional(),
+  access_log: text().optional(),
+  default_host: checked((s) => (s === "" ? "must not be empty" : undefined), true).optional(),
+  max_body: size().optional(),
+  affinity_key_file: text().optional(),
+  listener_mode: oneOf(["shared", "reuseport", "inherited"]).optional(),
+  upstream_client: z.object({
+    keepalive: int(0, 1024).optional(),
+    idle_timeout: duration(1).optional(),
+  }).strict().optional(),
+}).strict();
+
+export type RawServer = z.output<typeof serverSchema>;
+
+// ---- upstreams ----
+
+/** One pool of `upstreams`; `members` is left to `validateMembers`. */
+export const poolSchema = z.object({
+  members: z.unknown().optional(),
+  members_from: oneOf(["file", "api"]).optional(),
+  balance: oneOf(["round_robin", "least_conn", "hash", "failover"]).optional(),
+  hash: z.object({
+    by: oneOf(["cookie", "header", "client_ip"]),
+    name: token().optional(),
+    cookie_max_age: duration().optional(),
+  }).strict().optional(),
+  passive_health: z.object({
+    failures: int(0, 100).optional(),
+    cooldown: duration(1, 3_600_000).optional(),
+  }).strict().optional(),
+  retries: int(0, 5).optional(),
+  keepalive: int(0, 1024).optional(),
+  scheme: oneOf(["http", "https"]).optional(),
+  tls: z.object({ ca_file: text().optional(), server_name: serverName().optional() }).strict()
+    .optional(),
+  health_check: z.object({
+    path: probePath().optional(),
+    interval: duration(1).optional(),
+    timeout: duration(1).optional(),
+    rise: int(1, Infinity).optional(),
+    fall: int(1, Infinity).optional(),
+  }).strict().optional(),
+  sticky: z.object({ ttl: duration(1), cookie: token().optional() }).strict().optional(),
+}).strict();
+
+export type RawPool = z.output<typeof poolSchema>;
+
+// ---- runtimes ----
+
+const poolRef = z.object({ pool: name() }).strict();
+
+const upstreamUrl = z.string().transform((value, ctx) => {
+  try {
+    return parseUpstreamUrl(value);
+  } catch (e) {
+    if (!(e instanceof ValueError)) throw e;
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: e.message });
+    return z.NEVER;
+  }
+});
+
+const backendSchema = z.object({
+  pool: name().optional(),
+  status: int(500, 599).optional(),
+  weight: int(0, 1000).optional(),
+}).strict();
+
+const proxyFields = {
+  upstream: z.union([poolRef, upstreamUrl], {
+    errorMap: (issue, ctx) => ({
+      message: issue.code === "invalid_union"
+        ? 'must be a URL ("http://host:port") or {pool: NAME}'
+        : ctx.defaultError,
+    }),
+  }).optional(),
+  backends: z.array(backendSchema).superRefine((backends, ctx) => {
+    if (backends.length < 1 || backends.length > 64) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: "must have between 1 and 64 entries" });
+    }
+  }).optional(),
+  preserve_host: flag().optional(),
+  connect_timeout: duration(1).optional(),
+  response_timeout: duration(1).optional(),
+  websocket: flag().optional(),
+  tls_ca_file: text().optional(),
+  client: z.object({
+    keepalive: int(0, 1024).optional(),
+    idle_timeout: duration(1).optional(),
+  }).strict().optional(),
+};
+
+/** The `proxy:` shorthand of applications and routes: a proxy runtime without `type`. */
+export const proxyShorthandSchema = z.object(proxyFields).strict();
+
+/** `runtime` of applications and routes, by `type`. */
+export const runtimeSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("proxy"), ...proxyFields }).strict(),
+  z.object({
+    type: z.literal("respond"),
+    status: int(100, 599).optional(),
+    body: leaf(string).optional(),
+    headers: z.record(headerName(), headerValue()).optional(),
+  }).strict(),
+  z.object({ type: z.literal("static"), root: text(), index: fileName().optional() }).strict(),
+]);
+
+export type RawProxy = z.output<typeof proxyShorthandSchema>;
+export type RawRuntime = z.output<typeof runtimeSchema>;
+
+// ---- tenants ----
+// Applications, routes and runtimes are parsed one by one, so that an error in one of them
+// does not keep the rules of the others from being checked.
+
+/** A route; its `runtime` or `proxy` is parsed on its own. */
+export const routeSchema = z.object({
+  path: routePath(),
+  runtime: z.unknown().optional(),
+  proxy: z.unknown().optional(),
+  max_body: size().optional(),
+}).strict();
+
+/** An application; its runtime and each route are parsed on their own. */
+export const applicationSchema = z.object({
+  name: name(),
+  domains: z.array(domain()).min(1, "at least one domain is required"),
+  runtime: z.unknown().optional(),
+  proxy: z.unknown().optional(),
+  routes: z.array(z.unknown()).optional(),
+  max_body: size().optional(),
+}).strict();
+
+/** A tenant; its applications are parsed one by one. */
+export const tenantSchema = z.object({
+  name: name(),
+  applications: z.array(z.unknown()),
+}).strict();

@@ -1,0 +1,97 @@
+/**
+ * Validate: rules across the document, run on the provisioned parts. Pool references must
+ * name a pool of `upstreams`; listener names and bound addresses, tenant names, application
+ * names within a tenant and domains across the whole file must be unique; `default_host`
+ * must be a configured, non-wildcard domain.
+ */
+import type { Draft, Sink } from "./provision.ts";
+import type { ServerConfig } from "./types.ts";
+
+/** Checks `draft` and appends `PATH: MESSAGE` errors to `sink`. */
+export function validate(draft: Draft, sink: Sink): void {
+  for (const ref of draft.poolRefs) {
+    if (!draft.poolNames.has(ref.pool)) sink.errors.push(`${ref.path}: unknown pool "${ref.pool}"`);
+  }
+  const domains = validateTenants(draft, sink);
+  if (draft.server !== undefined) {
+    validateServer(draft.server, sink);
+    validateDefaultHost(draft.server, domains, draft.allApplications, sink);
+  }
+}
+
+/** Returns every domain with the path of its first use. */
+function validateTenants(draft: Draft, sink: Sink): Map<string, string> {
+  const domains = new Map<string, string>();
+  const tenantNames = new Map<string, string>();
+  for (const tenant of draft.tenants) {
+    if (tenant.name !== undefined) {
+      const first = tenantNames.get(tenant.name);
+      if (first !== undefined) {
+        sink.errors.push(
+          `${tenant.path}.name: duplicate tenant "${tenant.name}", first at ${first}`,
+        );
+      } else tenantNames.set(tenant.name, tenant.path);
+    }
+    const appNames = new Map<string, string>();
+    for (const app of tenant.applications) {
+      const first = appNames.get(app.name);
+      if (first !== undefined) {
+        sink.errors.push(
+          `${app.path}.name: duplicate application "${app.name}", first at ${first}`,
+        );
+      } else appNames.set(app.name, app.path);
+      for (let i = 0; i < app.domains.length; i++) {
+        const domain = app.domains[i];
+        const at = `${app.path}.domains[${i}]`;
+        const firstDomain = domains.get(domain);
+        if (firstDomain !== undefined) {
+          sink.errors.push(`${at}: duplicate domain "${domain}", first at ${firstDomain}`);
+        } else domains.set(domain, at);
+      }
+    }
+  }
+  return domains;
+}
+
+function validateServer(server: ServerConfig, sink: Sink): void {
+  const names = new Map<string, string>();
+  const bound = new Map<string, string>();
+  const bind = (path: string, a: { hostname: string; port: number }) => {
+    if (a.port === 0) return; // each port 0 gets its own ephemeral port
+    const key = `${a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname}:${a.port}`;
+    const first = bound.get(key);
+    if (first !== undefined) {
+      sink.errors.push(`${path}: address ${key} is already used by ${first}`);
+    } else bound.set(key, path);
+  };
+  server.listeners.forEach((l, i) => {
+    const path = `server.listeners[${i}]`;
+    const first = names.get(l.name);
+    if (first !== undefined) {
+      sink.errors.push(`${path}.name: duplicate listener "${l.name}", first at ${first}`);
+    } else names.set(l.name, path);
+    bind(`${path}.address`, l);
+  });
+  if (server.admin.remote !== undefined) bind("server.admin.remote.address", server.admin.remote);
+  if (server.admin.http !== undefined) bind("server.admin.http.address", server.admin.http);
+  const metrics = server.metrics;
+  if (metrics.hostname !== undefined && metrics.port !== undefined) {
+    bind("server.metrics.address", { hostname: metrics.hostname, port: metrics.port });
+  }
+}
+
+function validateDefaultHost(
+  server: ServerConfig,
+  domains: Map<string, string>,
+  complete: boolean,
+  sink: Sink,
+): void {
+  const host = server.default_host;
+  if (host === undefined) return;
+  if (host.startsWith("*.")) {
+    sink.errors.push(`server.default_host: "${host}" must not be a wildcard`);
+  } else if (complete && !domains.has(host)) {
+    // When an application has errors its domains are unknown; its errors are reported instead.
+    sink.errors.push(`server.default_host: "${host}" is not a domain of any application`);
+  }
+}

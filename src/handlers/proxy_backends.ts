@@ -1,0 +1,31 @@
+import type { BackendEntry } from "../config/types.ts";
+import type { Exchange, Handler } from "../pipeline/exchange.ts";
+import { plain } from "../server/plain.ts";
+import { BackendSelector } from "../upstream/backends.ts";
+import type { PoolProxyHandler } from "./proxy_pool.ts";
+
+/**
+ * `backends`: a weighted split per request by smooth weighted round robin. A pool without
+ * members is skipped while another backend has members; status entries answer themselves and
+ * never count as upstream failures.
+ */
+export class BackendsHandler implements Handler {
+  private readonly selector: BackendSelector;
+  private readonly hasMembers = (pool: string) => (this.pools.get(pool)?.pool.set.members.length ?? 0) > 0;
+
+  constructor(
+    entries: readonly BackendEntry[],
+    /** The handler of each pool named by an entry. */
+    private readonly pools: ReadonlyMap<string, PoolProxyHandler>,
+  ) {
+    this.selector = new BackendSelector(entries);
+  }
+
+  handle(ex: Exchange): Response | Promise<Response> {
+    const e = this.selector.pick(this.hasMembers);
+    if (e.pool !== undefined) return this.pools.get(e.pool)!.handle(ex);
+    const status = e.status!;
+    ex.status = status;
+    return plain(status, `${status} answered by the route's backends`);
+  }
+}

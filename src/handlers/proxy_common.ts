@@ -1,0 +1,82 @@
+import type { ProxyRuntime } from "../config/types.ts";
+import type { FinishListener, HeadSource, OutboundRequest, SendOptions, SendStats, UpstreamResponse } from "../http1/types.ts";
+import type { UpstreamError } from "../http1/upstream_error.ts";
+import type { Exchange } from "../pipeline/exchange.ts";
+import type { PreparedBody } from "./proxy_body.ts";
+
+/** The head of one attempt: the client's request as the member should see it. */
+class Head implements HeadSource {
+  constructor(
+    readonly headers: Iterable<[string, string]>,
+    readonly host: string,
+    readonly clientHost: string,
+    readonly peer: string,
+    readonly peerTrusted: boolean,
+    readonly proto: "http" | "https",
+    readonly upgrade: boolean,
+  ) {}
+}
+
+/** The request to send to a member whose Host (without `preserve_host`) is `authority`. */
+export function outbound(
+  ex: Exchange,
+  rt: ProxyRuntime,
+  authority: string,
+  body: PreparedBody,
+  upgrade = false,
+): OutboundRequest {
+  return {
+    method: ex.req.method,
+    target: ex.query.length === 0 ? ex.path : ex.path + ex.query,
+    head: new Head(
+      ex.req.headers,
+      rt.preserve_host ? ex.authority : authority,
+      ex.authority,
+      ex.peer,
+      ex.peerTrusted,
+      ex.secure ? "https" : "http",
+      upgrade,
+    ),
+    body: body.source(),
+    bodyLength: body.length,
+  };
+}
+
+/**
+ * Per-request send options and the end of the response body in one object: releases what the
+ * attempt holds, counts bytes, writes the access log.
+ */
+export abstract class Attempt implements SendOptions, FinishListener {
+  readonly onFinish: FinishListener = this;
+  constructor(
+    readonly connectTimeout: number,
+    readonly responseTimeout: number,
+    readonly stats: SendStats,
+    protected readonly ex: Exchange,
+  ) {}
+
+  bodyFinished(ok: boolean, bytes: number): void {
+    this.ended(ok);
+    this.ex.bytes = bytes;
+    if (this.ex.deferred) this.ex.complete();
+  }
+
+  /** Called once when the response body is done (or the attempt is dropped). */
+  protected abstract ended(ok: boolean): void;
+}
+
+/** 504 for timeouts, 502 for everything else scalwsd answers on a member's behalf. */
+export function errorStatus(e: UpstreamError): number {
+  return e.timeout ? 504 : 502;
+}
+
+/** The client's response from a member's answer, with an extra `Set-Cookie` when given. */
+export function toResponse(ex: Exchange, res: UpstreamResponse, cookie: string | undefined): Response {
+  const headers = res.headers;
+  if (cookie !== undefined) headers.push(["set-cookie", cookie]);
+  ex.status = res.status;
+  const body = res.body;
+  if (body instanceof ReadableStream) ex.deferred = true;
+  else if (body !== null) ex.bytes = body.length;
+  return new Response(body as BodyInit | null, { status: res.status, headers });
+}

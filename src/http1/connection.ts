@@ -1,0 +1,85 @@
+/** One kept-alive connection to a member with its reused read and write buffers. */
+
+import { HeadBuffer } from "./request_head.ts";
+import type { Socket } from "./types.ts";
+import type { Expirable } from "./watchdog.ts";
+
+/** Initial read buffer per connection. */
+export const READ_BUFFER = 16384;
+
+function ignore(_err: unknown): void {}
+
+/** A socket plus what the client keeps per connection. Owned by a `ConnPool`. */
+export class Http1Conn implements Expirable {
+  readonly socket: Socket;
+  /** Read buffer; unconsumed bytes are `buf[start, end)`. Empty while the connection is idle. */
+  buf: Uint8Array = new Uint8Array(READ_BUFFER);
+  start = 0;
+  end = 0;
+  /** Write buffer for request heads and small bodies. */
+  readonly out: HeadBuffer = new HeadBuffer();
+  /** Pool clock when it was last put back idle. */
+  idleSince = 0;
+  /** How long it sat idle before the current exchange; -1 for a fresh connection. */
+  idleFor = -1;
+  closed = false;
+  /** Checked out of its pool (between acquire or open and release or detach). */
+  inUse = false;
+  /** Set by the watchdog; a read or write failing after this is a timeout. */
+  timedOut = false;
+  expiresAt = 0;
+  /** The request body reader while `send` waits on it, so a timeout can cancel it. */
+  bodyReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  /** Request bytes written in the current exchange. */
+  sent = 0;
+  /** Response bytes received in the current exchange. */
+  received = 0;
+
+  constructor(socket: Socket) {
+    this.socket = socket;
+  }
+
+  /** Response timeout: close the socket so that pending reads and writes fail. */
+  expire(): void {
+    this.timedOut = true;
+    const reader = this.bodyReader;
+    if (reader !== null) reader.cancel().catch(ignore);
+    this.close();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.socket.close();
+    } catch {
+      // already closed by the runtime
+    }
+  }
+
+  /**
+   * Makes room for at least `min` bytes after `end`, compacting or growing the buffer.
+   * Returns how far the unconsumed bytes moved towards the start.
+   */
+  reserve(min: number): number {
+    if (this.buf.length - this.end >= min) return 0;
+    const shift = this.start;
+    if (shift > 0) {
+      this.buf.copyWithin(0, shift, this.end);
+      this.end -= shift;
+      this.start = 0;
+      if (this.buf.length - this.end >= min) return shift;
+    }
+    let size = this.buf.length * 2;
+    while (size - this.end < min) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.end));
+    this.buf = next;
+    return shift;
+  }
+
+  /** Reads into the free space after `end`; the caller adds the count to `end`. */
+  read(): Promise<number | null> {
+    return this.socket.read(this.end === 0 ? this.buf : this.buf.subarray(this.end));
+  }
+}

@@ -1,0 +1,318 @@
+/**
+ * Seeded fuzzing of the response side: generated HTTP/1.1 responses, valid and mutated, go
+ * through the parser, the chunked decoder and `send` over in-memory sockets split at random.
+ * Invariants: valid responses come back intact; anything else fails with `UpstreamError`
+ * (malformed, or closed before a complete head); nothing hangs; each test stays under 5 s.
+ */
+
+import assert from "node:assert/strict";
+import { FakeFactory, FakeSocket } from "./_fake_socket.ts";
+import { ChunkedDecoder } from "./chunked.ts";
+import { ConnPool } from "./conn_pool.ts";
+import { findHeadEnd, parseResponseHead } from "./response_head.ts";
+import { send } from "./send.ts";
+import type { OutboundRequest, SendOptions } from "./types.ts";
+import { UpstreamError } from "./upstream_error.ts";
+
+/** mulberry32: small, fast, good enough to drive a fuzzer reproducibly. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const BUDGET_MS = 2000;
+const enc = new TextEncoder();
+
+class Gen {
+  readonly r: () => number;
+  constructor(seed: number) {
+    this.r = prng(seed);
+  }
+  int(n: number): number {
+    return Math.floor(this.r() * n);
+  }
+  pick<T>(xs: readonly T[]): T {
+    return xs[this.int(xs.length)];
+  }
+  chance(p: number): boolean {
+    return this.r() < p;
+  }
+  token(): string {
+    const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_!#$%&'*+.^`|~";
+    let s = "";
+    for (let i = 1 + this.int(12); i > 0; i--) s += chars[this.int(chars.length)];
+    return s;
+  }
+  value(): string {
+    let s = "";
+    for (let i = this.int(30); i > 0; i--) {
+      const c = this.chance(0.05) ? 0x80 + this.int(128) : 0x20 + this.int(95);
+      s += String.fromCharCode(c);
+    }
+    return s.trim();
+  }
+  body(): Uint8Array {
+    const size = this.chance(0.1) ? this.int(200_000) : this.int(3000);
+    const b = new Uint8Array(size);
+    for (let i = 0; i < size; i++) b[i] = this.int(256);
+    return b;
+  }
+}
+
+interface Case {
+  bytes: Uint8Array;
+  method: string;
+  expected: Uint8Array | null; // null: no body
+}
+
+function latin1Bytes(s: string): Uint8Array {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** A valid response with its expected decoded body. */
+function generate(g: Gen): Case {
+  const method = g.chance(0.1) ? "HEAD" : "GET";
+  const status = g.pick([200, 200, 200, 201, 204, 206, 301, 304, 404, 500, 503, 299, 599, 999]);
+  const nl = g.chance(0.9) ? "\r\n" : "\n";
+  let head = "";
+  for (let i = g.int(3); i > 0; i--) {
+    head += `HTTP/1.1 ${g.pick([100, 102, 103])} Interim${nl}`;
+    if (g.chance(0.5)) head += `Link: </x>; rel=preload${nl}`;
+    head += nl;
+  }
+  const minor = g.chance(0.9) ? 1 : 0;
+  head += `HTTP/1.${minor} ${status}${g.chance(0.8) ? " " + g.value() : ""}${nl}`;
+  for (let i = g.int(12); i > 0; i--) {
+    let name = g.token();
+    if (/^(content-length|transfer-encoding|connection|upgrade)$/i.test(name)) name = "x-" + name;
+    head += `${name}:${g.chance(0.5) ? " " : ""}${g.value()}${nl}`;
+  }
+  const body = g.body();
+  const noBody = method === "HEAD" || status === 204 || status === 304;
+  const framing = g.int(3); // 0 length, 1 chunked, 2 close
+  const parts: Uint8Array[] = [];
+  if (framing === 0) {
+    head += `${g.pick(["Content-Length", "content-length"])}: ${body.length}${nl}`;
+  } else if (framing === 1) {
+    head += `Transfer-Encoding: chunked${nl}`;
+  } else if (minor === 1 && !noBody) {
+    head += `Connection: close${nl}`;
+  }
+  head += nl;
+  parts.push(latin1Bytes(head));
+  if (!noBody) {
+    if (framing === 0 || framing === 2) {
+      parts.push(body);
+    } else {
+      let at = 0;
+      while (at < body.length) {
+        const n = Math.min(body.length - at, 1 + g.int(g.chance(0.2) ? 70_000 : 500));
+        const ext = g.chance(0.2) ? ";a=b" : "";
+        parts.push(latin1Bytes(n.toString(16) + ext + "\r\n"), body.subarray(at, at + n));
+        parts.push(latin1Bytes("\r\n"));
+        at += n;
+      }
+      parts.push(latin1Bytes(g.chance(0.3) ? "0\r\nX-Trailer: 1\r\n\r\n" : "0\r\n\r\n"));
+    }
+  }
+  return { bytes: concat(parts), method, expected: noBody ? null : body };
+}
+
+const INTERESTING = [0x0d, 0x0a, 0x3a, 0x20, 0x09, 0x00, 0x7f, 0xff, 0x30, 0x39, 0x61, 0x66, 0x3b];
+
+function mutate(g: Gen, input: Uint8Array): Uint8Array {
+  // Most bugs hide in the head and framing: aim most mutations at the first bytes.
+  let b = input;
+  for (let m = 1 + g.int(4); m > 0; m--) {
+    const span = Math.max(1, g.chance(0.8) ? Math.min(b.length, 400) : b.length);
+    const at = g.int(span);
+    switch (g.int(6)) {
+      case 0: {
+        b = b.slice();
+        b[at] = g.int(256);
+        break;
+      }
+      case 1: {
+        b = b.slice();
+        b[at] = g.pick(INTERESTING);
+        break;
+      }
+      case 2:
+        b = concat([b.subarray(0, at), Uint8Array.of(g.pick(INTERESTING)), b.subarray(at)]);
+        break;
+      case 3:
+        b = concat([b.subarray(0, at), b.subarray(at + 1)]);
+        break;
+      case 4:
+        b = b.subarray(0, at);
+        break;
+      default: {
+        const len = g.int(40);
+        b = concat([b.subarray(0, at), b.subarray(at, at + len), b.subarray(at)]);
+      }
+    }
+  }
+  return b;
+}
+
+function request(method: string): OutboundRequest {
+  return {
+    method,
+    target: "/",
+    head: {
+      headers: [],
+      host: "m",
+      clientHost: "",
+      peer: "",
+      peerTrusted: false,
+      proto: "http",
+      upgrade: false,
+    },
+    body: null,
+    bodyLength: -1,
+  };
+}
+
+const opts: SendOptions = { connectTimeout: 0, responseTimeout: 0 };
+
+async function readAll(body: Uint8Array | ReadableStream<Uint8Array> | null): Promise<Uint8Array> {
+  if (body === null) return new Uint8Array(0);
+  if (body instanceof Uint8Array) return body.slice();
+  const parts: Uint8Array[] = [];
+  const reader = body.getReader();
+  for (let i = 0; i < 1_000_000; i++) {
+    const r = await reader.read();
+    if (r.done) return concat(parts);
+    parts.push(r.value);
+  }
+  throw new Error("body did not end");
+}
+
+/** Runs one response through `send`; returns the body or the error. */
+async function attempt(c: Case, pieces: number[]): Promise<Uint8Array | UpstreamError> {
+  const sock = new FakeSocket(c.bytes, pieces);
+  const pool = new ConnPool(new FakeFactory([sock]));
+  try {
+    const res = await send(pool, request(c.method), opts);
+    return await readAll(res.body);
+  } catch (err) {
+    if (err instanceof UpstreamError) return err;
+    throw err;
+  } finally {
+    pool.close();
+  }
+}
+
+/** In-memory input always ends, so a case that takes a second has hung. */
+async function run(c: Case, pieces: number[]): Promise<Uint8Array | UpstreamError> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("case hung")), 1000);
+  });
+  try {
+    return await Promise.race([attempt(c, pieces), hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function acceptable(e: UpstreamError): boolean {
+  return e.kind === "malformed" || (e.kind === "closed" && e.phase === "head");
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+Deno.test("fuzz: valid and mutated responses through send over split reads", async () => {
+  const g = new Gen(0x5ca1);
+  const until = performance.now() + BUDGET_MS;
+  let valid = 0;
+  let mutated = 0;
+  let rejected = 0;
+  for (let i = 0; i < 6000 && performance.now() < until; i++) {
+    const c = generate(g);
+    const pieces = [1 + g.int(g.chance(0.3) ? 8 : 4000), 1 + g.int(20_000)];
+    if (i % 3 === 0) {
+      const out = await run(c, pieces);
+      if (out instanceof UpstreamError) {
+        assert.fail(`valid case ${i} failed: ${out.message}`);
+      }
+      assert.ok(equalBytes(out, c.expected ?? new Uint8Array(0)), `case ${i}: body differs`);
+      valid++;
+    } else {
+      const m: Case = { ...c, bytes: mutate(g, c.bytes) };
+      const out = await run(m, pieces);
+      if (out instanceof UpstreamError) {
+        assert.ok(acceptable(out), `case ${i}: ${out.kind}/${out.phase}: ${out.message}`);
+        rejected++;
+      }
+      mutated++;
+    }
+  }
+  assert.ok(valid >= 300, `only ${valid} valid cases ran`);
+  assert.ok(mutated >= 600, `only ${mutated} mutated cases ran`);
+  assert.ok(rejected > mutated / 10, `mutations rarely rejected: ${rejected}/${mutated}`);
+});
+
+Deno.test("fuzz: random bytes into parseResponseHead throw only malformed", () => {
+  const g = new Gen(42);
+  const until = performance.now() + 1000;
+  let parsed = 0;
+  for (let i = 0; i < 50_000 && performance.now() < until; i++) {
+    const base = generate(g).bytes.subarray(0, 600);
+    const input = i % 2 === 0 ? mutate(g, base) : base.map(() => g.pick(INTERESTING));
+    const end = findHeadEnd(input, 0, input.length);
+    if (end < 0) continue;
+    try {
+      parseResponseHead(input, 0, end);
+      parsed++;
+    } catch (err) {
+      assert.ok(err instanceof UpstreamError && err.kind === "malformed", String(err));
+    }
+  }
+  assert.ok(parsed > 100);
+});
+
+Deno.test("fuzz: random bytes into ChunkedDecoder make progress and throw only malformed", () => {
+  const g = new Gen(7);
+  const until = performance.now() + 700;
+  const alphabet = enc.encode("0123456789abcdefABCDEF;= \t\r\n\r\nxyz");
+  for (let i = 0; i < 50_000 && performance.now() < until; i++) {
+    const input = new Uint8Array(1 + g.int(200)).map(() => alphabet[g.int(alphabet.length)]);
+    const d = new ChunkedDecoder();
+    let pos = 0;
+    try {
+      for (let step = 0; pos < input.length && !d.done; step++) {
+        const next = d.decode(input, pos, Math.min(input.length, pos + 1 + g.int(16)));
+        assert.ok(next > pos || d.done, "decoder made no progress");
+        assert.ok(step < 10_000);
+        pos = next;
+      }
+    } catch (err) {
+      assert.ok(err instanceof UpstreamError && err.kind === "malformed", String(err));
+    }
+  }
+});

@@ -1,0 +1,108 @@
+/** Shapes shared by the HTTP/1.1 client: requests in, responses out, options and listeners. */
+
+/** The byte stream under a connection: a `Deno.Conn` (TCP, Unix, TLS) or a test double. */
+export type Socket = Pick<Deno.Conn, "read" | "write" | "close">;
+
+/** Anything that opens sockets to one member; `Connector` in production. */
+export interface SocketFactory {
+  /** Rejects with `UpstreamError` (phase `connect`). */
+  connect(timeoutMs: number): Promise<Socket>;
+}
+
+/** TLS towards a member. Build one object per pool and share it across its members. */
+export interface TlsSettings {
+  /** PEM certificates trusted in addition to the system roots (the pool's `tls.ca_file`). */
+  readonly caCerts: readonly string[];
+  /** SNI and the name the certificate must carry; "" means the member's host. */
+  readonly serverName: string;
+}
+
+/**
+ * What the request head is built from, normally taken from an incoming `Request`.
+ * Header names must be lower-case, as iterating a `Headers` yields them.
+ */
+export interface HeadSource {
+  /** The client's headers (an incoming `Request`'s `Headers`), iterated once per request. */
+  readonly headers: Iterable<[string, string]>;
+  /** The `Host` sent to the member: the client's Host (preserve_host) or the member authority. */
+  readonly host: string;
+  /** The Host the client asked for; sent as `X-Forwarded-Host` ("" sends none). */
+  readonly clientHost: string;
+  /** The direct peer's address (`remoteAddr.hostname`); "" sends no `X-Forwarded-For`. */
+  readonly peer: string;
+  /** The direct peer is a trusted proxy: its `X-Forwarded-*` values are kept or extended. */
+  readonly peerTrusted: boolean;
+  /** Scheme of the client's connection to scalwsd; `X-Forwarded-Proto` for untrusted peers. */
+  readonly proto: "http" | "https";
+  /** A WebSocket upgrade: `Upgrade` is passed on with `Connection: upgrade`. */
+  readonly upgrade: boolean;
+}
+
+/** A request to send to a member. */
+export interface OutboundRequest {
+  readonly method: string;
+  /** Path and query as received (origin form). */
+  readonly target: string;
+  readonly head: HeadSource;
+  /** `null` for none; a `Uint8Array` is sent with its length and can be resent. */
+  readonly body: null | Uint8Array | ReadableStream<Uint8Array>;
+  /** Length of a stream body; -1 (unknown) sends it chunked. Ignored for other bodies. */
+  readonly bodyLength: number;
+}
+
+/** Counters the caller owns; `send` increments them. */
+export interface SendStats {
+  /** Requests sent again on a fresh connection because a kept-alive one was stale. */
+  staleResends: number;
+}
+
+/** Told once when the response body of a successful `send` has been delivered or failed. */
+export interface FinishListener {
+  /**
+   * `ok` is false when the body broke, was malformed or the consumer cancelled it; `bytes`
+   * counts decoded body bytes delivered. Never called when `send` itself rejects.
+   */
+  bodyFinished(ok: boolean, bytes: number): void;
+}
+
+/** Per-attempt settings of `send`. One object may serve many requests. */
+export interface SendOptions {
+  /** Milliseconds for TCP connect plus TLS handshake; 0 means no limit. */
+  readonly connectTimeout: number;
+  /**
+   * Milliseconds from the end of writing the request head to a complete response head
+   * (request body upload included); it also bounds reading a small body. 0 means no limit.
+   */
+  readonly responseTimeout: number;
+  /** Receives `staleResends += 1` per stale-connection resend. */
+  readonly stats?: SendStats;
+  readonly onFinish?: FinishListener;
+}
+
+/** A 101 Switching Protocols answer: the connection now belongs to the caller. */
+export interface UpgradedConnection {
+  /** The raw connection, removed from its pool; the caller closes it. */
+  readonly conn: Socket;
+  /** Bytes the member sent after the 101 head (a copy). */
+  readonly leftover: Uint8Array;
+}
+
+/** A member's answer. */
+export interface UpstreamResponse {
+  readonly status: number;
+  readonly statusText: string;
+  /**
+   * Names lower-case, in received order, `set-cookie` lines kept apart. Hop-by-hop headers
+   * and those named in `Connection` are removed, except on a 101 which keeps them all.
+   * `content-length` is kept (Deno.serve corrects it for byte bodies and keeps it for HEAD).
+   */
+  readonly headers: [string, string][];
+  /**
+   * `null` (HEAD, 1xx, 204, 304, 101); a `Uint8Array` for small bodies received whole, which
+   * may be a view of the connection's read buffer: hand it to `new Response()` (which copies)
+   * before awaiting anything; otherwise a stream that pulls from the member.
+   */
+  readonly body: Uint8Array | ReadableStream<Uint8Array> | null;
+  /** Present for status 101 only. */
+  readonly upgrade?: UpgradedConnection;
+}

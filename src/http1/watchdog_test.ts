@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { type Expirable, Watchdog } from "./watchdog.ts";
+
+class Item implements Expirable {
+  expiresAt = 0;
+  expired = 0;
+  expire(): void {
+    this.expired++;
+  }
+}
+
+Deno.test("Watchdog expires due items once and leaves others armed", () => {
+  let now = 1000;
+  const w = new Watchdog(10, () => now);
+  const a = new Item();
+  const b = new Item();
+  w.arm(a, 100);
+  w.arm(b, 500);
+  assert.equal(a.expiresAt, 1100);
+  now = 1099;
+  w.sweep();
+  assert.equal(a.expired, 0);
+  now = 1100;
+  w.sweep();
+  w.sweep();
+  assert.equal(a.expired, 1);
+  assert.equal(b.expired, 0);
+  assert.equal(w.armed, 1);
+  w.disarm(b);
+  now = 2000;
+  w.sweep(); // nothing armed: stops its timer
+  assert.equal(b.expired, 0);
+  assert.equal(w.armed, 0);
+});
+
+Deno.test("Watchdog ignores timeouts of 0 or less", () => {
+  const w = new Watchdog(10, () => 0);
+  const a = new Item();
+  w.arm(a, 0);
+  w.arm(a, -5);
+  assert.equal(w.armed, 0);
+});
+
+Deno.test("Watchdog fires from its own timer", async () => {
+  const w = new Watchdog(5);
+  const a = new Item();
+  w.arm(a, 20);
+  const until = Date.now() + 1000;
+  while (a.expired === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(a.expired, 1);
+  await new Promise((r) => setTimeout(r, 15)); // lets the next tick stop the timer
+  w.sweep();
+});

@@ -1,0 +1,76 @@
+/**
+ * JSON access log lines, batched: lines are joined and written at most every 100 ms or when 64 KiB
+ * are pending, so the request path never waits on a write.
+ */
+
+const enc = new TextEncoder();
+
+/** The fields of one line. `path` never carries the query string. */
+export interface AccessRecord {
+  tenant: string;
+  app: string;
+  method: string;
+  path: string;
+  status: number;
+  bytes: number;
+  /** Seconds. */
+  duration: number;
+  upstream_member: string;
+  upstream_attempts: number;
+  client: string;
+}
+
+export class AccessLog {
+  private pending: string[] = [];
+  private size = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly out: { writeSync(p: Uint8Array): number } | null;
+
+  /** `target`: `stdout`, `off`, or a file path (appended). */
+  constructor(readonly target: string) {
+    if (target === "off") this.out = null;
+    else if (target === "stdout") this.out = Deno.stdout;
+    else this.out = Deno.openSync(target, { append: true, create: true, write: true });
+  }
+
+  get enabled(): boolean {
+    return this.out !== null;
+  }
+
+  write(r: AccessRecord): void {
+    if (this.out === null) return;
+    const line = `{"time":"${new Date().toISOString()}","tenant":${JSON.stringify(r.tenant)},"app":${
+      JSON.stringify(r.app)
+    },"method":${JSON.stringify(r.method)},"path":${JSON.stringify(r.path)},"status":${r.status},"bytes":${r.bytes},"duration":${
+      r.duration.toFixed(6)
+    },"upstream_member":${JSON.stringify(r.upstream_member)},"upstream_attempts":${r.upstream_attempts},"client":${
+      JSON.stringify(r.client)
+    }}\n`;
+    this.pending.push(line);
+    this.size += line.length;
+    if (this.size >= 65536) this.flush();
+    else if (this.timer === undefined) {
+      const t = setTimeout(() => this.flush(), 100);
+      Deno.unrefTimer(t as unknown as number);
+      this.timer = t;
+    }
+  }
+
+  flush(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.out === null || this.pending.length === 0) return;
+    const data = enc.encode(this.pending.join(""));
+    this.pending = [];
+    this.size = 0;
+    let off = 0;
+    while (off < data.length) off += this.out.writeSync(data.subarray(off));
+  }
+
+  close(): void {
+    this.flush();
+    if (this.out !== null && this.out !== Deno.stdout) (this.out as Deno.FsFile).close();
+  }
+}

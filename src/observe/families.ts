@@ -1,0 +1,87 @@
+import { type Family, type HistogramSeries, Registry, type Series } from "./metrics.ts";
+
+/** Every metric family scalwsd exports, registered once per process. */
+export interface Metrics {
+  readonly registry: Registry;
+  /** Requests by tenant, application and status class (`2xx` ... `5xx`). */
+  readonly requests: Family<Series>;
+  readonly requestDuration: Family<HistogramSeries>;
+  /** Requests sent again on a fresh connection because a kept-alive one was stale (ADR-0043). */
+  readonly staleRetries: Family<Series>;
+  /** Upstream attempts by pool, member and class (`2xx` ... `5xx`, `error`). */
+  readonly upstreamRequests: Family<Series>;
+  /** Time to the response head, retries included. */
+  readonly upstreamDuration: Family<HistogramSeries>;
+  readonly memberEjected: Family<Series>;
+  readonly memberHealthy: Family<Series>;
+  readonly poolRetries: Family<Series>;
+  readonly poolMembers: Family<Series>;
+  readonly inflight: Series;
+  readonly generation: Series;
+  readonly reloads: Family<Series>;
+}
+
+export function createMetrics(registry = new Registry()): Metrics {
+  const inflight = registry.gauge("scalws_inflight_requests", "Client requests in flight.", []);
+  const generation = registry.gauge(
+    "scalws_config_generation",
+    "Number of the configuration generation being served.",
+    [],
+  );
+  return {
+    registry,
+    requests: registry.counter(
+      "scalws_http_requests_total",
+      "Client requests by tenant, application and status class.",
+      ["tenant", "app", "class"],
+    ),
+    requestDuration: registry.histogram(
+      "scalws_http_request_duration_seconds",
+      "Time from request to response head, by tenant and application.",
+      ["tenant", "app"],
+    ),
+    staleRetries: registry.counter(
+      "scalws_upstream_retries_total",
+      "Requests sent again on a fresh connection because a kept-alive connection was stale.",
+      ["tenant", "app", "protocol"],
+    ),
+    upstreamRequests: registry.counter(
+      "scalws_upstream_requests_total",
+      "Upstream attempts by pool, member and status class.",
+      ["pool", "member", "class"],
+    ),
+    upstreamDuration: registry.histogram(
+      "scalws_upstream_request_duration_seconds",
+      "Time to the upstream response head, retries included.",
+      ["pool"],
+    ),
+    memberEjected: registry.gauge(
+      "scalws_upstream_member_ejected",
+      "1 while passive health keeps the member out.",
+      ["pool", "member"],
+    ),
+    memberHealthy: registry.gauge(
+      "scalws_upstream_member_healthy",
+      "1 when the member is available to new requests (active and passive health).",
+      ["pool", "member"],
+    ),
+    poolRetries: registry.counter(
+      "scalws_upstream_pool_retries_total",
+      "Requests sent to another member of the pool.",
+      ["pool"],
+    ),
+    poolMembers: registry.gauge("scalws_upstream_members", "Members of the pool.", ["pool"]),
+    inflight: inflight.with(),
+    generation: generation.with(),
+    reloads: registry.counter(
+      "scalws_config_reloads_total",
+      "Configuration reloads by result (ok, error).",
+      ["result"],
+    ),
+  };
+}
+
+/** `2xx`..`5xx` for a status code. */
+export function statusClass(status: number): string {
+  return status < 200 ? "1xx" : status < 300 ? "2xx" : status < 400 ? "3xx" : status < 500 ? "4xx" : "5xx";
+}

@@ -1,0 +1,99 @@
+import type { HistogramSeries, Series } from "../observe/metrics.ts";
+import type { AccessLog } from "../observe/access_log.ts";
+import type { Metrics } from "../observe/families.ts";
+
+/** Per-application observability handles, resolved lazily so a refused reload leaves no series. */
+export class AppStats {
+  private readonly byClass: (Series | undefined)[] = [undefined, undefined, undefined, undefined, undefined, undefined];
+  private duration: HistogramSeries | undefined;
+  private stale: Series | undefined;
+  constructor(
+    readonly tenant: string,
+    readonly app: string,
+    private readonly metrics: Metrics,
+  ) {}
+
+  record(status: number, seconds: number): void {
+    const c = (status / 100) | 0;
+    let s = this.byClass[c];
+    if (s === undefined) {
+      s = this.metrics.requests.with(this.tenant, this.app, `${c}xx`);
+      this.byClass[c] = s;
+    }
+    s.value++;
+    (this.duration ??= this.metrics.requestDuration.with(this.tenant, this.app)).observe(seconds);
+  }
+
+  /**
+   * Stale-connection resends of this application (the HTTP/1 client does `+= 1`); backed by
+   * `scalws_upstream_retries_total{tenant,app,protocol="http1"}`.
+   */
+  get staleResends(): number {
+    return this.stale?.value ?? 0;
+  }
+  set staleResends(v: number) {
+    (this.stale ??= this.metrics.staleRetries.with(this.tenant, this.app, "http1")).value = v;
+  }
+}
+
+/**
+ * One client request on its way through the pipeline: what the handlers need to know about it
+ * and what the access log reports at the end. One object per request, no closures.
+ */
+export class Exchange {
+  status = 0;
+  bytes = 0;
+  upstreamMember = "-";
+  upstreamAttempts = 0;
+  /** Set by a handler whose response body streams; it calls `complete()` when the body ends. */
+  deferred = false;
+  private done = false;
+
+  constructor(
+    readonly req: Request,
+    /** Normalised path used for routing and sent upstream. */
+    readonly path: string,
+    /** `?...` or "". */
+    readonly query: string,
+    /** The Host header value (or the h2 authority). */
+    readonly authority: string,
+    /** The direct peer's address. */
+    readonly peer: string,
+    /** The direct peer is in `trusted_proxies`. */
+    readonly peerTrusted: boolean,
+    /** The client address after `trusted_proxies`. */
+    readonly client: string,
+    readonly secure: boolean,
+    readonly stats: AppStats,
+    readonly start: number,
+    private readonly log: AccessLog,
+  ) {}
+
+  /** Records metrics and writes the access log line, once. */
+  complete(): void {
+    if (this.done) return;
+    this.done = true;
+    this.stats.record(this.status, (performance.now() - this.start) / 1000);
+    if (this.log.enabled) {
+      this.log.write({
+        tenant: this.stats.tenant,
+        app: this.stats.app,
+        method: this.req.method,
+        path: this.path,
+        status: this.status,
+        bytes: this.bytes,
+        duration: (performance.now() - this.start) / 1000,
+        upstream_member: this.upstreamMember,
+        upstream_attempts: this.upstreamAttempts,
+        client: this.client,
+      });
+    }
+  }
+}
+
+/** A request handler compiled from a runtime. */
+export interface Handler {
+  handle(ex: Exchange): Response | Promise<Response>;
+  /** Releases what the handler holds when its generation is retired. */
+  close?(): void;
+}

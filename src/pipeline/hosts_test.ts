@@ -1,0 +1,30 @@
+import assert from "node:assert/strict";
+import { HostTable, hostName } from "./hosts.ts";
+
+Deno.test("HostTable matches exact names before single-label wildcards", () => {
+  const t = new HostTable<string>();
+  t.add("example.com", "apex");
+  t.add("*.example.com", "wild");
+  t.add("api.example.com", "api");
+  assert.equal(t.lookup("example.com"), "apex");
+  assert.equal(t.lookup("api.example.com"), "api");
+  assert.equal(t.lookup("www.example.com"), "wild");
+  assert.equal(t.lookup("a.b.example.com"), undefined);
+  assert.equal(t.lookup("other.org"), undefined);
+});
+
+Deno.test("HostTable answers unknown hosts with the fallback", () => {
+  const t = new HostTable<string>("default");
+  t.add("example.com", "apex");
+  assert.equal(t.lookup("nope.test"), "default");
+});
+
+Deno.test("hostName strips the port and lower-cases", () => {
+  assert.equal(hostName("Example.COM:8080"), "example.com");
+  assert.equal(hostName("example.com"), "example.com");
+  assert.equal(hostName("example.com."), "example.com");
+  assert.equal(hostName("[::1]:80"), "[::1]");
+  assert.equal(hostName("[::1"), "");
+  assert.equal(hostName("a b"), "");
+  assert.equal(hostName(""), "");
+});

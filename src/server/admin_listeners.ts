@@ -1,0 +1,52 @@
+import { createAdminApp } from "../../admin/app.ts";
+import { metricsHandler } from "../../admin/metrics_app.ts";
+import { log } from "../observe/log.ts";
+import type { Server } from "./server.ts";
+
+/** The admin socket, the metrics listener and (optionally) the loopback console listener. */
+export class AdminListeners {
+  private readonly servers: Deno.HttpServer[] = [];
+  /** Bound addresses for tests: `metrics`, `http`. */
+  readonly bound = new Map<string, Deno.NetAddr>();
+
+  constructor(private readonly server: Server) {}
+
+  async start(): Promise<void> {
+    const cfg = this.server.config.server;
+    const app = createAdminApp(this.server);
+    const fetch = (req: Request) => app.fetch(req);
+    if (cfg.admin.socket) {
+      const path = cfg.admin.socket;
+      try {
+        await Deno.remove(path);
+      } catch (err) {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      }
+      const s = Deno.serve({ path, onListen() {} }, fetch);
+      await Deno.chmod(path, 0o600);
+      this.servers.push(s);
+      log("info", "admin_listening", { socket: path });
+    }
+    if (cfg.metrics.address) {
+      const s = Deno.serve(
+        { hostname: cfg.metrics.hostname!, port: cfg.metrics.port!, onListen() {} },
+        metricsHandler(this.server),
+      );
+      this.servers.push(s);
+      this.bound.set("metrics", s.addr);
+      log("info", "metrics_listening", { address: `${s.addr.hostname}:${s.addr.port}` });
+    }
+    if (cfg.admin.http) {
+      const s = Deno.serve({ hostname: cfg.admin.http.hostname, port: cfg.admin.http.port, onListen() {} }, fetch);
+      this.servers.push(s);
+      this.bound.set("http", s.addr);
+      log("info", "admin_http_listening", { address: `${s.addr.hostname}:${s.addr.port}` });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s.shutdown()));
+    const sock = this.server.config.server.admin.socket;
+    if (sock) await Deno.remove(sock).catch(() => {});
+  }
+}

@@ -1,0 +1,87 @@
+import type { Config, RuntimeConfig } from "../config/types.ts";
+import type { ConnPool } from "../http1/conn_pool.ts";
+import { AddressPools } from "../handlers/address_pools.ts";
+import { AddressProxyHandler } from "../handlers/proxy_address.ts";
+import { PoolProxyHandler } from "../handlers/proxy_pool.ts";
+import { BackendsHandler } from "../handlers/proxy_backends.ts";
+import { RespondHandler } from "../handlers/respond.ts";
+import { StaticHandler } from "../handlers/static.ts";
+import { compileTrusted } from "../http1/trusted.ts";
+import type { Metrics } from "../observe/families.ts";
+import { AppStats, type Handler } from "../pipeline/exchange.ts";
+import { HostTable } from "../pipeline/hosts.ts";
+import { Router } from "../pipeline/router.ts";
+import type { AffinityKey } from "../upstream/affinity.ts";
+import type { Pool } from "../upstream/pool.ts";
+import type { Clock } from "../upstream/types.ts";
+import type { AppEntry, Generation, RouteEntry } from "./generation.ts";
+
+/** What building a generation needs besides the config. */
+export interface BuildDeps {
+  readonly metrics: Metrics;
+  readonly pools: ReadonlyMap<string, Pool>;
+  readonly addresses: ReadonlyMap<string, ConnPool>;
+  readonly key: AffinityKey;
+  readonly clock: Clock;
+}
+
+function createHandler(rt: RuntimeConfig, maxBody: number, cfg: Config, deps: BuildDeps): Handler {
+  switch (rt.type) {
+    case "respond":
+      return new RespondHandler(rt);
+    case "static":
+      return new StaticHandler(rt);
+    case "proxy": {
+      const t = rt.target;
+      if (t.kind === "address") {
+        return new AddressProxyHandler(rt, t, deps.addresses.get(AddressPools.key(t, rt, cfg))!, maxBody);
+      }
+      if (t.kind === "pool") {
+        return new PoolProxyHandler(rt, deps.pools.get(t.pool)!, deps.key, deps.clock, maxBody);
+      }
+      const handlers = new Map<string, PoolProxyHandler>();
+      for (const b of t.backends) {
+        if (b.pool !== undefined && !handlers.has(b.pool)) {
+          handlers.set(b.pool, new PoolProxyHandler(rt, deps.pools.get(b.pool)!, deps.key, deps.clock, maxBody));
+        }
+      }
+      return new BackendsHandler(t.backends, handlers);
+    }
+  }
+}
+
+/** Compiles a validated config into an immutable generation. */
+export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Generation {
+  const handlers: Handler[] = [];
+  const make = (rt: RuntimeConfig, maxBody: number) => {
+    const h = createHandler(rt, maxBody, cfg, deps);
+    handlers.push(h);
+    return h;
+  };
+  const byDomain = new Map<string, AppEntry>();
+  for (const tenant of cfg.tenants) {
+    for (const app of tenant.applications) {
+      const appMax = app.max_body ?? cfg.server.max_body;
+      const routes = app.routes.map((r) => {
+        const maxBody = r.max_body ?? appMax;
+        return { path: r.path, value: { handler: make(r.runtime, maxBody), maxBody } as RouteEntry };
+      });
+      const entry: AppEntry = {
+        stats: new AppStats(tenant.name, app.name, deps.metrics),
+        router: new Router(routes, { handler: make(app.runtime, appMax), maxBody: appMax }),
+      };
+      for (const d of app.domains) byDomain.set(d, entry);
+    }
+  }
+  const fallback = cfg.server.default_host ? byDomain.get(cfg.server.default_host) : undefined;
+  const hosts = new HostTable<AppEntry>(fallback);
+  for (const [d, e] of byDomain) hosts.add(d, e);
+  return Object.freeze({
+    id,
+    config: cfg,
+    hosts,
+    pools: deps.pools,
+    trusted: compileTrusted(cfg.server.trusted_proxies),
+    handlers,
+  });
+}

@@ -1,0 +1,34 @@
+import type { Config } from "../config/types.ts";
+import type { Handler } from "../pipeline/exchange.ts";
+import type { AppStats } from "../pipeline/exchange.ts";
+import type { HostTable } from "../pipeline/hosts.ts";
+import type { Router } from "../pipeline/router.ts";
+import type { Pool } from "../upstream/pool.ts";
+
+/** The handler of one route (or an application's own runtime) and its body limit. */
+export interface RouteEntry {
+  readonly handler: Handler;
+  /** Bytes. */
+  readonly maxBody: number;
+}
+
+/** One application as the request path sees it. */
+export interface AppEntry {
+  readonly stats: AppStats;
+  readonly router: Router<RouteEntry>;
+}
+
+/**
+ * An immutable snapshot of everything a request needs: swapped by one assignment on reload;
+ * a request keeps the generation it started with.
+ */
+export interface Generation {
+  readonly id: number;
+  readonly config: Config;
+  readonly hosts: HostTable<AppEntry>;
+  /** Pools by name, shared with later generations when their settings do not change. */
+  readonly pools: ReadonlyMap<string, Pool>;
+  /** The client address after `trusted_proxies`. */
+  readonly trusted: (ip: string) => boolean;
+  readonly handlers: readonly Handler[];
+}

@@ -1,0 +1,191 @@
+import { ConfigError } from "../config/errors.ts";
+import { loadConfig } from "../config/load.ts";
+import type { Config, ListenerConfig, Loaded } from "../config/types.ts";
+import { AccessLog } from "../observe/access_log.ts";
+import { createMetrics, type Metrics } from "../observe/families.ts";
+import { log } from "../observe/log.ts";
+import { AffinityKey } from "../upstream/affinity.ts";
+import { systemClock } from "../upstream/clock.ts";
+import { PoolRegistry } from "../upstream/registry.ts";
+import type { Clock } from "../upstream/types.ts";
+import { AddressPools } from "../handlers/address_pools.ts";
+import { buildGeneration } from "./build.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import type { Generation } from "./generation.ts";
+import { Lock } from "./lock.ts";
+
+/** Lifecycle states reported by `/readyz` (ADR-0035). */
+export type State = "starting" | "warming" | "ready" | "active" | "draining";
+
+export type ReloadResult =
+  | { readonly ok: true; readonly generation: number; readonly warnings: readonly string[] }
+  | { readonly ok: false; readonly errors: readonly string[] };
+
+/** Options for tests and the controller; production uses the defaults. */
+export interface ServerOptions {
+  readonly clock?: Clock;
+  /** Overrides `server.access_log` (tests pass `off`). */
+  readonly accessLog?: string;
+}
+
+function listenerKey(l: ListenerConfig): string {
+  return `${l.hostname}:${l.port}`;
+}
+
+/**
+ * One scalwsd process: the generation holder, the pool registry, the listeners and the control
+ * operations (reload, member changes) serialised by one lock.
+ */
+export class Server {
+  readonly metrics: Metrics = createMetrics();
+  readonly lock = new Lock();
+  readonly registry: PoolRegistry;
+  readonly addressPools: AddressPools;
+  readonly clock: Clock;
+  state: State = "starting";
+  private dispatcher!: Dispatcher;
+  private accessLog!: AccessLog;
+  private nextId = 1;
+  private readonly listeners = new Map<string, { cfg: ListenerConfig; server: Deno.HttpServer<Deno.NetAddr> }>();
+  /** Addresses actually bound, by listener name (port 0 resolved). */
+  readonly bound = new Map<string, Deno.NetAddr>();
+
+  private constructor(
+    readonly file: string,
+    key: AffinityKey,
+    private readonly options: ServerOptions,
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.registry = new PoolRegistry({
+      metrics: this.metrics,
+      key,
+      idleTimeout: 60_000,
+      readFile: (p) => Deno.readTextFileSync(p),
+      clock: this.clock,
+    });
+    this.addressPools = new AddressPools((p) => Deno.readTextFileSync(p));
+    this.metrics.registry.onCollect(() => this.registry.collect(this.clock.now()));
+  }
+
+  /** Loads the file and prepares the first generation (state `warming`); binds nothing. */
+  static async prepare(file: string, options: ServerOptions = {}): Promise<Server> {
+    const loaded = await loadConfig(file);
+    const c = loaded.config;
+    const key = c.server.affinity_key_file
+      ? AffinityKey.fromFile(c.server.affinity_key_file)
+      : new AffinityKey();
+    const s = new Server(file, key, options);
+    s.state = "warming";
+    s.accessLog = new AccessLog(options.accessLog ?? c.server.access_log);
+    for (const w of loaded.warnings) log("warn", "config_warning", { file, warning: w });
+    const gen = s.build(loaded);
+    s.dispatcher = new Dispatcher(gen, s.metrics, s.accessLog);
+    s.metrics.generation.value = gen.id;
+    s.state = "ready";
+    return s;
+  }
+
+  get generation(): Generation {
+    return this.dispatcher.current;
+  }
+
+  get config(): Config {
+    return this.dispatcher.current.config;
+  }
+
+  /** Builds a generation beside the current one; on any failure nothing live has changed. */
+  private build(loaded: Loaded): Generation {
+    const plan = this.registry.plan(loaded.config);
+    let gen: Generation;
+    let addresses;
+    try {
+      addresses = this.addressPools.plan(loaded.config);
+      gen = buildGeneration(loaded.config, this.nextId, {
+        metrics: this.metrics,
+        pools: plan.pools,
+        addresses: addresses.pools,
+        key: this.registry.deps.key,
+        clock: this.clock,
+      });
+    } catch (err) {
+      this.registry.discard(plan);
+      throw err;
+    }
+    this.nextId++;
+    if (this.dispatcher) this.dispatcher.current = gen;
+    this.registry.commit(plan);
+    this.addressPools.commit(addresses);
+    return gen;
+  }
+
+  /** Binds every configured listener (state `active`). */
+  async bind(): Promise<void> {
+    await this.syncListeners(this.config.server.listeners);
+    this.state = "active";
+  }
+
+  private async syncListeners(wanted: readonly ListenerConfig[]): Promise<void> {
+    const keep = new Set(wanted.map(listenerKey));
+    for (const [k, l] of this.listeners) {
+      if (!keep.has(k)) {
+        this.listeners.delete(k);
+        this.bound.delete(l.cfg.name);
+        await l.server.shutdown();
+      }
+    }
+    for (const cfg of wanted) {
+      const k = listenerKey(cfg);
+      const have = this.listeners.get(k);
+      if (have) {
+        this.bound.set(cfg.name, have.server.addr);
+        continue;
+      }
+      const d = this.dispatcher;
+      const server = Deno.serve({
+        hostname: cfg.hostname.startsWith("[") ? cfg.hostname.slice(1, -1) : cfg.hostname,
+        port: cfg.port,
+        onListen() {},
+        onError: (err) => {
+          log("error", "request_failed", { error: String(err) });
+          return new Response("Internal Server Error\n", { status: 500 });
+        },
+      }, (req, info) => d.handle(req, info, false));
+      this.listeners.set(k, { cfg, server });
+      this.bound.set(cfg.name, server.addr);
+      log("info", "listening", { listener: cfg.name, address: `${server.addr.hostname}:${server.addr.port}` });
+    }
+  }
+
+  /** Reloads the configuration file: validate, build beside, swap; a failure changes nothing. */
+  reload(): Promise<ReloadResult> {
+    return this.lock.run(async () => {
+      let loaded: Loaded;
+      try {
+        loaded = await loadConfig(this.file);
+        this.build(loaded);
+        if (this.state === "active") await this.syncListeners(loaded.config.server.listeners);
+      } catch (err) {
+        const errors = err instanceof ConfigError ? err.errors.map((e) => `${err.file}: ${e}`) : [String((err as Error)?.message ?? err)];
+        this.metrics.reloads.with("error").value++;
+        log("error", "reload_failed", { file: this.file, errors });
+        return { ok: false, errors };
+      }
+      for (const w of loaded.warnings) log("warn", "config_warning", { file: this.file, warning: w });
+      this.metrics.generation.value = this.generation.id;
+      this.metrics.reloads.with("ok").value++;
+      log("info", "reloaded", { file: this.file, generation: this.generation.id });
+      return { ok: true, generation: this.generation.id, warnings: loaded.warnings };
+    });
+  }
+
+  /** Stops accepting, lets in-flight requests finish, closes idle connections. */
+  async drain(): Promise<void> {
+    this.state = "draining";
+    this.dispatcher.draining = true;
+    await Promise.all([...this.listeners.values()].map((l) => l.server.shutdown()));
+    this.listeners.clear();
+    this.registry.closeAll();
+    this.addressPools.closeAll();
+    this.accessLog.close();
+  }
+}

@@ -1,0 +1,103 @@
+import type { MemberAddress } from "../config/types.ts";
+import { ConnPool } from "../http1/conn_pool.ts";
+import type { Connector } from "../http1/connector.ts";
+import type { Metrics } from "../observe/families.ts";
+import type { Series } from "../observe/metrics.ts";
+import { ActiveHealthState } from "./active_health_state.ts";
+import { PassiveHealth } from "./passive_health.ts";
+import type { Candidate } from "./types.ts";
+
+/**
+ * A member of a pool: its identity (canonical address), its connections, its load and its
+ * health. The same object survives reloads and run-time member changes that keep the address.
+ */
+export class Member implements Candidate {
+  inflight = 0;
+  readonly health = new PassiveHealth();
+  /** Present when the pool has active health checks. */
+  active: ActiveHealthState | null = null;
+  /** Set when the member left the pool; its connections close as requests finish. */
+  removed = false;
+  private byClass: (Series | null)[] = [null, null, null, null, null, null];
+  private ejectedSeries: Series | null = null;
+  private healthySeries: Series | null = null;
+
+  constructor(
+    readonly pool: string,
+    readonly address: string,
+    readonly parsed: MemberAddress,
+    public weight: number,
+    readonly conns: ConnPool,
+    /** Affinity cookie value: HMAC of the canonical address. */
+    readonly affinity: string,
+  ) {}
+
+  static create(
+    pool: string,
+    address: string,
+    parsed: MemberAddress,
+    weight: number,
+    connector: Connector,
+    keepalive: number,
+    idleTimeout: number,
+    affinity: string,
+  ): Member {
+    const conns = new ConnPool(connector, { maxIdle: keepalive, idleTimeout });
+    return new Member(pool, address, parsed, weight, conns, affinity);
+  }
+
+  /** The Host sent to this member unless `preserve_host`: its address, or `localhost` for `unix:`. */
+  get authority(): string {
+    return this.parsed.kind === "unix" ? "localhost" : this.address;
+  }
+
+  available(now: number): boolean {
+    return !this.health.isEjected(now) && (this.active === null || this.active.up);
+  }
+
+  /** Creates this member's metric series (when its pool goes live). */
+  attach(m: Metrics): void {
+    const classes = ["error", "1xx", "2xx", "3xx", "4xx", "5xx"];
+    for (let i = 0; i < classes.length; i++) {
+      this.byClass[i] = m.upstreamRequests.with(this.pool, this.address, classes[i]);
+    }
+    this.ejectedSeries = m.memberEjected.with(this.pool, this.address);
+    this.healthySeries = m.memberHealthy.with(this.pool, this.address);
+    this.ejectedSeries.value = this.health.ejectedUntil > 0 ? 1 : 0;
+    this.healthySeries.value = 1;
+  }
+
+  /** Drops this member's metric series (it left the pool or the pool is gone). */
+  detach(m: Metrics): void {
+    for (const c of ["error", "1xx", "2xx", "3xx", "4xx", "5xx"]) {
+      m.upstreamRequests.remove(this.pool, this.address, c);
+    }
+    m.memberEjected.remove(this.pool, this.address);
+    m.memberHealthy.remove(this.pool, this.address);
+    this.byClass = [null, null, null, null, null, null];
+    this.ejectedSeries = null;
+    this.healthySeries = null;
+  }
+
+  /** Counts an attempt: `status` 0 means no answer (error). */
+  countAttempt(status: number): void {
+    const s = this.byClass[status === 0 ? 0 : (status / 100) | 0];
+    if (s !== null && s !== undefined) s.value++;
+  }
+
+  /** Attempts by class since the member joined (what the console shows). */
+  requestCounts(): Record<string, number> {
+    const names = ["error", "1xx", "2xx", "3xx", "4xx", "5xx"];
+    const out: Record<string, number> = {};
+    for (let i = 0; i < names.length; i++) out[names[i]] = this.byClass[i]?.value ?? 0;
+    return out;
+  }
+
+  /** Refreshes the ejected and healthy gauges after a flip. */
+  publishHealth(now: number): void {
+    if (this.ejectedSeries !== null) {
+      this.ejectedSeries.value = this.health.isEjected(now) ? 1 : 0;
+    }
+    if (this.healthySeries !== null) this.healthySeries.value = this.available(now) ? 1 : 0;
+  }
+}

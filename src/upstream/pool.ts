@@ -1,0 +1,184 @@
+import type { MemberConfig, PoolConfig } from "../config/types.ts";
+import { Connector } from "../http1/connector.ts";
+import type { TlsSettings } from "../http1/types.ts";
+import type { Metrics } from "../observe/families.ts";
+import type { Series } from "../observe/metrics.ts";
+import { affinityValue, type AffinityKey } from "./affinity.ts";
+import { createBalancer } from "./balance/index.ts";
+import { Member } from "./member.ts";
+import type { Balancer, Clock } from "./types.ts";
+import { Prober } from "./active_health.ts";
+import { ActiveHealthState } from "./active_health_state.ts";
+
+/** One immutable member set of a pool; replaced whole, never edited. */
+export interface MemberSet {
+  readonly members: readonly Member[];
+  readonly balancer: Balancer<Member>;
+  /** Affinity cookie value -> member. */
+  readonly byAffinity: ReadonlyMap<string, Member>;
+  readonly byAddress: ReadonlyMap<string, Member>;
+}
+
+/** What every pool of a process shares. */
+export interface PoolDeps {
+  readonly metrics: Metrics;
+  readonly key: AffinityKey;
+  /** Idle timeout of member connections (`server.upstream_client.idle_timeout`). */
+  readonly idleTimeout: number;
+  /** Reads a CA file (injected so tests and reloads can fail it). */
+  readonly readFile: (path: string) => string;
+  readonly clock: Clock;
+}
+
+/** The settings that decide whether a reload keeps a pool: everything except `members`. */
+export function settingsKey(cfg: PoolConfig): string {
+  const { members: _m, ...rest } = cfg;
+  return JSON.stringify(rest);
+}
+
+/**
+ * A named pool: settings, the current member set and the TLS settings its members share.
+ * Lives in the registry across generations while its settings stay the same.
+ */
+export class Pool {
+  set: MemberSet;
+  readonly key: string;
+  /** Bumped whenever a member's availability may have changed; caches of picks compare it. */
+  healthVersion = 0;
+  private readonly tls: TlsSettings | null;
+  private live = false;
+  /** Active health checks, when the pool has `health_check`. */
+  prober: Prober | null = null;
+  private retrySeries: Series | null = null;
+  private membersSeries: Series | null = null;
+  private durationSeries: ReturnType<Metrics["upstreamDuration"]["with"]> | null = null;
+
+  constructor(readonly settings: PoolConfig, private readonly deps: PoolDeps) {
+    this.key = settingsKey(settings);
+    this.tls = settings.scheme === "https"
+      ? {
+        caCerts: settings.tls?.ca_file ? [deps.readFile(settings.tls.ca_file)] : [],
+        serverName: settings.tls?.server_name ?? "",
+      }
+      : null;
+    this.set = this.plan(settings.members);
+  }
+
+  get name(): string {
+    return this.settings.name;
+  }
+
+  /** The member list as configuration entries (what an api pool carries into a rebuilt pool). */
+  memberConfigs(): MemberConfig[] {
+    return this.set.members.map((m) => ({ address: m.address, parsed: m.parsed, weight: m.weight }));
+  }
+
+  /** Builds a member set beside the current one; members that keep their address are reused. */
+  plan(list: readonly MemberConfig[]): MemberSet {
+    const old = this.set?.byAddress;
+    const members: Member[] = [];
+    const byAddress = new Map<string, Member>();
+    const byAffinity = new Map<string, Member>();
+    for (const m of list) {
+      let member = old?.get(m.address);
+      if (member === undefined) {
+        member = Member.create(
+          this.name,
+          m.address,
+          m.parsed,
+          m.weight,
+          new Connector(m.parsed, this.tls),
+          this.settings.keepalive,
+          this.deps.idleTimeout,
+          affinityValue(this.deps.key, m.address),
+        );
+      }
+      if (this.settings.health_check !== undefined) member.active ??= new ActiveHealthState();
+      members.push(member);
+      byAddress.set(m.address, member);
+      byAffinity.set(member.affinity, member);
+    }
+    return {
+      members,
+      byAddress,
+      byAffinity,
+      balancer: createBalancer(this.settings.balance, members),
+    };
+  }
+
+  /**
+   * Swaps in a planned set: weights take their new values, removed members close their idle
+   * connections and lose their series. Requests in flight keep the objects they hold.
+   */
+  install(next: MemberSet, weights: readonly MemberConfig[]): void {
+    for (const m of weights) {
+      const member = next.byAddress.get(m.address);
+      if (member !== undefined) member.weight = m.weight;
+    }
+    const prev = this.set;
+    this.set = { ...next, balancer: createBalancer(this.settings.balance, next.members) };
+    this.healthVersion++;
+    for (const m of prev.members) {
+      if (!next.byAddress.has(m.address)) this.retireMember(m);
+    }
+    if (this.live) {
+      for (const m of next.members) {
+        if (!prev.byAddress.has(m.address)) m.attach(this.deps.metrics);
+      }
+      this.membersSeries!.value = next.members.length;
+    }
+  }
+
+  /** Creates the pool's series once it serves traffic (never for a refused reload). */
+  activate(): void {
+    if (this.live) return;
+    this.live = true;
+    const m = this.deps.metrics;
+    this.retrySeries = m.poolRetries.with(this.name);
+    this.membersSeries = m.poolMembers.with(this.name);
+    this.durationSeries = m.upstreamDuration.with(this.name);
+    this.membersSeries.value = this.set.members.length;
+    for (const member of this.set.members) member.attach(m);
+    const hc = this.settings.health_check;
+    if (hc !== undefined) {
+      this.prober = new Prober(this.name, hc, () => this.set.members, (member) => {
+        this.healthVersion++;
+        member.publishHealth(this.deps.clock.now());
+      }, this.deps.clock);
+      this.prober.start();
+    }
+  }
+
+  /** The pool left the configuration (or was rebuilt): close idle connections, drop series. */
+  retire(): void {
+    this.prober?.stop();
+    this.prober = null;
+    for (const m of this.set.members) this.retireMember(m);
+    if (this.live) {
+      const m = this.deps.metrics;
+      m.poolRetries.remove(this.name);
+      m.poolMembers.remove(this.name);
+      m.upstreamDuration.remove(this.name);
+    }
+    this.live = false;
+  }
+
+  countRetry(): void {
+    if (this.retrySeries !== null) this.retrySeries.value++;
+  }
+
+  observeDuration(seconds: number): void {
+    if (this.durationSeries !== null) this.durationSeries.observe(seconds);
+  }
+
+  /** Refreshes the per-member gauges that depend on time (ejection ends by itself). */
+  collect(now: number): void {
+    for (const m of this.set.members) m.publishHealth(now);
+  }
+
+  private retireMember(m: Member): void {
+    m.removed = true;
+    m.conns.close();
+    if (this.live) m.detach(this.deps.metrics);
+  }
+}
