@@ -79,6 +79,11 @@ export const STICKY_COOKIE_PREFIX = "SCALWS_STICKY_";
 
 const ROOT_KEYS = new Set(["server", "upstreams", "tenants"]);
 
+/** A loop, not `push(...list)`: a 10,000-member list can hold more errors than a call has arguments. */
+function append(to: string[], list: readonly string[]): void {
+  for (const item of list) to.push(item);
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -159,7 +164,7 @@ function provisionUpstreams(value: unknown, draft: Draft, sink: Sink): void {
       // The member list does not depend on the other keys: report its errors as well.
       const members = field(value[name], "members");
       if (members !== undefined) {
-        sink.errors.push(...validateMembers(members, `upstreams.${name}`).errors);
+        append(sink.errors, validateMembers(members, `upstreams.${name}`).errors);
       }
       continue;
     }
@@ -181,9 +186,9 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
   const membersFrom = raw.members_from ?? "file";
   const balance = raw.balance ?? "round_robin";
   const result = validateMembers(raw.members ?? [], path);
-  sink.errors.push(...result.errors);
+  append(sink.errors, result.errors);
   const members = result.members ?? [];
-  sink.errors.push(...poolMemberErrors(members, scheme, path));
+  append(sink.errors, poolMemberErrors(members, scheme, path));
   if (result.members !== undefined && members.length === 0 && membersFrom === "file") {
     sink.warnings.push(`${path}.members: pool has no members; requests get 503`);
   }

@@ -34,6 +34,7 @@ class PoolAttempt extends Attempt {
   ) {
     super(rt.connect_timeout, rt.response_timeout, ex.stats, ex);
     member.inflight++;
+    handler.pool.set.balancer.inflightChanged?.(member);
   }
 
   /** Releases the member (idempotent); a body that broke counts against its health. */
@@ -41,6 +42,7 @@ class PoolAttempt extends Attempt {
     if (!this.open) return;
     this.open = false;
     this.member.inflight--;
+    this.handler.pool.set.balancer.inflightChanged?.(this.member);
     if (!ok) this.handler.failure(this.member, this.epoch);
   }
 
@@ -74,7 +76,8 @@ export class PoolProxyHandler implements Handler {
   failure(m: Member, epoch: number): void {
     const now = this.clock.now();
     if (m.health.failure(epoch, now, this.pool.settings.passive_health)) {
-      this.pool.healthVersion++;
+      this.pool.availability.bump();
+      if (m.health.isEjected(now)) this.pool.availability.expireAt(m.health.ejectedUntil);
       m.publishHealth(now);
       if (m.health.isEjected(now)) {
         log("warn", "member_ejected", {
@@ -89,7 +92,7 @@ export class PoolProxyHandler implements Handler {
   private success(m: Member, epoch: number): void {
     const now = this.clock.now();
     if (m.health.success(epoch, now)) {
-      this.pool.healthVersion++;
+      this.pool.availability.bump();
       m.publishHealth(now);
       log("info", "member_restored", { pool: this.pool.name, member: m.address });
     }
@@ -172,14 +175,14 @@ export class PoolProxyHandler implements Handler {
       if (held !== undefined) pinned = set.byAffinity.get(held);
     }
 
-    const pick = new Pick(now, this.hashKey(ex), pool.healthVersion);
+    const pick = new Pick(now, this.hashKey(ex), pool.availability.current(now));
     const attempts = retryable && body.replayable ? 1 + settings.retries : 1;
     const started = performance.now();
     let lastStatus = 502;
     for (let i = 0; i < attempts; i++) {
       if (i > 0) {
         pick.now = this.clock.now();
-        pick.healthVersion = pool.healthVersion;
+        pick.healthVersion = pool.availability.current(pick.now);
       }
       const member = this.choose(set, pick, pinned);
       if (member === undefined) break;

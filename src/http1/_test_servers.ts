@@ -60,7 +60,7 @@ export class RawServer {
 export async function readRequest(
   conn: Deno.Conn,
 ): Promise<{ head: string; body: Uint8Array } | null> {
-  let buf = new Uint8Array(0);
+  let buf: Uint8Array = new Uint8Array(0);
   const chunk = new Uint8Array(65536);
   for (;;) {
     const text = latin1(buf);
@@ -179,7 +179,7 @@ export function pattern(offset: number, n: number): Uint8Array {
 }
 
 export async function sha256(b: Uint8Array | ReadableStream<Uint8Array>): Promise<string> {
-  const bytes = b instanceof Uint8Array ? b : await new Response(b).bytes();
+  const bytes = b instanceof Uint8Array ? b.slice() : await new Response(b).bytes();
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return Array.from(d, (x) => x.toString(16).padStart(2, "0")).join("");
 }

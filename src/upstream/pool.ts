@@ -8,6 +8,7 @@ import { createBalancer } from "./balance/index.ts";
 import { Member } from "./member.ts";
 import type { Balancer, Clock } from "./types.ts";
 import { Prober } from "./active_health.ts";
+import { AvailabilityVersion } from "./availability_version.ts";
 import { ActiveHealthState } from "./active_health_state.ts";
 
 /** One immutable member set of a pool; replaced whole, never edited. */
@@ -43,8 +44,8 @@ export function settingsKey(cfg: PoolConfig): string {
 export class Pool {
   set: MemberSet;
   readonly key: string;
-  /** Bumped whenever a member's availability may have changed; caches of picks compare it. */
-  healthVersion = 0;
+  /** Changes whenever a member's availability may have changed (cooldown ends included). */
+  readonly availability = new AvailabilityVersion();
   private readonly tls: TlsSettings | null;
   private live = false;
   /** Active health checks, when the pool has `health_check`. */
@@ -117,7 +118,7 @@ export class Pool {
     }
     const prev = this.set;
     this.set = { ...next, balancer: createBalancer(this.settings.balance, next.members) };
-    this.healthVersion++;
+    this.availability.bump();
     for (const m of prev.members) {
       if (!next.byAddress.has(m.address)) this.retireMember(m);
     }
@@ -142,7 +143,7 @@ export class Pool {
     const hc = this.settings.health_check;
     if (hc !== undefined) {
       this.prober = new Prober(this.name, hc, () => this.set.members, (member) => {
-        this.healthVersion++;
+        this.availability.bump();
         member.publishHealth(this.deps.clock.now());
       }, this.deps.clock);
       this.prober.start();

@@ -27,11 +27,48 @@ class Bucket {
   total = 0;
   size = 0;
   inMin = false;
-  /** The non-empty heaps, in no particular order. */
+  /** The non-empty heaps, in no particular order; slot k's top is mirrored in the arrays below. */
   readonly heaps: GroupHeap[] = [];
+  /** base, weight and index of each listed heap's top, so a pick scans typed arrays only. */
+  topBase = new Float64Array(4);
+  topW = new Float64Array(4);
+  topIdx = new Int32Array(4);
   readonly byGroup = new Map<number, GroupHeap>();
   constructor(readonly key: number) {}
+
+  list(h: GroupHeap): void {
+    const k = this.heaps.length;
+    if (k === this.topW.length) {
+      const grow = <T extends Float64Array | Int32Array>(a: T, b: T): T => {
+        b.set(a);
+        return b;
+      };
+      this.topBase = grow(this.topBase, new Float64Array(2 * k));
+      this.topW = grow(this.topW, new Float64Array(2 * k));
+      this.topIdx = grow(this.topIdx, new Int32Array(2 * k));
+    }
+    h.slot = k;
+    this.heaps.push(h);
+    this.topW[k] = h.w;
+  }
+
+  unlist(h: GroupHeap): void {
+    const last = this.heaps.pop()!;
+    const k = h.slot;
+    if (last !== h) {
+      const j = last.slot;
+      this.heaps[k] = last;
+      last.slot = k;
+      this.topBase[k] = this.topBase[j];
+      this.topW[k] = this.topW[j];
+      this.topIdx[k] = this.topIdx[j];
+    }
+    h.slot = -1;
+  }
 }
+
+/** Empty buckets kept for reuse (least_conn moves members between the same few ratios). */
+const KEEP_EMPTY = 64;
 
 /** Steps after which a bucket folds `w * steps` into `base`, keeping every value an exact integer. */
 const REBASE_AT = 2 ** 40;
@@ -91,13 +128,11 @@ export class SwrrCore implements AvailabilitySink {
       b.byGroup.set(g, h);
     }
     this.base[i] -= this.w[i] * b.steps;
-    if (h.items.length === 0) {
-      h.slot = b.heaps.length;
-      b.heaps.push(h);
-    }
+    if (h.items.length === 0) b.list(h);
     const items = h.items;
     items.push(i);
     this.#siftUp(items, items.length - 1);
+    this.#setTop(b, h);
     this.#heapOf[i] = h;
     this.#bucketOf[i] = b;
     b.size++;
@@ -118,14 +153,8 @@ export class SwrrCore implements AvailabilitySink {
       this.#siftDown(items, p);
       this.#siftUp(items, this.#pos[last]);
     }
-    if (items.length === 0) {
-      const other = b.heaps.pop()!;
-      if (other !== h) {
-        b.heaps[h.slot] = other;
-        other.slot = h.slot;
-      }
-      h.slot = -1;
-    }
+    if (items.length === 0) b.unlist(h);
+    else this.#setTop(b, h);
     b.size--;
     b.total -= this.w[i];
     this.base[i] += this.w[i] * b.steps;
@@ -142,14 +171,15 @@ export class SwrrCore implements AvailabilitySink {
     const b = this.#lowest();
     if (b === undefined) return -1;
     const s = b.steps + 1;
-    const base = this.base;
-    const heaps = b.heaps;
+    const count = b.heaps.length;
+    const topBase = b.topBase;
+    const topW = b.topW;
+    const topIdx = b.topIdx;
     let best = -1;
     let bestV = 0;
-    for (let k = 0; k < heaps.length; k++) {
-      const h = heaps[k];
-      const i = h.items[0];
-      const v = base[i] + h.w * s;
+    for (let k = 0; k < count; k++) {
+      const i = topIdx[k];
+      const v = topBase[k] + topW[k] * s;
       if (best < 0 || v > bestV || (v === bestV && i < best)) {
         best = i;
         bestV = v;
@@ -163,8 +193,9 @@ export class SwrrCore implements AvailabilitySink {
     const b = this.#bucketOf[i]!;
     b.steps++;
     this.base[i] -= b.total;
-    const items = this.#heapOf[i]!.items;
-    this.#siftDown(items, this.#pos[i]);
+    const h = this.#heapOf[i]!;
+    this.#siftDown(h.items, this.#pos[i]);
+    this.#setTop(b, h);
     if (b.steps >= this.#rebaseAt) this.#rebase(b);
   }
 
@@ -190,7 +221,7 @@ export class SwrrCore implements AvailabilitySink {
       const b = min[0];
       if (b.size > 0) return b;
       b.inMin = false;
-      this.#buckets.delete(b.key);
+      if (this.#buckets.size > KEEP_EMPTY) this.#buckets.delete(b.key);
       this.#popMin();
     }
     return undefined;
@@ -200,8 +231,15 @@ export class SwrrCore implements AvailabilitySink {
     for (const h of b.heaps) {
       const add = h.w * b.steps;
       for (const i of h.items) this.base[i] += add;
+      this.#setTop(b, h);
     }
     b.steps = 0;
+  }
+
+  #setTop(b: Bucket, h: GroupHeap): void {
+    const i = h.items[0];
+    b.topIdx[h.slot] = i;
+    b.topBase[h.slot] = this.base[i];
   }
 
   #before(a: number, b: number): boolean {
