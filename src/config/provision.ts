@@ -79,7 +79,7 @@ export const STICKY_COOKIE_PREFIX = "SCALWS_STICKY_";
 
 const ROOT_KEYS = new Set(["server", "upstreams", "tenants"]);
 
-/** A loop, not `push(...list)`: a 10,000-member list can hold more errors than a call has arguments. */
+/** Not `push(...list)`: a 10,000-member list may hold more errors than a call takes. */
 function append(to: string[], list: readonly string[]): void {
   for (const item of list) to.push(item);
 }

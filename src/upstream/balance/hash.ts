@@ -20,6 +20,8 @@ import { RoundRobinBalancer } from "./round_robin.ts";
 /** Slots of the key -> member cache. */
 export const HASH_CACHE_SLOTS = 4096;
 const MASK = HASH_CACHE_SLOTS - 1;
+/** Slack on the `-ln(u) >= 1 - u` bound so that rounding can never rule out a winner. */
+const BOUND_SLACK = 1 - 1e-9;
 
 /** Counts returns of members: any return may change the winner of any key. */
 class CacheEpoch implements AvailabilitySink {
@@ -36,11 +38,10 @@ export class HashBalancer<M extends Candidate> implements Balancer<M> {
   readonly #index: Map<Candidate, number>;
   readonly #hi: Uint32Array;
   readonly #lo: Uint32Array;
-  /** Weight group of each member, the weight of each group, and per-pick scratch per group. */
-  readonly #gid: Int32Array;
+  /** Member indices ordered by weight group, then index; group g is [start[g], start[g + 1]). */
+  readonly #byGroup: Int32Array;
+  readonly #groupStart: Int32Array;
   readonly #groupW: Float64Array;
-  readonly #groupBest: Int32Array;
-  readonly #groupY: Int32Array;
   readonly #epoch = new CacheEpoch();
   readonly #avail: AvailabilitySync;
   readonly #rr: RoundRobinBalancer<M>;
@@ -60,23 +61,29 @@ export class HashBalancer<M extends Candidate> implements Balancer<M> {
     this.#index = new Map();
     this.#hi = new Uint32Array(n);
     this.#lo = new Uint32Array(n);
-    this.#gid = new Int32Array(n);
     this.#excluded = new Uint8Array(n);
     const h = new Uint32Array(2);
-    const groups = new Map<number, number>();
+    const groups = new Map<number, number[]>();
     for (let i = 0; i < n; i++) {
       const m = members[i];
       this.#index.set(m, i);
       hashString64(m.address, h, MEMBER_SEED);
       this.#hi[i] = h[0];
       this.#lo[i] = h[1];
-      let g = groups.get(m.weight);
-      if (g === undefined) groups.set(m.weight, g = groups.size);
-      this.#gid[i] = g;
+      let list = groups.get(m.weight);
+      if (list === undefined) groups.set(m.weight, list = []);
+      list.push(i);
     }
     this.#groupW = new Float64Array(groups.keys());
-    this.#groupBest = new Int32Array(groups.size);
-    this.#groupY = new Int32Array(groups.size);
+    this.#groupStart = new Int32Array(groups.size + 1);
+    this.#byGroup = new Int32Array(n);
+    let k = 0;
+    let g = 0;
+    for (const list of groups.values()) {
+      this.#groupStart[g++] = k;
+      for (const i of list) this.#byGroup[k++] = i;
+    }
+    this.#groupStart[g] = k;
     this.#avail = new AvailabilitySync(n, this.#epoch);
     this.#rr = new RoundRobinBalancer(members, random);
     this.#cacheEpoch.fill(-1);
@@ -178,47 +185,38 @@ export class HashBalancer<M extends Candidate> implements Balancer<M> {
     const excluded = this.#excluded;
     const hi = this.#hi;
     const lo = this.#lo;
-    const n = hi.length;
-    if (this.#groupW.length === 1) {
-      // One weight: the score grows with the draw, so the highest draw wins; no logarithm.
-      let best = -1;
-      let bestY = 0;
-      for (let i = 0; i < n; i++) {
-        if ((down[i] | excluded[i]) !== 0) continue;
-        const y = drawHigh(kHi, kLo, hi[i], lo[i]);
-        if (best < 0 || y > bestY || (y === bestY && this.#drawsHigher(kHi, kLo, i, best))) {
-          best = i;
-          bestY = y;
-        }
-      }
-      return best;
-    }
-    // Within one weight the highest draw has the highest score: find it per weight with integer
-    // compares, then take logarithms only for those.
-    const gid = this.#gid;
-    const gBest = this.#groupBest;
-    const gY = this.#groupY;
-    gBest.fill(-1);
-    for (let i = 0; i < n; i++) {
-      if ((down[i] | excluded[i]) !== 0) continue;
-      const y = drawHigh(kHi, kLo, hi[i], lo[i]);
-      const g = gid[i];
-      const b = gBest[g];
-      if (b < 0 || y > gY[g] || (y === gY[g] && this.#drawsHigher(kHi, kLo, i, b))) {
-        gBest[g] = i;
-        gY[g] = y;
-      }
-    }
+    const byGroup = this.#byGroup;
+    const start = this.#groupStart;
     const gW = this.#groupW;
+    const groups = gW.length;
     let best = -1;
     let bestScore = 0;
-    for (let g = 0; g < gW.length; g++) {
-      const i = gBest[g];
-      if (i < 0) continue;
-      const score = gW[g] / -Math.log(unitFromHashes(kHi, kLo, hi[i], lo[i]));
-      if (best < 0 || score > bestScore || (score === bestScore && i < best)) {
-        best = i;
+    let limit = 0;
+    // Within one weight the score grows with the draw: find each weight's highest draw with
+    // integer compares (members in weight order, then index order), then take logarithms only
+    // for those, and not even for those whose bound w / (1 - u) >= score cannot win.
+    for (let g = 0; g < groups; g++) {
+      let top = -1;
+      let topY = 0;
+      for (let k = start[g], end = start[g + 1]; k < end; k++) {
+        const i = byGroup[k];
+        if ((down[i] | excluded[i]) !== 0) continue;
+        const y = drawHigh(kHi, kLo, hi[i], lo[i]);
+        if (top < 0 || y > topY || (y === topY && this.#drawsHigher(kHi, kLo, i, top))) {
+          top = i;
+          topY = y;
+        }
+      }
+      if (top < 0) continue;
+      if (groups === 1) return top;
+      const u = unitFromHashes(kHi, kLo, hi[top], lo[top]);
+      const w = gW[g];
+      if ((1 - u) * limit > w) continue;
+      const score = w / -Math.log(u);
+      if (best < 0 || score > bestScore || (score === bestScore && top < best)) {
+        best = top;
         bestScore = score;
+        limit = bestScore * BOUND_SLACK;
       }
     }
     return best;
