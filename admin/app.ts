@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { validateMembersBody } from "../src/config/members.ts";
+import { poolMemberErrors, validateMembersBody } from "../src/config/members.ts";
 import { log } from "../src/observe/log.ts";
 import { EXPOSITION_CONTENT_TYPE } from "../src/observe/metrics.ts";
 import type { Server } from "../src/server/server.ts";
@@ -132,6 +132,8 @@ async function putMembers(c: Context<Env>, server: Server): Promise<Response> {
     }
     const { members, errors } = validateMembersBody(body);
     if (errors.length > 0 || members === undefined) return refuse(400, errors.join("\n"));
+    const rules = poolMemberErrors(members, pool.settings.scheme, "");
+    if (rules.length > 0) return refuse(400, rules.join("\n"));
     if (pool !== server.registry.pools.get(name)) return refuse(404, `no pool named "${name}"`);
     pool.install(pool.plan(members), members);
     audit(who, "set_members", name, "ok", { members: members.length });

@@ -7,6 +7,8 @@ import type { Expirable } from "./watchdog.ts";
 /** Initial read buffer per connection. */
 export const READ_BUFFER = 16384;
 
+const EMPTY = new Uint8Array(0);
+
 function ignore(_err: unknown): void {}
 
 /** A socket plus what the client keeps per connection. Owned by a `ConnPool`. */
@@ -76,6 +78,16 @@ export class Http1Conn implements Expirable {
     next.set(this.buf.subarray(0, this.end));
     this.buf = next;
     return shift;
+  }
+
+  /** After a read saw EOF: true when the peer reset the connection rather than closed it. */
+  async peerReset(): Promise<boolean> {
+    try {
+      await this.socket.write(EMPTY);
+      return false;
+    } catch {
+      return true;
+    }
   }
 
   /** Reads into the free space after `end`; the caller adds the count to `end`. */

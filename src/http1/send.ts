@@ -135,12 +135,16 @@ async function readHead(conn: Http1Conn, upgrade: boolean): Promise<ResponseHead
     scan -= conn.reserve(MIN_READ);
     const k = await conn.read();
     if (k === null) {
+      // Deno reports a reset as EOF on read; a reset socket fails an empty write, a closed
+      // one does not.
+      const reset = await conn.peerReset();
+      const what = reset ? "reset" : "closed";
       throw new UpstreamError(
         "head",
-        "closed",
+        what,
         conn.received === 0
-          ? "member closed the connection without a response"
-          : "member closed the connection inside the response head",
+          ? `member ${what} the connection without a response`
+          : `member ${what} the connection inside the response head`,
         true,
       );
     }

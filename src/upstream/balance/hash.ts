@@ -189,6 +189,20 @@ export class HashBalancer<M extends Candidate> implements Balancer<M> {
     const start = this.#groupStart;
     const gW = this.#groupW;
     const groups = gW.length;
+    if (groups === 1) {
+      // One weight: the highest draw wins, in plain member order.
+      let top = -1;
+      let topY = 0;
+      for (let i = 0; i < hi.length; i++) {
+        if ((down[i] | excluded[i]) !== 0) continue;
+        const y = drawHigh(kHi, kLo, hi[i], lo[i]);
+        if (top < 0 || y > topY || (y === topY && this.#drawsHigher(kHi, kLo, i, top))) {
+          top = i;
+          topY = y;
+        }
+      }
+      return top;
+    }
     let best = -1;
     let bestScore = 0;
     let limit = 0;
@@ -208,7 +222,6 @@ export class HashBalancer<M extends Candidate> implements Balancer<M> {
         }
       }
       if (top < 0) continue;
-      if (groups === 1) return top;
       const u = unitFromHashes(kHi, kLo, hi[top], lo[top]);
       const w = gW[g];
       if ((1 - u) * limit > w) continue;
