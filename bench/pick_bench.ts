@@ -82,7 +82,9 @@ function cases(): Case[] {
 
         out.push(leastConn(n, weights, c, true, `least_conn ${label}${suffix}`));
         if (n === 10_000) {
-          out.push(leastConn(n, weights, c, false, `least_conn ${label}${suffix}, no notifications`));
+          out.push(
+            leastConn(n, weights, c, false, `least_conn ${label}${suffix}, no notifications`),
+          );
         }
 
         const fo = createBalancer("failover", members(n, weights));

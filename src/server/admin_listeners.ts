@@ -2,10 +2,12 @@ import { createAdminApp } from "../../admin/app.ts";
 import { metricsHandler } from "../../admin/metrics_app.ts";
 import { log } from "../observe/log.ts";
 import type { Server } from "./server.ts";
+import { RemoteAdmin } from "./remote_admin.ts";
 
 /** The admin socket, the metrics listener and (optionally) the loopback console listener. */
 export class AdminListeners {
   private readonly servers: Deno.HttpServer[] = [];
+  private remote: RemoteAdmin | null = null;
   /** Bound addresses for tests: `metrics`, `http`. */
   readonly bound = new Map<string, Deno.NetAddr>();
 
@@ -36,6 +38,24 @@ export class AdminListeners {
       this.bound.set("metrics", s.addr);
       log("info", "metrics_listening", { address: `${s.addr.hostname}:${s.addr.port}` });
     }
+    if (cfg.admin.remote) {
+      const r = cfg.admin.remote;
+      const subjects = new WeakMap<Request, string>();
+      const remoteApp = createAdminApp(this.server, (req) => subjects.get(req) ?? "certificate:unknown");
+      this.remote = new RemoteAdmin({
+        hostname: r.hostname,
+        port: r.port,
+        cert: await Deno.readTextFile(r.tls.cert),
+        key: await Deno.readTextFile(r.tls.key),
+        clientCa: await Deno.readTextFile(r.tls.client_ca),
+      }, (req, who) => {
+        subjects.set(req, who);
+        return remoteApp.fetch(req);
+      });
+      await this.remote.start();
+      this.bound.set("remote", { transport: "tcp", hostname: r.hostname, port: this.remote.port });
+      log("info", "admin_remote_listening", { address: `${r.hostname}:${this.remote.port}` });
+    }
     if (cfg.admin.http) {
       const s = Deno.serve({ hostname: cfg.admin.http.hostname, port: cfg.admin.http.port, onListen() {} }, fetch);
       this.servers.push(s);
@@ -46,6 +66,7 @@ export class AdminListeners {
 
   async stop(): Promise<void> {
     await Promise.all(this.servers.map((s) => s.shutdown()));
+    await this.remote?.stop();
     const sock = this.server.config.server.admin.socket;
     if (sock) await Deno.remove(sock).catch(() => {});
   }

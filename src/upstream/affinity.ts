@@ -42,7 +42,10 @@ export class AffinityKey {
       data = createKeyFile(path);
     }
     let end = data.length;
-    while (end > 0 && (data[end - 1] === 10 || data[end - 1] === 13 || data[end - 1] === 32 || data[end - 1] === 9)) {
+    while (
+      end > 0 &&
+      (data[end - 1] === 10 || data[end - 1] === 13 || data[end - 1] === 32 || data[end - 1] === 9)
+    ) {
       end--;
     }
     if (end < AFFINITY_KEY_MIN_BYTES) {

@@ -27,7 +27,7 @@ Deno.test("AffinityKey.fromFile creates a 0600 key file once and reads it back",
   try {
     const path = `${dir}/affinity.key`;
     const a = AffinityKey.fromFile(path);
-    assert.equal((Deno.statSync(path).mode! & 0o777), 0o600);
+    assert.equal(Deno.statSync(path).mode! & 0o777, 0o600);
     assert.match(Deno.readTextFileSync(path), /^[0-9a-f]{64}\n$/);
     const b = AffinityKey.fromFile(path);
     assert.deepEqual(a.bytes, b.bytes);
@@ -52,8 +52,14 @@ Deno.test("buildAffinityCookie orders Path, HttpOnly, SameSite, Max-Age, Secure"
     buildAffinityCookie("SHOP_NODE", "ab", 86400, true),
     "SHOP_NODE=ab; Path=/; HttpOnly; SameSite=Lax; Max-Age=86400; Secure",
   );
-  assert.equal(buildAffinityCookie("N", "v", 0, true), "N=v; Path=/; HttpOnly; SameSite=Lax; Secure");
-  assert.equal(buildAffinityCookie("N", "v", 60, false), "N=v; Path=/; HttpOnly; SameSite=Lax; Max-Age=60");
+  assert.equal(
+    buildAffinityCookie("N", "v", 0, true),
+    "N=v; Path=/; HttpOnly; SameSite=Lax; Secure",
+  );
+  assert.equal(
+    buildAffinityCookie("N", "v", 60, false),
+    "N=v; Path=/; HttpOnly; SameSite=Lax; Max-Age=60",
+  );
 });
 
 Deno.test("readCookie finds a cookie among several, with spaces and quotes", () => {

@@ -34,7 +34,7 @@ export class BackendSelector {
       if (ok) any = true;
     }
     // Every weighted entry is a pool without members: choose among them (each answers 503).
-    if (!any) for (let i = 0; i < n; i++) eligible[i] = entries[i].weight > 0 ? 1 : 0;
+    if (!any) { for (let i = 0; i < n; i++) eligible[i] = entries[i].weight > 0 ? 1 : 0; }
     const current = this.#current;
     let best = -1;
     let total = 0;

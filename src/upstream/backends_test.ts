@@ -50,5 +50,8 @@ Deno.test("BackendSelector never skips status entries and falls back to empty po
   assert.deepEqual(run(sel, 4, () => false), ["503", "503", "503", "503"]);
   const only = new BackendSelector([{ pool: "a", weight: 3 }, { pool: "b", weight: 1 }]);
   assert.equal(run(only, 8, () => false).join(" "), "a a b a a a b a");
-  assert.throws(() => new BackendSelector([{ pool: "a", weight: 0 }]), /at least one entry with a weight above 0/);
+  assert.throws(
+    () => new BackendSelector([{ pool: "a", weight: 0 }]),
+    /at least one entry with a weight above 0/,
+  );
 });

@@ -81,7 +81,9 @@ Deno.test("PassiveHealth ignores results of attempts begun before the latest eje
 
 Deno.test("PassiveHealth with failures 0 never ejects", () => {
   const h = new PassiveHealth();
-  for (let i = 0; i < 50; i++) assert.equal(h.failure(h.begin(), 1, { failures: 0, cooldown: 10 }), false);
+  for (let i = 0; i < 50; i++) {
+    assert.equal(h.failure(h.begin(), 1, { failures: 0, cooldown: 10 }), false);
+  }
   assert.equal(h.isEjected(1), false);
   assert.equal(h.probation, false);
 });

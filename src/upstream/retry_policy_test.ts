@@ -14,7 +14,9 @@ const base: RetryInput = {
 };
 
 Deno.test("isIdempotent is true for GET, HEAD, OPTIONS, PUT and DELETE only", () => {
-  for (const m of ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]) assert.equal(isIdempotent(m), true, m);
+  for (const m of ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]) {
+    assert.equal(isIdempotent(m), true, m);
+  }
   for (const m of ["POST", "PATCH", "CONNECT", "TRACE", "get", "PROPFIND"]) {
     assert.equal(isIdempotent(m), false, m);
   }
@@ -56,11 +58,32 @@ Deno.test("mayRetry needs several members, an untried one, retries left and a re
 });
 
 Deno.test("staleResendAllowed follows the stale-connection rules", () => {
-  assert.equal(staleResendAllowed({ written: false, method: "POST", hasBody: true, idleMs: 0 }), true);
-  assert.equal(staleResendAllowed({ written: true, method: "GET", hasBody: false, idleMs: 1000 }), true);
-  assert.equal(staleResendAllowed({ written: true, method: "GET", hasBody: false, idleMs: 999 }), false);
-  assert.equal(staleResendAllowed({ written: true, method: "PUT", hasBody: true, idleMs: 5000 }), false);
-  assert.equal(staleResendAllowed({ written: true, method: "DELETE", hasBody: false, idleMs: 5000 }), true);
-  assert.equal(staleResendAllowed({ written: true, method: "POST", hasBody: false, idleMs: 5000 }), false);
-  assert.equal(staleResendAllowed({ written: true, method: "PATCH", hasBody: false, idleMs: 5000 }), false);
+  assert.equal(
+    staleResendAllowed({ written: false, method: "POST", hasBody: true, idleMs: 0 }),
+    true,
+  );
+  assert.equal(
+    staleResendAllowed({ written: true, method: "GET", hasBody: false, idleMs: 1000 }),
+    true,
+  );
+  assert.equal(
+    staleResendAllowed({ written: true, method: "GET", hasBody: false, idleMs: 999 }),
+    false,
+  );
+  assert.equal(
+    staleResendAllowed({ written: true, method: "PUT", hasBody: true, idleMs: 5000 }),
+    false,
+  );
+  assert.equal(
+    staleResendAllowed({ written: true, method: "DELETE", hasBody: false, idleMs: 5000 }),
+    true,
+  );
+  assert.equal(
+    staleResendAllowed({ written: true, method: "POST", hasBody: false, idleMs: 5000 }),
+    false,
+  );
+  assert.equal(
+    staleResendAllowed({ written: true, method: "PATCH", hasBody: false, idleMs: 5000 }),
+    false,
+  );
 });

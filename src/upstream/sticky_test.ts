@@ -29,7 +29,8 @@ Deno.test("verifySticky refuses forged, edited and malformed pins", () => {
   const key = new AffinityKey();
   const v = issueSticky(key, AFF, NOW, 3_600_000);
   const fresh = () => new AffinityKey(key.bytes); // no cache of verified values
-  const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === "0" ? "1" : "0") + s.slice(i + 1);
+  const flip = (s: string, i: number) =>
+    s.slice(0, i) + (s[i] === "0" ? "1" : "0") + s.slice(i + 1);
   assert.equal(verifySticky(fresh(), flip(v, 3), NOW), undefined); // other member
   assert.equal(verifySticky(fresh(), v.replace(".1767229200.", ".1767299999."), NOW), undefined);
   assert.equal(verifySticky(fresh(), flip(v, v.length - 1), NOW), undefined); // signature

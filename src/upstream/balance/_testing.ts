@@ -29,13 +29,16 @@ export function makeMembers(spec: string): TestMember[] {
 /** `n` members named `m0`.. with weights from `weight(i)`. */
 export function manyMembers(n: number, weight: (i: number) => number = () => 1): TestMember[] {
   const out: TestMember[] = [];
-  for (let i = 0; i < n; i++) out.push(new TestMember(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}:8080`, weight(i)));
+  for (let i = 0; i < n; i++) {
+    out.push(new TestMember(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}:8080`, weight(i)));
+  }
   return out;
 }
 
 /** A pick context. */
 export function ctx(
-  opts: { now?: number; key?: string; tried?: ReadonlySet<Candidate> | null; version?: number } = {},
+  opts: { now?: number; key?: string; tried?: ReadonlySet<Candidate> | null; version?: number } =
+    {},
 ): PickContext {
   return {
     now: opts.now ?? 1000,
@@ -91,7 +94,9 @@ export class NaiveLeastConn {
     let first = -1;
     for (let i = 0; i < ms.length; i++) {
       if (!ok(ms[i])) continue;
-      if (first < 0 || ms[i].inflight * ms[first].weight < ms[first].inflight * ms[i].weight) first = i;
+      if (first < 0 || ms[i].inflight * ms[first].weight < ms[first].inflight * ms[i].weight) {
+        first = i;
+      }
     }
     if (first < 0) return undefined;
     const tied = (m: TestMember) => m.inflight * ms[first].weight === ms[first].inflight * m.weight;

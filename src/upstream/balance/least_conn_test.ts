@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import type { Candidate } from "../types.ts";
 import { LeastConnBalancer } from "./least_conn.ts";
-import { ctx, makeMembers, manyMembers, NaiveLeastConn, seeded, type TestMember } from "./_testing.ts";
+import {
+  ctx,
+  makeMembers,
+  manyMembers,
+  NaiveLeastConn,
+  seeded,
+  type TestMember,
+} from "./_testing.ts";
 
 Deno.test("LeastConnBalancer picks the fewest in-flight requests divided by weight", () => {
   const ms = makeMembers("a:1 b:2 c:4");
@@ -167,4 +174,33 @@ Deno.test("LeastConnBalancer ignores notifications about members it does not hol
   const b = new LeastConnBalancer(ms);
   b.inflightChanged(makeMembers("x")[0]);
   assert.equal(b.pick(ctx())!.address, "a");
+});
+
+Deno.test("LeastConnBalancer matches naive nginx least_conn with many distinct load ratios", () => {
+  // Weights up to 50 and long-running requests: more distinct ratios than the 64 empty buckets
+  // the core keeps, so buckets are dropped and made again.
+  const rnd = seeded(21);
+  const ms = manyMembers(40, () => 1 + Math.floor(rnd() * 50));
+  const b = new LeastConnBalancer(ms);
+  const ref = new NaiveLeastConn(ms);
+  const busy: TestMember[] = [];
+  const ratios = new Set<number>();
+  for (let s = 0; s < 6000; s++) {
+    while (busy.length > 200 || (busy.length > 0 && rnd() < 0.3)) {
+      const k = Math.floor(rnd() * busy.length);
+      const m = busy[k];
+      busy[k] = busy[busy.length - 1];
+      busy.pop();
+      m.inflight--;
+      b.inflightChanged(m);
+    }
+    const want = ref.pick(null)!;
+    const got = b.pick(ctx({ version: 0 }))!;
+    assert.equal(got, want, `step ${s}`);
+    got.inflight++;
+    b.inflightChanged(got);
+    busy.push(got);
+    for (const m of ms) ratios.add(m.inflight / m.weight);
+  }
+  assert.ok(ratios.size > 100, `${ratios.size} ratios`);
 });

@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import type { Candidate } from "../types.ts";
 import { RoundRobinBalancer } from "./round_robin.ts";
-import { ctx, makeMembers, manyMembers, NaiveRoundRobin, seeded, type TestMember } from "./_testing.ts";
+import {
+  ctx,
+  makeMembers,
+  manyMembers,
+  NaiveRoundRobin,
+  seeded,
+  type TestMember,
+} from "./_testing.ts";
 
 function names(b: RoundRobinBalancer<TestMember>, count: number): string {
   const out: string[] = [];

@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import https from "node:https";
+import { makePki } from "./_certs.ts";
+import { get, startScalwsd } from "./_harness.ts";
+
+function httpsGet(
+  port: number,
+  path: string,
+  opts: { ca: string; cert?: string; key?: string; method?: string; body?: string },
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({
+      hostname: "127.0.0.1",
+      port,
+      path,
+      method: opts.method ?? "GET",
+      ca: opts.ca,
+      cert: opts.cert,
+      key: opts.key,
+      servername: "localhost",
+      agent: false,
+    }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => body += c);
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end(opts.body);
+  });
+}
+
+Deno.test("the remote admin listener requires a client certificate signed by client_ca", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-pki-" });
+  const pki = await makePki(dir);
+  const [cert, key] = await pki.issue("server", "localhost", "DNS:localhost,IP:127.0.0.1");
+  const [ccert, ckey] = await pki.issue("client", "ops", "DNS:ops", true);
+  const other = await makePki(dir, "other");
+  const [bcert, bkey] = await other.issue("bad", "mallory", "DNS:mallory", true);
+  const s = await startScalwsd(`
+server:
+  listeners: [{name: http, address: "127.0.0.1:0"}]
+  admin:
+    socket: "{{dir}}/admin.sock"
+    remote: {address: "127.0.0.1:0", tls: {cert: "${cert}", key: "${key}", client_ca: "${pki.caCert}"}}
+  metrics: {address: "127.0.0.1:0"}
+upstreams:
+  dyn: {members_from: api}
+tenants:
+  - name: t
+    applications:
+      - {name: a, domains: [a.test], runtime: {type: respond, body: "a"}}
+`);
+  try {
+    const port = s.admin.bound.get("remote")!.port;
+    const ca = await Deno.readTextFile(pki.caCert);
+    const c = { ca, cert: await Deno.readTextFile(ccert), key: await Deno.readTextFile(ckey) };
+    const r = await httpsGet(port, "/v1/upstreams", c);
+    assert.equal(r.status, 200);
+    assert.equal(JSON.parse(r.body).upstreams[0].name, "dyn");
+    const put = await httpsGet(port, "/v1/upstreams/dyn", {
+      ...c,
+      method: "PUT",
+      body: '{"members": []}',
+    });
+    assert.equal(put.status, 200);
+    const audit = s.logs.map((l) => JSON.parse(l)).find((l) => l.event === "admin_audit");
+    assert.match(audit.who, /CN=ops/);
+    assert.equal((await httpsGet(port, "/console/", c)).status, 200);
+
+    await assert.rejects(httpsGet(port, "/v1/upstreams", { ca }));
+    await assert.rejects(httpsGet(port, "/v1/upstreams", {
+      ca,
+      cert: await Deno.readTextFile(bcert),
+      key: await Deno.readTextFile(bkey),
+    }));
+    const metrics = s.admin.bound.get("metrics")!;
+    assert.equal((await get(`http://127.0.0.1:${metrics.port}/v1/upstreams`)).status, 404);
+  } finally {
+    await s.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

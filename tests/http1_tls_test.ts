@@ -1,0 +1,274 @@
+/** End-to-end tests of the HTTP/1.1 client towards TLS members, with a CA made by openssl. */
+
+import assert from "node:assert/strict";
+import type { MemberAddress } from "../src/config/types.ts";
+import { Connector, ConnPool, send, type TlsSettings, UpstreamError } from "../src/http1/mod.ts";
+import {
+  bodyText,
+  outbound,
+  pattern,
+  RawServer,
+  sendOptions,
+  sha256,
+} from "../src/http1/_test_servers.ts";
+
+async function openssl(dir: string, args: string[]): Promise<void> {
+  const out = await new Deno.Command("openssl", { args, cwd: dir, stdout: "null", stderr: "piped" })
+    .output();
+  if (!out.success) {
+    throw new Error(`openssl ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+/** A throwaway CA and a server certificate for member.test and 127.0.0.1. */
+async function makePki(): Promise<{ dir: string; ca: string; cert: string; key: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-tls-" });
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  await openssl(dir, [
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=scalwsd test CA",
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+  ]);
+  await openssl(dir, [
+    "req",
+    ...ec,
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+    "-subj",
+    "/CN=member.test",
+  ]);
+  await Deno.writeTextFile(
+    `${dir}/ext.cnf`,
+    "subjectAltName=DNS:member.test,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+  );
+  await openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "ext.cnf",
+  ]);
+  return {
+    dir,
+    ca: await Deno.readTextFile(`${dir}/ca.pem`),
+    cert: await Deno.readTextFile(`${dir}/server.pem`),
+    key: await Deno.readTextFile(`${dir}/server.key`),
+  };
+}
+
+const pki = await makePki();
+addEventListener("unload", () => Deno.removeSync(pki.dir, { recursive: true }));
+
+function address(port: number): MemberAddress {
+  return { kind: "tcp", hostname: "127.0.0.1", port, canonical: `127.0.0.1:${port}` };
+}
+
+function tlsMember() {
+  const ac = new AbortController();
+  const server = Deno.serve(
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      cert: pki.cert,
+      key: pki.key,
+      signal: ac.signal,
+      onListen() {},
+    },
+    async (req, info) => {
+      const url = new URL(req.url);
+      if (url.pathname === "/big") return new Response(pattern(0, 1 << 20));
+      const body = await req.text();
+      return new Response(
+        `${req.method} ${url.pathname} ${body} ${(info.remoteAddr as Deno.NetAddr).port}`,
+      );
+    },
+  );
+  return {
+    port: server.addr.port,
+    async close() {
+      ac.abort();
+      await server.finished;
+    },
+  };
+}
+
+Deno.test("http1 tls: verified with the pool CA and server name, connection reused", async () => {
+  const m = tlsMember();
+  const tls: TlsSettings = { caCerts: [pki.ca], serverName: "member.test" };
+  const pool = new ConnPool(new Connector(address(m.port), tls));
+  try {
+    const a = await bodyText(
+      await send(
+        pool,
+        outbound("POST", "/x", { body: new TextEncoder().encode("hi") }),
+        sendOptions(),
+      ),
+    );
+    const b = await bodyText(await send(pool, outbound("GET", "/y"), sendOptions()));
+    assert.match(a, /^POST \/x hi \d+$/);
+    assert.equal(a.split(" ")[3], b.split(" ")[3]);
+    const big = await send(pool, outbound("GET", "/big"), sendOptions());
+    assert.equal(
+      await sha256(big.body as ReadableStream<Uint8Array>),
+      await sha256(pattern(0, 1 << 20)),
+    );
+  } finally {
+    pool.close();
+    await m.close();
+  }
+});
+
+Deno.test("http1 tls: without a server name the member's IP address is verified", async () => {
+  const m = tlsMember();
+  const pool = new ConnPool(new Connector(address(m.port), { caCerts: [pki.ca], serverName: "" }));
+  try {
+    assert.match(
+      await bodyText(await send(pool, outbound("GET", "/ip"), sendOptions())),
+      /^GET \/ip /,
+    );
+  } finally {
+    pool.close();
+    await m.close();
+  }
+});
+
+Deno.test("http1 tls: a wrong server name fails with kind tls", async () => {
+  const m = tlsMember();
+  const pool = new ConnPool(
+    new Connector(address(m.port), { caCerts: [pki.ca], serverName: "other.test" }),
+  );
+  try {
+    await assert.rejects(send(pool, outbound("GET", "/"), sendOptions()), (err: unknown) => {
+      assert.ok(err instanceof UpstreamError);
+      assert.equal(err.phase, "connect");
+      assert.equal(err.kind, "tls");
+      assert.equal(err.written, false);
+      assert.match(err.message, /other\.test/);
+      return true;
+    });
+    assert.equal(pool.active, 0);
+  } finally {
+    pool.close();
+    await m.close();
+  }
+});
+
+Deno.test("http1 tls: an unknown CA fails with kind tls", async () => {
+  const m = tlsMember();
+  const pool = new ConnPool(
+    new Connector(address(m.port), { caCerts: [], serverName: "member.test" }),
+  );
+  try {
+    await assert.rejects(send(pool, outbound("GET", "/"), sendOptions()), {
+      name: "UpstreamError",
+      kind: "tls",
+    });
+  } finally {
+    pool.close();
+    await m.close();
+  }
+});
+
+Deno.test("http1 tls: system roots are trusted besides the pool CA", async (t) => {
+  const store = Deno.env.get("DENO_TLS_CA_STORE") ?? "";
+  if (store.includes("system")) {
+    await t.step({ name: "Deno reads the system store itself here", ignore: true, fn: () => {} });
+    return;
+  }
+  // Stand-in system bundle: SSL_CERT_FILE names our CA, the pool gives no CA of its own.
+  const m = tlsMember();
+  const settings: TlsSettings = { caCerts: [], serverName: "member.test" };
+  const previous = Deno.env.get("SSL_CERT_FILE");
+  Deno.env.set("SSL_CERT_FILE", `${pki.dir}/ca.pem`);
+  let first: Connector;
+  try {
+    first = new Connector(address(m.port), settings);
+  } finally {
+    if (previous === undefined) Deno.env.delete("SSL_CERT_FILE");
+    else Deno.env.set("SSL_CERT_FILE", previous);
+  }
+  // A second member of the same pool shares the roots read for the first.
+  const pools = [new ConnPool(first), new ConnPool(new Connector(address(m.port), settings))];
+  try {
+    for (const pool of pools) {
+      assert.match(
+        await bodyText(await send(pool, outbound("GET", "/sys"), sendOptions())),
+        /^GET \/sys /,
+      );
+    }
+  } finally {
+    for (const pool of pools) pool.close();
+    await m.close();
+  }
+});
+
+Deno.test("http1 tls: a member that never finishes the handshake times out in phase connect", async () => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => release = r);
+  const server = new RawServer(() => held);
+  const connector = new Connector(address(server.port), {
+    caCerts: [pki.ca],
+    serverName: "member.test",
+  });
+  try {
+    const t0 = performance.now();
+    const err = await connector.connect(150).then(() => null, (e) => e);
+    assert.ok(err instanceof UpstreamError);
+    assert.equal(err.phase, "connect");
+    assert.equal(err.kind, "timeout");
+    assert.equal(err.timeout, true);
+    assert.ok(performance.now() - t0 < 1000);
+  } finally {
+    release();
+    await server.close();
+  }
+});
+
+Deno.test("http1 tls: a close-delimited body ends at the member's close", async () => {
+  const listener = Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert: pki.cert, key: pki.key });
+  const serve = (async () => {
+    const conn = await listener.accept();
+    const buf = new Uint8Array(4096);
+    await conn.read(buf);
+    await conn.write(new TextEncoder().encode("HTTP/1.1 200 OK\r\n\r\nuntil close"));
+    conn.close();
+  })();
+  const pool = new ConnPool(
+    new Connector(address(listener.addr.port), { caCerts: [pki.ca], serverName: "member.test" }),
+  );
+  try {
+    assert.equal(
+      await bodyText(await send(pool, outbound("GET", "/"), sendOptions())),
+      "until close",
+    );
+    assert.equal(pool.idle, 0);
+  } finally {
+    await serve;
+    pool.close();
+    listener.close();
+  }
+});
