@@ -57,7 +57,12 @@ function member(options: { hostname?: string; path?: string } = {}) {
       case "/hash":
         return new Response(await sha256(new Uint8Array(await req.arrayBuffer())));
     }
-    const body = await req.text();
+    let body: string;
+    try {
+      body = await req.text();
+    } catch {
+      return new Response(null, { status: 400 }); // the client gave up mid-upload
+    }
     const echo: Echo = {
       method: req.method,
       url: url.pathname + url.search,
@@ -119,7 +124,9 @@ Deno.test("http1 client: GET with a Content-Length response, connection kept", a
     assert.equal(res.statusText, "OK");
     assert.ok(res.body instanceof Uint8Array);
     assert.ok(res.headers.some(([n, v]) => n === "content-type" && v === "application/json"));
-    const e = await echo(res);
+    // What the proxy handler does with it: the shapes fit `new Response()` as they are.
+    const forwarded = new Response(res.body, { status: res.status, headers: res.headers });
+    const e: Echo = await forwarded.json();
     assert.equal(e.method, "GET");
     assert.equal(e.url, "/a/b?c=d&e");
     assert.equal(header(e, "host"), "member.test");

@@ -172,7 +172,7 @@ export function patternStream(total: number, size = 65536): ReadableStream<Uint8
 }
 
 /** Bytes `offset .. offset+n` of a fixed pattern. */
-export function pattern(offset: number, n: number): Uint8Array {
+export function pattern(offset: number, n: number): Uint8Array<ArrayBuffer> {
   const b = new Uint8Array(n);
   for (let i = 0; i < n; i++) b[i] = ((offset + i) * 2654435761) >>> 24;
   return b;

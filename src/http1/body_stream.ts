@@ -7,7 +7,7 @@
 import { ChunkedDecoder } from "./chunked.ts";
 import type { ConnPool } from "./conn_pool.ts";
 import type { Http1Conn } from "./connection.ts";
-import type { FinishListener } from "./types.ts";
+import type { Bytes, FinishListener } from "./types.ts";
 import { ioError, malformed } from "./upstream_error.ts";
 
 /** Body delimited by Content-Length. */
@@ -20,10 +20,10 @@ export const BODY_CLOSE = 2;
 /** Largest read into a fresh chunk. */
 const CHUNK = 65536;
 
-type Controller = ReadableStreamDefaultController<Uint8Array>;
+type Controller = ReadableStreamDefaultController<Bytes>;
 
 /** One streamed response body; an object with methods rather than closures per response. */
-export class BodySource implements UnderlyingDefaultSource<Uint8Array> {
+export class BodySource implements UnderlyingDefaultSource<Bytes> {
   readonly #conn: Http1Conn;
   readonly #pool: ConnPool;
   readonly #mode: number;
@@ -140,7 +140,7 @@ export class BodySource implements UnderlyingDefaultSource<Uint8Array> {
     }
   }
 
-  #emit(c: Controller, bytes: Uint8Array): void {
+  #emit(c: Controller, bytes: Bytes): void {
     this.#bytes += bytes.length;
     c.enqueue(bytes);
   }

@@ -25,7 +25,7 @@ function decode(input: string, step = Infinity): { body: string; rest: number; d
 }
 
 Deno.test("ChunkedDecoder decodes chunks, extensions and trailers", () => {
-  const input = "5\r\nhello\r\n6;ext=1;q=\"x\"\r\n world\r\n0\r\nX-T: 1\r\nY: 2\r\n\r\nNEXT";
+  const input = '5\r\nhello\r\n6;ext=1;q="x"\r\n world\r\n0\r\nX-T: 1\r\nY: 2\r\n\r\nNEXT';
   for (const step of [Infinity, 1, 2, 3, 7]) {
     const r = decode(input, step);
     assert.equal(r.body, "hello world", `step ${step}`);

@@ -1,7 +1,7 @@
 /** One kept-alive connection to a member with its reused read and write buffers. */
 
 import { HeadBuffer } from "./request_head.ts";
-import type { Socket } from "./types.ts";
+import type { Bytes, Socket } from "./types.ts";
 import type { Expirable } from "./watchdog.ts";
 
 /** Initial read buffer per connection. */
@@ -15,7 +15,7 @@ function ignore(_err: unknown): void {}
 export class Http1Conn implements Expirable {
   readonly socket: Socket;
   /** Read buffer; unconsumed bytes are `buf[start, end)`. Empty while the connection is idle. */
-  buf: Uint8Array = new Uint8Array(READ_BUFFER);
+  buf: Bytes = new Uint8Array(READ_BUFFER);
   start = 0;
   end = 0;
   /** Write buffer for request heads and small bodies. */

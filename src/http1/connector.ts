@@ -108,7 +108,14 @@ export class Connector implements SocketFactory {
         );
       }
       const kind = err instanceof Deno.errors.ConnectionReset ? "reset" : "refused";
-      throw new UpstreamError("connect", kind, `connect to ${where} failed: ${detail}`, false, false, err);
+      throw new UpstreamError(
+        "connect",
+        kind,
+        `connect to ${where} failed: ${detail}`,
+        false,
+        false,
+        err,
+      );
     } finally {
       clearTimeout(timer);
     }

@@ -18,6 +18,7 @@ export { isIdempotent, mayResendStale, STALE_IDLE_MIN } from "./stale.ts";
 export { caCertsFor, systemRoots } from "./tls_roots.ts";
 export { UpstreamError, type UpstreamErrorKind, type UpstreamPhase } from "./upstream_error.ts";
 export type {
+  Bytes,
   FinishListener,
   HeadSource,
   OutboundRequest,

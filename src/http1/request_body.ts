@@ -52,7 +52,9 @@ export async function writeStreamBody(
       try {
         r = await reader.read();
       } catch (err) {
-        if (conn.timedOut) throw clientError("request body still arriving at the response timeout", err, true);
+        if (conn.timedOut) {
+          throw clientError("request body still arriving at the response timeout", err, true);
+        }
         throw clientError("reading the request body failed", err);
       }
       conn.bodyReader = null;

@@ -93,7 +93,11 @@ let seenConnection: string | null = null;
 
 function headerLines(src: HeadSource, drop: Set<string> | null): string {
   let lines = "";
-  seenXff = seenXfp = seenXfh = seenConnection = null;
+  seenXff =
+    seenXfp =
+    seenXfh =
+    seenConnection =
+      null;
   for (const [name, value] of src.headers) {
     if (drop !== null && drop.has(name)) continue;
     const code = SPECIAL.get(name);

@@ -119,7 +119,10 @@ Deno.test("buildRequestHead omits X-Forwarded-For and -Host when peer and host a
 
 Deno.test("buildRequestHead writes Content-Length or chunked framing", () => {
   assert.match(head(source({}), "POST", "/", 12), /\r\nContent-Length: 12\r\n\r\n$/);
-  assert.match(head(source({}), "POST", "/", FRAMING_CHUNKED), /\r\nTransfer-Encoding: chunked\r\n\r\n$/);
+  assert.match(
+    head(source({}), "POST", "/", FRAMING_CHUNKED),
+    /\r\nTransfer-Encoding: chunked\r\n\r\n$/,
+  );
   assert.doesNotMatch(head(source({}), "GET", "/", FRAMING_NONE), /Content-Length|Transfer/);
 });
 

@@ -109,7 +109,9 @@ Deno.test("parseResponseHead decides keep-alive from version and Connection", ()
   assert.equal(parse("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n").keepAlive, false);
   assert.equal(parse("HTTP/1.0 200 OK\r\n\r\n").keepAlive, false);
   assert.equal(parse("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\n\r\n").keepAlive, true);
-  const te10 = parse("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const te10 = parse(
+    "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
+  );
   assert.equal(te10.chunked, true);
   assert.equal(te10.keepAlive, false);
 });

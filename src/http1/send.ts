@@ -8,7 +8,7 @@ import { COALESCE_LIMIT, writeAll, writeRest, writeStreamBody } from "./request_
 import { buildRequestHead, requestFraming } from "./request_head.ts";
 import { findHeadEnd, MAX_HEAD, parseResponseHead, type ResponseHead } from "./response_head.ts";
 import { mayResendStale } from "./stale.ts";
-import type { OutboundRequest, SendOptions, UpstreamResponse } from "./types.ts";
+import type { Bytes, OutboundRequest, SendOptions, UpstreamResponse } from "./types.ts";
 import { ioError, malformed, UpstreamError } from "./upstream_error.ts";
 import { watchdog } from "./watchdog.ts";
 
@@ -201,7 +201,7 @@ function done(
   pool: ConnPool,
   conn: Http1Conn,
   head: ResponseHead,
-  body: Uint8Array | null,
+  body: Bytes | null,
   opts: SendOptions,
 ): UpstreamResponse {
   watchdog.disarm(conn);
@@ -258,7 +258,7 @@ async function readSmallBody(
  * Decodes a chunked body that is already complete in the read buffer; null when it is not
  * (the buffer is then left as it was for the streaming decoder).
  */
-function wholeChunked(conn: Http1Conn): Uint8Array | null {
+function wholeChunked(conn: Http1Conn): Bytes | null {
   const d = new ChunkedDecoder();
   const buf = conn.buf;
   const end = conn.end;

@@ -63,9 +63,12 @@ async function exchange(
 }
 
 Deno.test("send returns a small Content-Length body as bytes and pools the connection", async () => {
-  const { res, pool, finished } = await exchange("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", [
-    7,
-  ]);
+  const { res, pool, finished } = await exchange(
+    "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+    [
+      7,
+    ],
+  );
   assert.ok(res.body instanceof Uint8Array);
   assert.equal(await bodyText(res), "hello");
   assert.equal(pool.idle, 1);
@@ -254,7 +257,10 @@ Deno.test("send resends any method when nothing was written", async () => {
   const res = await send(pool, request("POST", bytes("data")), opts);
   assert.equal(res.status, 200);
   assert.equal(opts.stats.staleResends, 1);
-  assert.match(new TextDecoder().decode(fresh.writes[0]), /^POST \/x HTTP\/1\.1\r\n[^]*\r\n\r\ndata$/);
+  assert.match(
+    new TextDecoder().decode(fresh.writes[0]),
+    /^POST \/x HTTP\/1\.1\r\n[^]*\r\n\r\ndata$/,
+  );
   pool.close();
 });
 

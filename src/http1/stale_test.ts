@@ -3,7 +3,9 @@ import { isIdempotent, mayResendStale } from "./stale.ts";
 
 Deno.test("isIdempotent is true for GET HEAD OPTIONS PUT DELETE only", () => {
   for (const m of ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]) assert.equal(isIdempotent(m), true);
-  for (const m of ["POST", "PATCH", "CONNECT", "TRACE", "get"]) assert.equal(isIdempotent(m), false);
+  for (const m of ["POST", "PATCH", "CONNECT", "TRACE", "get"]) {
+    assert.equal(isIdempotent(m), false);
+  }
 });
 
 Deno.test("mayResendStale allows any method when nothing was written", () => {

@@ -1,5 +1,8 @@
 /** Shapes shared by the HTTP/1.1 client: requests in, responses out, options and listeners. */
 
+/** Bytes backed by a plain ArrayBuffer: what `new Response()` accepts as a body. */
+export type Bytes = Uint8Array<ArrayBuffer>;
+
 /** The byte stream under a connection: a `Deno.Conn` (TCP, Unix, TLS) or a test double. */
 export type Socket = Pick<Deno.Conn, "read" | "write" | "close">;
 
@@ -84,7 +87,7 @@ export interface UpgradedConnection {
   /** The raw connection, removed from its pool; the caller closes it. */
   readonly conn: Socket;
   /** Bytes the member sent after the 101 head (a copy). */
-  readonly leftover: Uint8Array;
+  readonly leftover: Bytes;
 }
 
 /** A member's answer. */
@@ -102,7 +105,7 @@ export interface UpstreamResponse {
    * may be a view of the connection's read buffer: hand it to `new Response()` (which copies)
    * before awaiting anything; otherwise a stream that pulls from the member.
    */
-  readonly body: Uint8Array | ReadableStream<Uint8Array> | null;
+  readonly body: Bytes | ReadableStream<Bytes> | null;
   /** Present for status 101 only. */
   readonly upgrade?: UpgradedConnection;
 }

@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { get, startMember } from "./_harness.ts";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
+async function scalwsd(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
+}
+
+async function freePort(): Promise<number> {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+Deno.test("scalwsd check prints ok for a valid file and every error with the file name otherwise", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const good = `${dir}/good.yaml`;
+    await Deno.writeTextFile(good, `
+server:
+  listeners: [{name: http, address: "127.0.0.1:8080"}]
+upstreams:
+  api: {members: [{address: "192.0.2.5:8080"}, {address: "192.0.2.6:8080", weight: 3}]}
+tenants:
+  - name: t
+    applications:
+      - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: api}}}
+`);
+    let r = await scalwsd(["check", "--config", good]);
+    assert.equal(r.code, 0);
+    assert.equal(r.stdout.trim(), "ok");
+
+    const bad = `${dir}/bad.yaml`;
+    await Deno.writeTextFile(bad, `
+server:
+  listeners: [{name: http, address: "127.0.0.1:8080"}]
+upstreams:
+  api: {members: [{address: "192.0.2.5:8080"}, {address: "192.0.2.6:8080", weight: 0}], retries: 6}
+tenants:
+  - name: t
+    applications:
+      - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: apii}}, colour: blue}
+`);
+    r = await scalwsd(["check", "--config", bad]);
+    assert.equal(r.code, 1);
+    const lines = r.stderr.trim().split("\n");
+    assert.ok(lines.includes(`${bad}: upstreams.api.members[1].weight: must be between 1 and 1000`), r.stderr);
+    assert.ok(lines.some((l) => l.startsWith(`${bad}: upstreams.api.retries:`)), r.stderr);
+    assert.ok(lines.some((l) => l.startsWith(`${bad}: tenants[0].applications[0]`) && l.includes("colour")), r.stderr);
+    assert.equal(r.stdout, "");
+
+    r = await scalwsd(["check", "--config", `${dir}/missing.yaml`]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /missing\.yaml/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("scalwsd run serves, reloads on SIGHUP, answers ctl, and drains on SIGTERM", async () => {
+  const dir = await Deno.makeTempDir();
+  const member = startMember("m", async (req) => {
+    if (new URL(req.url).pathname === "/slow") await new Promise((r) => setTimeout(r, 300));
+    return new Response("member");
+  });
+  const port = await freePort();
+  const file = `${dir}/scalws.yaml`;
+  const yaml = (body: string) => `
+server:
+  listeners: [{name: http, address: "127.0.0.1:${port}"}]
+  admin: {socket: "${dir}/admin.sock"}
+  access_log: off
+upstreams:
+  dyn: {members_from: api}
+tenants:
+  - name: t
+    applications:
+      - name: a
+        domains: [a.test]
+        runtime: {type: respond, body: "${body}"}
+        routes:
+          - {path: /slow, runtime: {type: proxy, upstream: "http://${member.address}"}}
+          - {path: /dyn, runtime: {type: proxy, upstream: {pool: dyn}}}
+`;
+  await Deno.writeTextFile(file, yaml("one"));
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", MAIN, "run", "--config", file],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    let up = false;
+    for (let i = 0; i < 100 && !up; i++) {
+      try {
+        up = (await get(url + "/", { host: "a.test" })).text === "one";
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    assert.ok(up, "scalwsd answers");
+
+    await Deno.writeTextFile(file, yaml("two"));
+    child.kill("SIGHUP");
+    let reloaded = false;
+    for (let i = 0; i < 100 && !reloaded; i++) {
+      reloaded = (await get(url + "/", { host: "a.test" })).text === "two";
+      if (!reloaded) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(reloaded, "SIGHUP reloads");
+
+    const sock = `${dir}/admin.sock`;
+    let r = await scalwsd(["ctl", "--socket", sock, "upstreams", "set", "dyn", `${member.address}=3`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`${member.address.replaceAll(".", "\\.")}\\s+3\\s+0\\s+0\\s+healthy`));
+    r = await scalwsd(["ctl", "--socket", sock, "--json", "upstreams", "show", "dyn"]);
+    assert.equal(JSON.parse(r.stdout).members[0].weight, 3);
+    r = await scalwsd(["ctl", "--socket", sock, "upstreams"]);
+    assert.match(r.stdout, /pool dyn/);
+    r = await scalwsd(["ctl", "--socket", sock, "upstreams", "set", "dyn", `${member.address}=0`]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /400: members\[0\]\.weight: must be between 1 and 1000/);
+    r = await scalwsd(["ctl", "--socket", sock, "upstreams", "show", "nope"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /404/);
+    r = await scalwsd(["ctl", "--socket", sock, "reload"]);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /generation 3/);
+    r = await scalwsd(["ctl", "--socket", `${dir}/nope.sock`, "upstreams"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /cannot reach the admin socket/);
+    assert.equal((await get(url + "/dyn", { host: "a.test" })).text, "member");
+
+    // SIGTERM while a request is in flight: it finishes, then the process exits 0.
+    const slow = get(url + "/slow", { host: "a.test" });
+    await new Promise((r) => setTimeout(r, 100));
+    child.kill("SIGTERM");
+    assert.equal((await slow).text, "member");
+    const status = await child.status;
+    assert.equal(status.code, 0);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+    await child.stderr.cancel().catch(() => {});
+    await child.status;
+    await member.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
