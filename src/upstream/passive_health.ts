@@ -61,6 +61,7 @@ export class PassiveHealth {
    * because every member was ejected) restarts the cooldown without a flip.
    */
   failure(epoch: number, now: number, settings: PassiveSettings): boolean {
+    if (epoch !== this.epoch) return false;
     this.failures++;
     if (settings.failures <= 0) return false;
     if (this.probation) {

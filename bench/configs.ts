@@ -1,0 +1,227 @@
+/**
+ * Configuration text for the side-by-side benchmark: the nginx members, and the three proxies
+ * (scalwsd, nginx, HAProxy) routing the same paths to the same members with matching work:
+ * keep-alive to members (32 idle per member), X-Forwarded-For/-Proto/-Host set, no access log.
+ */
+
+/** Where the benchmark's processes listen and keep their files. */
+export interface BenchLayout {
+  /** Temporary directory for configs, logs, static files and temp paths. */
+  dir: string;
+  /** Ports of member a and member b (nginx). */
+  members: readonly [number, number];
+  scalwsd: number;
+  nginx: number;
+  haproxy: number;
+  /** Affinity cookie values naming member a and member b (scalwsd's 32-hex HMACs). */
+  affinity: readonly [string, string];
+  /** Run nginx workers as root (only when the bench itself runs as root). */
+  root: boolean;
+}
+
+/** Name of the affinity cookie used by every proxy's hash-by-cookie pool. */
+export const COOKIE = "BENCHAFF";
+/** Idle keep-alive connections per member, the same for all three proxies. */
+export const KEEPALIVE = 32;
+
+/** The small fixed body member `name` answers on every path but the static and POST ones. */
+export function smallBody(name: string): string {
+  return `member ${name}: small fixed answer\n`;
+}
+
+/** Paths every proxy routes, and the pool each leads to. */
+export const PATHS = {
+  /** Single member a (scalwsd: the single-address form). */
+  single: "/",
+  small: "/",
+  file16k: "/f/16k.bin",
+  file1m: "/f/1m.bin",
+  post: "/post",
+  /** 2-member pool, round robin. */
+  rr: "/rr/",
+  /** 2-member pool, affinity by cookie. */
+  hash: "/hash/",
+  /** 1-member pool (scalwsd only): a pool against the single-address form. */
+  one: "/one/",
+} as const;
+
+function nginxCommon(dir: string, name: string, root: boolean): string {
+  return `${root ? "user root root;\n" : ""}daemon off;
+pid ${dir}/${name}.pid;
+error_log ${dir}/${name}.err.log warn;
+worker_rlimit_nofile 16384;
+events { worker_connections 8192; }
+`;
+}
+
+function nginxTemps(dir: string, name: string): string {
+  return ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
+    .map((t) => `  ${t}_temp_path ${dir}/${name}-tmp/${t};\n`).join("");
+}
+
+/**
+ * One member: a single nginx process (no master) answering a small fixed body, static files
+ * under /f/ from `${dir}/www`, and discarding POST bodies.
+ */
+export function memberNginxConf(l: BenchLayout, index: 0 | 1): string {
+  const name = index === 0 ? "a" : "b";
+  return `${nginxCommon(l.dir, `member-${name}`, l.root)}master_process off;
+worker_processes 1;
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  client_max_body_size 1m;
+${nginxTemps(l.dir, `member-${name}`)}  server {
+    listen 127.0.0.1:${l.members[index]} backlog=4096;
+    location / { default_type text/plain; return 200 "${smallBody(name).replace("\n", "\\n")}"; }
+    location /f/ { root ${l.dir}/www; }
+    location = /post { client_body_buffer_size 128k; default_type text/plain; return 200 "${name} ok\\n"; }
+  }
+}
+`;
+}
+
+/** nginx as the proxy: master plus ONE worker, upstream keep-alive as the docs recommend. */
+export function proxyNginxConf(l: BenchLayout): string {
+  const [a, b] = l.members;
+  const ka = `keepalive ${KEEPALIVE}; keepalive_requests 100000000; keepalive_timeout 300s;`;
+  return `${nginxCommon(l.dir, "nginx", l.root)}worker_processes 1;
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  client_body_buffer_size 128k;
+${nginxTemps(l.dir, "nginx")}  upstream single { server 127.0.0.1:${a}; ${ka} }
+  upstream rr { server 127.0.0.1:${a}; server 127.0.0.1:${b}; ${ka} }
+  upstream hashed { hash $cookie_${COOKIE} consistent; server 127.0.0.1:${a}; server 127.0.0.1:${b}; ${ka} }
+  server {
+    listen 127.0.0.1:${l.nginx} backlog=4096;
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+    proxy_set_header X-Forwarded-Proto $scheme;
+    proxy_set_header X-Forwarded-Host $http_host;
+    location / { proxy_pass http://single; }
+    location /rr/ { proxy_pass http://rr; }
+    location /hash/ { proxy_pass http://hashed; }
+  }
+}
+`;
+}
+
+/**
+ * HAProxy in one process with one thread, HTTP mode, `http-reuse always`. The cookie pool
+ * uses HAProxy's own persistence cookie carrying scalwsd's affinity values, so one client
+ * cookie means the same member in both.
+ */
+export function haproxyConf(l: BenchLayout): string {
+  const [a, b] = l.members;
+  return `global
+  nbthread 1
+  maxconn 16000
+
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 60s
+  timeout server 60s
+  timeout http-keep-alive 300s
+  http-reuse always
+  option forwardfor
+
+frontend fe
+  bind 127.0.0.1:${l.haproxy}
+  http-request set-header X-Forwarded-Proto http
+  http-request set-header X-Forwarded-Host %[req.hdr(host)]
+  use_backend rr if { path_beg /rr/ }
+  use_backend hashed if { path_beg /hash/ }
+  default_backend single
+
+backend single
+  server a 127.0.0.1:${a}
+
+backend rr
+  balance roundrobin
+  server a 127.0.0.1:${a}
+  server b 127.0.0.1:${b}
+
+backend hashed
+  balance roundrobin
+  cookie ${COOKIE} insert indirect nocache
+  server a 127.0.0.1:${a} cookie ${l.affinity[0]}
+  server b 127.0.0.1:${b} cookie ${l.affinity[1]}
+`;
+}
+
+/** scalwsd: the single-address form on `/`, pools for the pool scenarios, access log off. */
+export function scalwsdYaml(l: BenchLayout): string {
+  const [a, b] = l.members;
+  return `server:
+  listeners:
+    - name: http
+      address: "127.0.0.1:${l.scalwsd}"
+  access_log: off
+  affinity_key_file: ${l.dir}/affinity.key
+
+upstreams:
+  one:
+    members:
+      - { address: "127.0.0.1:${a}" }
+    balance: round_robin
+    keepalive: ${KEEPALIVE}
+  rr:
+    members:
+      - { address: "127.0.0.1:${a}" }
+      - { address: "127.0.0.1:${b}" }
+    balance: round_robin
+    keepalive: ${KEEPALIVE}
+  hashed:
+    members:
+      - { address: "127.0.0.1:${a}" }
+      - { address: "127.0.0.1:${b}" }
+    balance: hash
+    hash: { by: cookie, name: ${COOKIE} }
+    keepalive: ${KEEPALIVE}
+
+tenants:
+  - name: bench
+    applications:
+      - name: bench
+        domains: ["127.0.0.1"]
+        runtime: { type: proxy, upstream: "http://127.0.0.1:${a}" }
+        routes:
+          - path: /one
+            runtime: { type: proxy, upstream: { pool: one } }
+          - path: /rr
+            runtime: { type: proxy, upstream: { pool: rr } }
+          - path: /hash
+            runtime: { type: proxy, upstream: { pool: hashed } }
+`;
+}
+
+/** wrk script: POST of `bytes` bytes, built once per thread. */
+export function postLua(bytes: number): string {
+  return `wrk.method = "POST"
+wrk.body = string.rep("x", ${bytes})
+wrk.headers["Content-Type"] = "application/octet-stream"
+`;
+}
+
+/**
+ * wrk script: each thread sends one fixed affinity cookie, threads alternating between the
+ * given values, so that a 2-thread run spreads over both members with no per-request Lua.
+ */
+export function cookieLua(values: readonly string[]): string {
+  const list = values.map((v) => `"${COOKIE}=${v}"`).join(", ");
+  return `local cookies = { ${list} }
+local n = 0
+function setup(thread)
+  n = n + 1
+  thread:set("cookie", cookies[(n - 1) % #cookies + 1])
+end
+function init(args)
+  wrk.headers["Cookie"] = cookie
+end
+`;
+}
