@@ -37,8 +37,8 @@ function render(data) {
   const root = document.getElementById("pools");
   root.innerHTML = data.upstreams.map((p) => {
     const rows = p.members.map((m) => '<tr data-member="' + esc(m.address) + '">' +
-      '<td>' + esc(m.address) + '</td><td>' + m.weight + '</td><td>' + m.in_flight + '</td>' +
-      '<td>' + m.failures + '</td><td><span class="state ' + esc(m.state) + '">' + esc(m.state) + '</span></td>' +
+      '<td>' + esc(m.address) + '</td><td><span class="state ' + esc(m.state) + '">' + esc(m.state) + '</span></td>' +
+      '<td>' + m.weight + '</td><td>' + m.in_flight + '</td><td>' + m.failures + '</td>' +
       '<td>' + (m.ejected_until ? esc(m.ejected_until) : '-') + '</td>' +
       '<td>' + m.requests["2xx"] + '</td><td>' + m.requests["3xx"] + '</td><td>' + m.requests["4xx"] + '</td>' +
       '<td>' + m.requests["5xx"] + '</td><td>' + m.requests.error + '</td></tr>').join("");
@@ -46,8 +46,8 @@ function render(data) {
       '<div class="settings">' + esc(p.balance) + ' · members from ' + esc(p.members_from) + ' · retries ' + p.retries +
       ' · ' + p.members.length + ' members</div>' +
       (p.members.length === 0 ? '<div class="empty">No members: requests get 503</div>' :
-      '<div class="scroll"><table><thead><tr><th>Member</th><th>Weight</th><th>In flight</th><th>Failures</th>' +
-      '<th>State</th><th>Ejected until</th><th>2xx</th><th>3xx</th><th>4xx</th><th>5xx</th><th>Errors</th></tr></thead>' +
+      '<div class="scroll"><table><thead><tr><th>Member</th><th>State</th><th>Weight</th><th>In flight</th>' +
+      '<th>Failures</th><th>Ejected until</th><th>2xx</th><th>3xx</th><th>4xx</th><th>5xx</th><th>Errors</th></tr></thead>' +
       '<tbody>' + rows + '</tbody></table></div>') + '</section>';
   }).join("") || "<p>No pools configured.</p>";
 }

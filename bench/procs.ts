@@ -1,0 +1,140 @@
+/** Child processes of the benchmark: spawned with logs to files, always stopped at the end. */
+
+interface Tracked {
+  name: string;
+  child: Deno.ChildProcess;
+  /** Resolves when the child exited and its log stream is closed. */
+  done: Promise<Deno.CommandStatus>;
+}
+
+/** Every process the bench started; `stopAll` ends them (SIGTERM, then SIGKILL after 5 s). */
+export class Procs {
+  readonly #tracked: Tracked[] = [];
+
+  /** Starts `cmd args`, stdout discarded, stderr appended to `logPath`. */
+  async spawn(name: string, cmd: string, args: string[], logPath: string): Promise<Deno.ChildProcess> {
+    const log = await Deno.open(logPath, { create: true, append: true });
+    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "piped" }).spawn();
+    const piped = child.stderr.pipeTo(log.writable).catch(() => {});
+    const done = Promise.all([child.status, piped]).then(([s]) => s);
+    this.#tracked.push({ name, child, done });
+    return child;
+  }
+
+  /** Stops one tracked child; resolves when it has exited. */
+  async stop(child: Deno.ChildProcess, graceMs = 5000): Promise<void> {
+    const i = this.#tracked.findIndex((t) => t.child === child);
+    if (i < 0) return;
+    const [t] = this.#tracked.splice(i, 1);
+    await stopOne(t, graceMs);
+  }
+
+  /** Stops every tracked child, newest first in parallel. */
+  async stopAll(graceMs = 5000): Promise<void> {
+    const all = this.#tracked.splice(0).reverse();
+    await Promise.all(all.map((t) => stopOne(t, graceMs)));
+  }
+
+  /** Names of tracked children that already exited, with their exit codes. */
+  async exited(): Promise<string[]> {
+    const out: string[] = [];
+    for (const t of this.#tracked) {
+      const s = await Promise.race([t.done, Promise.resolve(null)]);
+      if (s !== null) out.push(`${t.name} (exit ${s.code}${s.signal ? `, ${s.signal}` : ""})`);
+    }
+    return out;
+  }
+}
+
+async function stopOne(t: Tracked, graceMs: number): Promise<void> {
+  try {
+    t.child.kill("SIGTERM");
+  } catch {
+    // Already gone.
+  }
+  let timer = 0;
+  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), graceMs));
+  const r = await Promise.race([t.done, late]);
+  clearTimeout(timer);
+  if (r === "late") {
+    try {
+      t.child.kill("SIGKILL");
+    } catch {
+      // Exited meanwhile.
+    }
+    await t.done;
+  }
+}
+
+/** `n` distinct free TCP ports on 127.0.0.1 (held open together while picking). */
+export function freePorts(n: number): number[] {
+  const held = [];
+  try {
+    for (let i = 0; i < n; i++) held.push(Deno.listen({ hostname: "127.0.0.1", port: 0 }));
+    return held.map((l) => (l.addr as Deno.NetAddr).port);
+  } finally {
+    for (const l of held) l.close();
+  }
+}
+
+/**
+ * Waits until `url` answers 200, polling every 50 ms; throws after `timeoutMs`, or at once
+ * when `alive()` turns false (the process died).
+ */
+export async function waitReady(url: string, timeoutMs: number, alive: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    if (!(await alive())) throw new Error(`Process behind ${url} exited before it was ready`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      await res.body?.cancel();
+      if (res.status === 200) return;
+      last = `status ${res.status}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`No 200 from ${url} within ${timeoutMs} ms (last: ${last})`);
+}
+
+/** VmRSS of `pid` in KiB, from /proc; undefined when unreadable. */
+export function rssKiB(pid: number): number | undefined {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+    return m === null ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Direct children of `pid` (from /proc/PID/task/TID/children); empty when unreadable. */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  try {
+    for (const t of Deno.readDirSync(`/proc/${pid}/task`)) {
+      const text = Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/children`).trim();
+      if (text !== "") for (const p of text.split(/\s+/)) out.push(Number(p));
+    }
+  } catch {
+    // Not Linux, or the process is gone.
+  }
+  return out;
+}
+
+/** Whether `name` runs: an absolute path that exists, or a name found on PATH. */
+export function findExecutable(name: string): string | undefined {
+  const candidates = name.includes("/")
+    ? [name]
+    : (Deno.env.get("PATH") ?? "").split(":").concat(["/usr/sbin", "/usr/bin"]).map((d) => `${d}/${name}`);
+  for (const c of candidates) {
+    try {
+      const st = Deno.statSync(c);
+      if (st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0) return c;
+    } catch {
+      // Try the next one.
+    }
+  }
+  return undefined;
+}
