@@ -21,6 +21,21 @@ export class Procs {
     return child;
   }
 
+  /** Runs `cmd args` to the end (stopped too by `stopAll`) and returns its output as text. */
+  async output(name: string, cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "piped", stderr: "piped" }).spawn();
+    const t: Tracked = { name, child, done: child.status };
+    this.#tracked.push(t);
+    try {
+      const out = await child.output();
+      const dec = new TextDecoder();
+      return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+    } finally {
+      const i = this.#tracked.indexOf(t);
+      if (i >= 0) this.#tracked.splice(i, 1);
+    }
+  }
+
   /** Stops one tracked child; resolves when it has exited. */
   async stop(child: Deno.ChildProcess, graceMs = 5000): Promise<void> {
     const i = this.#tracked.findIndex((t) => t.child === child);

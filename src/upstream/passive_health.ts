@@ -57,17 +57,18 @@ export class PassiveHealth {
 
   /**
    * Records a failure of an attempt begun in `epoch`. Returns true when it ejected the member
-   * (from healthy or from probation); a failure while already ejected (the member was tried
-   * because every member was ejected) restarts the cooldown without a flip.
+   * (from healthy, or from probation). A failure while the member is still ejected (it was
+   * tried because every member was) only counts: the ejection runs its course unchanged, so
+   * `ejectedUntil` changes only when this returns true.
    */
   failure(epoch: number, now: number, settings: PassiveSettings): boolean {
     if (epoch !== this.epoch) return false;
     this.failures++;
     if (settings.failures <= 0) return false;
     if (this.probation) {
-      const flipped = now >= this.ejectedUntil;
+      if (now < this.ejectedUntil) return false;
       this.#eject(now, settings.cooldown);
-      return flipped;
+      return true;
     }
     if (this.failures < settings.failures) return false;
     this.#eject(now, settings.cooldown);

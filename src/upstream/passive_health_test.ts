@@ -97,14 +97,17 @@ Deno.test("PassiveHealth a success of a member tried while ejected brings it bac
   assert.equal(h.isEjected(clock.now()), false);
 });
 
-Deno.test("PassiveHealth a failure of a member tried while ejected restarts its cooldown without a flip", () => {
+Deno.test("PassiveHealth a failure of a member tried while ejected leaves the ejection unchanged", () => {
   const clock = new ManualClock();
   const h = new PassiveHealth();
   fail(h, clock, 3);
+  const [at, until, epoch] = [h.ejectedAt, h.ejectedUntil, h.epoch];
   clock.advance(4_000);
-  assert.deepEqual(fail(h, clock, 1), [false]);
-  assert.equal(h.ejectedAt, clock.now());
-  assert.equal(h.ejectedUntil, clock.now() + 10_000);
+  assert.deepEqual(fail(h, clock, 2), [false, false]);
+  assert.deepEqual([h.ejectedAt, h.ejectedUntil, h.epoch, h.failures], [at, until, epoch, 5]);
+  // Its cooldown still ends on time; the next failure on probation ejects again.
+  clock.advance(6_000);
+  assert.deepEqual(fail(h, clock, 1), [true]);
 });
 
 Deno.test("pickLongestEjected picks the untried member ejected longest ago", () => {

@@ -1,0 +1,75 @@
+import { PATHS } from "./configs.ts";
+
+/** The proxies compared. */
+export type ServerName = "scalwsd" | "nginx" | "haproxy";
+export const SERVERS: readonly ServerName[] = ["scalwsd", "nginx", "haproxy"];
+
+/** One wrk load shape, run in turn against every server it names. */
+export interface Scenario {
+  name: string;
+  what: string;
+  path: string;
+  connections: number;
+  /** Extra request headers (`-H`). */
+  headers?: readonly string[];
+  /** A wrk Lua script written by the bench. */
+  script?: "post" | "cookie";
+  /** Servers it runs against; all when absent. */
+  servers?: readonly ServerName[];
+}
+
+/** The scenarios in the order they run; `get-64` is the headline. */
+export const SCENARIOS: readonly Scenario[] = [
+  { name: "get-64", what: "keep-alive GET, small body, 64 connections (headline)", path: PATHS.small, connections: 64 },
+  { name: "get-512", what: "keep-alive GET, small body, 512 connections", path: PATHS.small, connections: 512 },
+  {
+    name: "close-64",
+    what: "new connection per request (Connection: close), 64 connections",
+    path: PATHS.small,
+    connections: 64,
+    headers: ["Connection: close"],
+  },
+  { name: "get-16k", what: "keep-alive GET, 16 KiB static file from the member", path: PATHS.file16k, connections: 64 },
+  { name: "get-1m", what: "keep-alive GET, 1 MiB static file from the member", path: PATHS.file1m, connections: 64 },
+  { name: "post-64k", what: "keep-alive POST of a 64 KiB body, small answer", path: PATHS.post, connections: 64, script: "post" },
+  { name: "pool-rr", what: "2-member pool, round robin, small body", path: PATHS.rr, connections: 64 },
+  {
+    name: "pool-cookie",
+    what: "2-member pool, affinity by cookie (each wrk thread holds one member's cookie)",
+    path: PATHS.hash,
+    connections: 64,
+    script: "cookie",
+  },
+  {
+    name: "pool-1",
+    what: "1-member pool, small body (against get-64: pool vs single-address form)",
+    path: PATHS.one,
+    connections: 64,
+    servers: ["scalwsd"],
+  },
+];
+
+/** The scenarios named in `only` (comma-separated), all when empty; throws on an unknown name. */
+export function selectScenarios(only: string | undefined): Scenario[] {
+  if (only === undefined || only.trim() === "") return [...SCENARIOS];
+  const names = only.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  for (const n of names) {
+    if (!SCENARIOS.some((s) => s.name === n)) {
+      throw new Error(`Unknown scenario "${n}" (known: ${SCENARIOS.map((s) => s.name).join(", ")})`);
+    }
+  }
+  return SCENARIOS.filter((s) => names.includes(s.name));
+}
+
+/** The servers named in `list` (comma-separated), all when empty; throws on an unknown name. */
+export function selectServers(list: string | undefined): ServerName[] {
+  if (list === undefined || list.trim() === "") return [...SERVERS];
+  const out: ServerName[] = [];
+  for (const n of list.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+    if (!(SERVERS as readonly string[]).includes(n)) {
+      throw new Error(`Unknown server "${n}" (known: ${SERVERS.join(", ")})`);
+    }
+    if (!out.includes(n as ServerName)) out.push(n as ServerName);
+  }
+  return out;
+}
