@@ -41,15 +41,30 @@ async function readCapped(req: Request): Promise<string> {
   return new TextDecoder().decode(all);
 }
 
-function audit(who: string, action: string, target: string, result: string, detail?: unknown): void {
-  log("info", "admin_audit", { who, action, target, result, ...(detail === undefined ? {} : { detail }) });
+function audit(
+  who: string,
+  action: string,
+  target: string,
+  result: string,
+  detail?: unknown,
+): void {
+  log("info", "admin_audit", {
+    who,
+    action,
+    target,
+    result,
+    ...(detail === undefined ? {} : { detail }),
+  });
 }
 
 /**
  * The admin API: readiness, metrics, reload, pools and their run-time members, the console.
  * `who` names the caller in audit lines (`socket`, or a client certificate subject).
  */
-export function createAdminApp(server: Server, whoOf: (req: Request) => string = () => "socket"): Hono<Env> {
+export function createAdminApp(
+  server: Server,
+  whoOf: (req: Request) => string = () => "socket",
+): Hono<Env> {
   const app = new Hono<Env>();
 
   app.use("*", async function identify(c, next) {
@@ -59,8 +74,13 @@ export function createAdminApp(server: Server, whoOf: (req: Request) => string =
 
   app.get("/readyz", () => readyz(server));
   app.get("/livez", (c) => c.json({ status: "ok" }));
-  app.get("/metrics", () =>
-    new Response(server.metrics.registry.render(), { headers: { "content-type": EXPOSITION_CONTENT_TYPE } }));
+  app.get(
+    "/metrics",
+    () =>
+      new Response(server.metrics.registry.render(), {
+        headers: { "content-type": EXPOSITION_CONTENT_TYPE },
+      }),
+  );
 
   app.post("/v1/reload", async (c) => {
     const r = await server.reload();
@@ -115,13 +135,18 @@ async function putMembers(c: Context<Env>, server: Server): Promise<Response> {
       return refuse(501, `run-time members are not supported with listener_mode: ${mode}`);
     }
     if (pool.settings.members_from !== "api") {
-      return refuse(409, `pool "${name}" has members_from: file; change its members in the configuration`);
+      return refuse(
+        409,
+        `pool "${name}" has members_from: file; change its members in the configuration`,
+      );
     }
     let text: string;
     try {
       text = await readCapped(c.req.raw);
     } catch (err) {
-      if (err instanceof BodyTooLarge) return refuse(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
+      if (err instanceof BodyTooLarge) {
+        return refuse(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
+      }
       return refuse(400, "body could not be read");
     }
     let body: unknown;

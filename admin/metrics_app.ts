@@ -29,5 +29,7 @@ export function metricsHandler(server: Server): (req: Request) => Response {
 /** `{"generation": N, "state": "..."}`; 200 once ready, 503 before and while draining. */
 export function readyz(server: Server): Response {
   const ok = server.state === "ready" || server.state === "active";
-  return Response.json({ generation: server.generation.id, state: server.state }, { status: ok ? 200 : 503 });
+  return Response.json({ generation: server.generation.id, state: server.state }, {
+    status: ok ? 200 : 503,
+  });
 }

@@ -12,9 +12,15 @@ export class Procs {
   readonly #tracked: Tracked[] = [];
 
   /** Starts `cmd args`, stdout discarded, stderr appended to `logPath`. */
-  async spawn(name: string, cmd: string, args: string[], logPath: string): Promise<Deno.ChildProcess> {
+  async spawn(
+    name: string,
+    cmd: string,
+    args: string[],
+    logPath: string,
+  ): Promise<Deno.ChildProcess> {
     const log = await Deno.open(logPath, { create: true, append: true });
-    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "piped" }).spawn();
+    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "piped" })
+      .spawn();
     const piped = child.stderr.pipeTo(log.writable).catch(() => {});
     const done = Promise.all([child.status, piped]).then(([s]) => s);
     this.#tracked.push({ name, child, done });
@@ -22,8 +28,13 @@ export class Procs {
   }
 
   /** Runs `cmd args` to the end (stopped too by `stopAll`) and returns its output as text. */
-  async output(name: string, cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "piped", stderr: "piped" }).spawn();
+  async output(
+    name: string,
+    cmd: string,
+    args: string[],
+  ): Promise<{ code: number; stdout: string; stderr: string }> {
+    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "piped", stderr: "piped" })
+      .spawn();
     const t: Tracked = { name, child, done: child.status };
     this.#tracked.push(t);
     try {
@@ -96,7 +107,11 @@ export function freePorts(n: number): number[] {
  * Waits until `url` answers 200, polling every 50 ms; throws after `timeoutMs`, or at once
  * when `alive()` turns false (the process died).
  */
-export async function waitReady(url: string, timeoutMs: number, alive: () => Promise<boolean>): Promise<void> {
+export async function waitReady(
+  url: string,
+  timeoutMs: number,
+  alive: () => Promise<boolean>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "";
   while (Date.now() < deadline) {
@@ -130,7 +145,7 @@ export function childPids(pid: number): number[] {
   try {
     for (const t of Deno.readDirSync(`/proc/${pid}/task`)) {
       const text = Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/children`).trim();
-      if (text !== "") for (const p of text.split(/\s+/)) out.push(Number(p));
+      if (text !== "") { for (const p of text.split(/\s+/)) out.push(Number(p)); }
     }
   } catch {
     // Not Linux, or the process is gone.
@@ -142,7 +157,9 @@ export function childPids(pid: number): number[] {
 export function findExecutable(name: string): string | undefined {
   const candidates = name.includes("/")
     ? [name]
-    : (Deno.env.get("PATH") ?? "").split(":").concat(["/usr/sbin", "/usr/bin"]).map((d) => `${d}/${name}`);
+    : (Deno.env.get("PATH") ?? "").split(":").concat(["/usr/sbin", "/usr/bin"]).map((d) =>
+      `${d}/${name}`
+    );
   for (const c of candidates) {
     try {
       const st = Deno.statSync(c);

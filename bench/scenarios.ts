@@ -20,8 +20,18 @@ export interface Scenario {
 
 /** The scenarios in the order they run; `get-64` is the headline. */
 export const SCENARIOS: readonly Scenario[] = [
-  { name: "get-64", what: "keep-alive GET, small body, 64 connections (headline)", path: PATHS.small, connections: 64 },
-  { name: "get-512", what: "keep-alive GET, small body, 512 connections", path: PATHS.small, connections: 512 },
+  {
+    name: "get-64",
+    what: "keep-alive GET, small body, 64 connections (headline)",
+    path: PATHS.small,
+    connections: 64,
+  },
+  {
+    name: "get-512",
+    what: "keep-alive GET, small body, 512 connections",
+    path: PATHS.small,
+    connections: 512,
+  },
   {
     name: "close-64",
     what: "new connection per request (Connection: close), 64 connections",
@@ -29,10 +39,31 @@ export const SCENARIOS: readonly Scenario[] = [
     connections: 64,
     headers: ["Connection: close"],
   },
-  { name: "get-16k", what: "keep-alive GET, 16 KiB static file from the member", path: PATHS.file16k, connections: 64 },
-  { name: "get-1m", what: "keep-alive GET, 1 MiB static file from the member", path: PATHS.file1m, connections: 64 },
-  { name: "post-64k", what: "keep-alive POST of a 64 KiB body, small answer", path: PATHS.post, connections: 64, script: "post" },
-  { name: "pool-rr", what: "2-member pool, round robin, small body", path: PATHS.rr, connections: 64 },
+  {
+    name: "get-16k",
+    what: "keep-alive GET, 16 KiB static file from the member",
+    path: PATHS.file16k,
+    connections: 64,
+  },
+  {
+    name: "get-1m",
+    what: "keep-alive GET, 1 MiB static file from the member",
+    path: PATHS.file1m,
+    connections: 64,
+  },
+  {
+    name: "post-64k",
+    what: "keep-alive POST of a 64 KiB body, small answer",
+    path: PATHS.post,
+    connections: 64,
+    script: "post",
+  },
+  {
+    name: "pool-rr",
+    what: "2-member pool, round robin, small body",
+    path: PATHS.rr,
+    connections: 64,
+  },
   {
     name: "pool-cookie",
     what: "2-member pool, affinity by cookie (each wrk thread holds one member's cookie)",
@@ -55,7 +86,9 @@ export function selectScenarios(only: string | undefined): Scenario[] {
   const names = only.split(",").map((s) => s.trim()).filter((s) => s !== "");
   for (const n of names) {
     if (!SCENARIOS.some((s) => s.name === n)) {
-      throw new Error(`Unknown scenario "${n}" (known: ${SCENARIOS.map((s) => s.name).join(", ")})`);
+      throw new Error(
+        `Unknown scenario "${n}" (known: ${SCENARIOS.map((s) => s.name).join(", ")})`,
+      );
     }
   }
   return SCENARIOS.filter((s) => names.includes(s.name));

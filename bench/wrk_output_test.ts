@@ -50,5 +50,8 @@ Deno.test("parseWrk counts missing error lines as zero", () => {
 });
 
 Deno.test("parseWrk refuses output without a rate", () => {
-  assert.throws(() => parseWrk("unable to connect to 127.0.0.1:1 Connection refused"), /No Requests\/sec line/);
+  assert.throws(
+    () => parseWrk("unable to connect to 127.0.0.1:1 Connection refused"),
+    /No Requests\/sec line/,
+  );
 });

@@ -15,17 +15,26 @@ export function parseMemberArg(arg: string): { address: string; weight?: number 
   const eq = arg.lastIndexOf("=");
   if (eq < 0) return { address: arg };
   const w = arg.slice(eq + 1);
-  if (!/^\d+$/.test(w)) return `invalid weight in "${arg}": expected ADDR=WEIGHT with an integer weight`;
+  if (!/^\d+$/.test(w)) {
+    return `invalid weight in "${arg}": expected ADDR=WEIGHT with an integer weight`;
+  }
   return { address: arg.slice(0, eq), weight: Number(w) };
 }
 
 class CtlError extends Error {}
 
-async function call(socket: string, method: string, path: string, body?: unknown): Promise<unknown> {
+async function call(
+  socket: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
   try {
     await Deno.stat(socket);
   } catch {
-    throw new CtlError(`cannot reach the admin socket ${socket}: no such file (is scalwsd running with server.admin.socket set? use --socket PATH)`);
+    throw new CtlError(
+      `cannot reach the admin socket ${socket}: no such file (is scalwsd running with server.admin.socket set? use --socket PATH)`,
+    );
   }
   const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
   try {
@@ -81,20 +90,35 @@ export async function ctl(args: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const socket = values.socket ?? Deno.env.get("SCALWSD_ADMIN_SOCKET") ?? DEFAULT_SOCKET;
-  const out = (data: unknown, text: () => string) => console.log(values.json ? JSON.stringify(data, null, 2) : text());
+  const out = (data: unknown, text: () => string) =>
+    console.log(values.json ? JSON.stringify(data, null, 2) : text());
   try {
     if (p[0] === "reload" && p.length === 1) {
-      const r = await call(socket, "POST", "/v1/reload") as { generation: number; warnings: string[] };
-      out(r, () => [`reloaded: generation ${r.generation}`, ...r.warnings.map((w) => `warning: ${w}`)].join("\n"));
+      const r = await call(socket, "POST", "/v1/reload") as {
+        generation: number;
+        warnings: string[];
+      };
+      out(
+        r,
+        () =>
+          [`reloaded: generation ${r.generation}`, ...r.warnings.map((w) => `warning: ${w}`)].join(
+            "\n",
+          ),
+      );
       return 0;
     }
     if (p[0] === "upstreams" && p.length === 1) {
-      const r = await call(socket, "GET", "/v1/upstreams") as { upstreams: Record<string, unknown>[] };
+      const r = await call(socket, "GET", "/v1/upstreams") as {
+        upstreams: Record<string, unknown>[];
+      };
       out(r, () => formatPools(r.upstreams));
       return 0;
     }
     if (p[0] === "upstreams" && p[1] === "show" && p.length === 3) {
-      const r = await call(socket, "GET", `/v1/upstreams/${encodeURIComponent(p[2])}`) as Record<string, unknown>;
+      const r = await call(socket, "GET", `/v1/upstreams/${encodeURIComponent(p[2])}`) as Record<
+        string,
+        unknown
+      >;
       out(r, () => formatPool(r));
       return 0;
     }
@@ -108,7 +132,9 @@ export async function ctl(args: string[]): Promise<number> {
         }
         members.push(m);
       }
-      const r = await call(socket, "PUT", `/v1/upstreams/${encodeURIComponent(p[2])}`, { members }) as Record<string, unknown>;
+      const r = await call(socket, "PUT", `/v1/upstreams/${encodeURIComponent(p[2])}`, {
+        members,
+      }) as Record<string, unknown>;
       out(r, () => formatPool(r));
       return 0;
     }

@@ -20,7 +20,8 @@ interface MemberJson {
 
 export function formatPool(p: Record<string, unknown>): string {
   const members = (p.members ?? []) as MemberJson[];
-  const head = `pool ${p.name}  balance ${p.balance}  members_from ${p.members_from}  members ${members.length}`;
+  const head =
+    `pool ${p.name}  balance ${p.balance}  members_from ${p.members_from}  members ${members.length}`;
   if (members.length === 0) return `${head}\n  (no members: requests get 503)`;
   const rows = members.map((m) => [
     m.address,
@@ -30,8 +31,9 @@ export function formatPool(p: Record<string, unknown>): string {
     m.state,
     m.ejected_until ?? "-",
   ]);
-  return head + "\n" + table(["MEMBER", "WEIGHT", "IN_FLIGHT", "FAILURES", "STATE", "EJECTED_UNTIL"], rows)
-    .split("\n").map((l) => "  " + l).join("\n");
+  return head + "\n" +
+    table(["MEMBER", "WEIGHT", "IN_FLIGHT", "FAILURES", "STATE", "EJECTED_UNTIL"], rows)
+      .split("\n").map((l) => "  " + l).join("\n");
 }
 
 export function formatPools(pools: readonly Record<string, unknown>[]): string {

@@ -12,16 +12,21 @@ import { run } from "../cli/run.ts";
 function member(name: string, port: number): Deno.HttpServer {
   return Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, (req) => {
     const url = new URL(req.url);
-    return new Response(`hello from member ${name} (127.0.0.1:${port}) for ${req.method} ${url.pathname}\n`, {
-      headers: { "content-type": "text/plain; charset=utf-8" },
-    });
+    return new Response(
+      `hello from member ${name} (127.0.0.1:${port}) for ${req.method} ${url.pathname}\n`,
+      {
+        headers: { "content-type": "text/plain; charset=utf-8" },
+      },
+    );
   });
 }
 
 await Deno.mkdir("/tmp/scalwsd-demo", { recursive: true });
 const members = [member("a", 9101), member("b", 9102)];
 const file = new URL("./scalwsd.yaml", import.meta.url).pathname;
-console.error("demo members on 127.0.0.1:9101 and 127.0.0.1:9102; scalwsd on http://127.0.0.1:8080/");
+console.error(
+  "demo members on 127.0.0.1:9101 and 127.0.0.1:9102; scalwsd on http://127.0.0.1:8080/",
+);
 const code = await run(file);
 await Promise.all(members.map((m) => m.shutdown()));
 Deno.exit(code);

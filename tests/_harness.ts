@@ -132,7 +132,11 @@ export async function startScalwsd(yaml: string, options: ServerOptions = {}): P
 }
 
 /** A fetch client over a Unix socket (the admin socket). */
-export async function adminFetch(socket: string, path: string, init: RequestInit = {}): Promise<Response> {
+export async function adminFetch(
+  socket: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<Response> {
   const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
   try {
     const res = await fetch(`http://localhost${path}`, { ...init, client });
@@ -188,7 +192,10 @@ export async function request(
     const method = init.method ?? "GET";
     const body = typeof init.body === "string" ? new TextEncoder().encode(init.body) : init.body;
     const headers: Record<string, string> = { host: u.host, ...init.headers, connection: "close" };
-    if (body !== undefined && headers["content-length"] === undefined && headers["transfer-encoding"] === undefined) {
+    if (
+      body !== undefined && headers["content-length"] === undefined &&
+      headers["transfer-encoding"] === undefined
+    ) {
       headers["content-length"] = String(body.length);
     }
     let head = `${method} ${u.pathname}${u.search} HTTP/1.1\r\n`;
@@ -214,7 +221,9 @@ export async function request(
         break;
       }
     }
-    if (end < 0) throw new Error(`no response head: ${JSON.stringify(new TextDecoder().decode(all))}`);
+    if (end < 0) {
+      throw new Error(`no response head: ${JSON.stringify(new TextDecoder().decode(all))}`);
+    }
     const lines = new TextDecoder().decode(all.subarray(0, end)).split("\r\n");
     const status = Number(lines[0].split(" ")[1]);
     const h = new Headers();

@@ -34,15 +34,22 @@ Deno.test("PUT replaces the members of an api pool and answers the pool as GET s
   const sock = `${s.dir}/admin.sock`;
   try {
     assert.equal((await get(s.url + "/", { host: "a.test" })).status, 503);
-    const r = await put(sock, "dyn", JSON.stringify({ members: [{ address: a.address, weight: 2 }, { address: b.address }] }));
+    const r = await put(
+      sock,
+      "dyn",
+      JSON.stringify({ members: [{ address: a.address, weight: 2 }, { address: b.address }] }),
+    );
     assert.equal(r.status, 200);
     const body = await r.json();
     assert.equal(body.name, "dyn");
     assert.equal(body.members_from, "api");
-    assert.deepEqual(body.members.map((m: { address: string; weight: number }) => [m.address, m.weight]), [
-      [a.address, 2],
-      [b.address, 1],
-    ]);
+    assert.deepEqual(
+      body.members.map((m: { address: string; weight: number }) => [m.address, m.weight]),
+      [
+        [a.address, 2],
+        [b.address, 1],
+      ],
+    );
     assert.deepEqual(body, await (await adminFetch(sock, "/v1/upstreams/dyn")).json());
     const seen = new Set<string>();
     for (let i = 0; i < 4; i++) seen.add((await get(s.url + "/", { host: "a.test" })).text);
@@ -61,18 +68,55 @@ Deno.test("PUT refusals: 400 with the entry named, 404, 409, 413; nothing change
   const s = await startScalwsd(CONFIG);
   const sock = `${s.dir}/admin.sock`;
   try {
-    assert.equal((await put(sock, "dyn", JSON.stringify({ members: [{ address: a.address }] }))).status, 200);
+    assert.equal(
+      (await put(sock, "dyn", JSON.stringify({ members: [{ address: a.address }] }))).status,
+      200,
+    );
     const before = await (await adminFetch(sock, "/v1/upstreams/dyn")).json();
     const cases: [string, string, number, string][] = [
-      ["dyn", JSON.stringify({ members: [{ address: a.address }, { address: "127.0.0.1:2", weight: 0 }] }), 400, "members[1].weight: must be between 1 and 1000"],
-      ["dyn", JSON.stringify({ members: [{ address: a.address }, { address: "127.0.0.1:2", weight: 1001 }] }), 400, "members[1].weight: must be between 1 and 1000"],
+      [
+        "dyn",
+        JSON.stringify({
+          members: [{ address: a.address }, { address: "127.0.0.1:2", weight: 0 }],
+        }),
+        400,
+        "members[1].weight: must be between 1 and 1000",
+      ],
+      [
+        "dyn",
+        JSON.stringify({
+          members: [{ address: a.address }, { address: "127.0.0.1:2", weight: 1001 }],
+        }),
+        400,
+        "members[1].weight: must be between 1 and 1000",
+      ],
       ["dyn", "{not json", 400, ""],
       ["dyn", JSON.stringify({ nodes: [] }), 400, ""],
       ["dyn", JSON.stringify([{ address: a.address }]), 400, ""],
-      ["dyn", JSON.stringify({ members: [{ address: "http://127.0.0.1:2" }] }), 400, "members[0].address"],
+      [
+        "dyn",
+        JSON.stringify({ members: [{ address: "http://127.0.0.1:2" }] }),
+        400,
+        "members[0].address",
+      ],
       ["dyn", JSON.stringify({ members: [{ address: "127.0.0.1" }] }), 400, "members[0].address"],
-      ["dyn", JSON.stringify({ members: [{ address: a.address }, { address: a.address }] }), 400, "members[1].address"],
-      ["dyn", JSON.stringify({ members: Array.from({ length: 10_001 }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}:80` })) }), 400, "members"],
+      [
+        "dyn",
+        JSON.stringify({ members: [{ address: a.address }, { address: a.address }] }),
+        400,
+        "members[1].address",
+      ],
+      [
+        "dyn",
+        JSON.stringify({
+          members: Array.from(
+            { length: 10_001 },
+            (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}:80` }),
+          ),
+        }),
+        400,
+        "members",
+      ],
       ["nope", JSON.stringify({ members: [] }), 404, ""],
       ["fixed", JSON.stringify({ members: [] }), 409, ""],
       ["dyn", JSON.stringify({ members: [], pad: "x".repeat(2 * 1024 * 1024) }), 413, ""],
@@ -102,7 +146,10 @@ Deno.test("an empty member list is accepted and answers 503 with Retry-After unt
     const r = await get(s.url + "/", { host: "a.test" });
     assert.equal(r.status, 503);
     assert.equal(r.headers.get("retry-after"), "1");
-    assert.equal((await put(sock, "dyn", JSON.stringify({ members: [{ address: a.address }] }))).status, 200);
+    assert.equal(
+      (await put(sock, "dyn", JSON.stringify({ members: [{ address: a.address }] }))).status,
+      200,
+    );
     assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
   } finally {
     await s.close();
@@ -113,20 +160,36 @@ Deno.test("an empty member list is accepted and answers 503 with Retry-After unt
 Deno.test("members that keep their address keep health; removed members lose their series", async () => {
   const a = startMember("a", () => new Response("no", { status: 502 }));
   const b = startMember("b");
-  const s = await startScalwsd(CONFIG.replace("balance: least_conn", "balance: round_robin\n    retries: 0"));
+  const s = await startScalwsd(
+    CONFIG.replace("balance: least_conn", "balance: round_robin\n    retries: 0"),
+  );
   const sock = `${s.dir}/admin.sock`;
   try {
-    await put(sock, "dyn", JSON.stringify({ members: [{ address: a.address }, { address: b.address }] }));
+    await put(
+      sock,
+      "dyn",
+      JSON.stringify({ members: [{ address: a.address }, { address: b.address }] }),
+    );
     for (let i = 0; i < 4; i++) await get(s.url + "/", { host: "a.test" });
-    const failures = (await (await adminFetch(sock, "/v1/upstreams/dyn")).json()).members[0].failures;
+    const failures =
+      (await (await adminFetch(sock, "/v1/upstreams/dyn")).json()).members[0].failures;
     assert.equal(failures, 2);
-    const r = await put(sock, "dyn", JSON.stringify({ members: [{ address: a.address, weight: 3 }] }));
+    const r = await put(
+      sock,
+      "dyn",
+      JSON.stringify({ members: [{ address: a.address, weight: 3 }] }),
+    );
     const view = await r.json();
     assert.equal(view.members[0].failures, 2);
     assert.equal(view.members[0].weight, 3);
     const m = await (await adminFetch(sock, "/metrics")).text();
     assert.ok(!m.includes(b.address), "series of the removed member are gone");
-    assert.match(m, new RegExp(`scalws_upstream_requests_total\\{pool="dyn",member="${a.address}",class="5xx"\\} 2`));
+    assert.match(
+      m,
+      new RegExp(
+        `scalws_upstream_requests_total\\{pool="dyn",member="${a.address}",class="5xx"\\} 2`,
+      ),
+    );
     assert.match(m, /scalws_upstream_members\{pool="dyn"\} 1/);
   } finally {
     await s.close();
@@ -167,13 +230,18 @@ tenants:
     await put(sock, "dyn", JSON.stringify({ members: [{ address: b.address }] }));
     for (let i = 0; i < 2; i++) await get(s.url + "/", { host: "a.test" });
     assert.equal((await pool("files")).members[0].failures, 1);
-    assert.match(await (await adminFetch(sock, "/metrics")).text(), /scalws_upstream_members\{pool="gone"\} 1/);
+    assert.match(
+      await (await adminFetch(sock, "/metrics")).text(),
+      /scalws_upstream_members\{pool="gone"\} 1/,
+    );
 
     // Unchanged settings: kept with health; api members kept; removed pool gone with its series.
     await s.write(yaml(""));
     assert.equal((await adminFetch(sock, "/v1/reload", { method: "POST" })).status, 200);
     assert.equal((await pool("files")).members[0].failures, 1);
-    assert.deepEqual((await pool("dyn")).members.map((m: { address: string }) => m.address), [b.address]);
+    assert.deepEqual((await pool("dyn")).members.map((m: { address: string }) => m.address), [
+      b.address,
+    ]);
     assert.equal((await adminFetch(sock, "/v1/upstreams/gone")).status, 404);
     assert.ok(!(await (await adminFetch(sock, "/metrics")).text()).includes('pool="gone"'));
 
@@ -181,12 +249,16 @@ tenants:
     await s.write(yaml("    keepalive: 8", "    balance: least_conn"));
     assert.equal((await adminFetch(sock, "/v1/reload", { method: "POST" })).status, 200);
     assert.equal((await pool("files")).members[0].failures, 0);
-    assert.deepEqual((await pool("dyn")).members.map((m: { address: string }) => m.address), [b.address]);
+    assert.deepEqual((await pool("dyn")).members.map((m: { address: string }) => m.address), [
+      b.address,
+    ]);
     assert.equal((await pool("dyn")).balance, "least_conn");
     assert.equal((await get(s.url + "/dyn", { host: "a.test" })).text, "b");
 
     // A refused reload changes nothing and leaves no series of the pools it built.
-    await s.write(yaml(`  half:\n    members: [{address: "127.0.0.1:9"}]\n  broken:\n    retries: 9`));
+    await s.write(
+      yaml(`  half:\n    members: [{address: "127.0.0.1:9"}]\n  broken:\n    retries: 9`),
+    );
     assert.equal((await adminFetch(sock, "/v1/reload", { method: "POST" })).status, 400);
     const m = await (await adminFetch(sock, "/metrics")).text();
     assert.ok(!m.includes('pool="half"'));

@@ -13,7 +13,7 @@ async function scalwsd(args: string[]): Promise<{ code: number; stdout: string; 
   return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
 }
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (l.addr as Deno.NetAddr).port;
   l.close();
@@ -24,7 +24,9 @@ Deno.test("scalwsd check prints ok for a valid file and every error with the fil
   const dir = await Deno.makeTempDir();
   try {
     const good = `${dir}/good.yaml`;
-    await Deno.writeTextFile(good, `
+    await Deno.writeTextFile(
+      good,
+      `
 server:
   listeners: [{name: http, address: "127.0.0.1:8080"}]
 upstreams:
@@ -33,13 +35,16 @@ tenants:
   - name: t
     applications:
       - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: api}}}
-`);
+`,
+    );
     let r = await scalwsd(["check", "--config", good]);
     assert.equal(r.code, 0);
     assert.equal(r.stdout.trim(), "ok");
 
     const bad = `${dir}/bad.yaml`;
-    await Deno.writeTextFile(bad, `
+    await Deno.writeTextFile(
+      bad,
+      `
 server:
   listeners: [{name: http, address: "127.0.0.1:8080"}]
 upstreams:
@@ -48,13 +53,20 @@ tenants:
   - name: t
     applications:
       - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: apii}}, colour: blue}
-`);
+`,
+    );
     r = await scalwsd(["check", "--config", bad]);
     assert.equal(r.code, 1);
     const lines = r.stderr.trim().split("\n");
-    assert.ok(lines.includes(`${bad}: upstreams.api.members[1].weight: must be between 1 and 1000`), r.stderr);
+    assert.ok(
+      lines.includes(`${bad}: upstreams.api.members[1].weight: must be between 1 and 1000`),
+      r.stderr,
+    );
     assert.ok(lines.some((l) => l.startsWith(`${bad}: upstreams.api.retries:`)), r.stderr);
-    assert.ok(lines.some((l) => l.startsWith(`${bad}: tenants[0].applications[0]`) && l.includes("colour")), r.stderr);
+    assert.ok(
+      lines.some((l) => l.startsWith(`${bad}: tenants[0].applications[0]`) && l.includes("colour")),
+      r.stderr,
+    );
     assert.equal(r.stdout, "");
 
     r = await scalwsd(["check", "--config", `${dir}/missing.yaml`]);
@@ -71,7 +83,7 @@ Deno.test("scalwsd run serves, reloads on SIGHUP, answers ctl, and drains on SIG
     if (new URL(req.url).pathname === "/slow") await new Promise((r) => setTimeout(r, 300));
     return new Response("member");
   });
-  const port = await freePort();
+  const port = freePort();
   const file = `${dir}/scalws.yaml`;
   const yaml = (body: string) => `
 server:
@@ -118,9 +130,20 @@ tenants:
     assert.ok(reloaded, "SIGHUP reloads");
 
     const sock = `${dir}/admin.sock`;
-    let r = await scalwsd(["ctl", "--socket", sock, "upstreams", "set", "dyn", `${member.address}=3`]);
+    let r = await scalwsd([
+      "ctl",
+      "--socket",
+      sock,
+      "upstreams",
+      "set",
+      "dyn",
+      `${member.address}=3`,
+    ]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`${member.address.replaceAll(".", "\\.")}\\s+3\\s+0\\s+0\\s+healthy`));
+    assert.match(
+      r.stdout,
+      new RegExp(`${member.address.replaceAll(".", "\\.")}\\s+3\\s+0\\s+0\\s+healthy`),
+    );
     r = await scalwsd(["ctl", "--socket", sock, "--json", "upstreams", "show", "dyn"]);
     assert.equal(JSON.parse(r.stdout).members[0].weight, 3);
     r = await scalwsd(["ctl", "--socket", sock, "upstreams"]);

@@ -65,7 +65,9 @@ tenants:
       assert.match(html, /<section data-pool="web">/);
       assert.match(html, /<section data-pool="canary">/);
       const row = (addr: string, weight: number) =>
-        new RegExp(`<tr data-member="${addr}"><td>${addr}</td><td><span class="state healthy">healthy</span></td><td>${weight}</td>`);
+        new RegExp(
+          `<tr data-member="${addr}"><td>${addr}</td><td><span class="state healthy">healthy</span></td><td>${weight}</td>`,
+        );
       assert.match(html, row(a.address, 3));
       assert.match(html, row("127.0.0.1:9", 1));
       assert.match(html, row("127.0.0.1:10", 7));
@@ -73,14 +75,25 @@ tenants:
 
       const shot = `${outDir}console.png`;
       await new Deno.Command(CHROMIUM!, {
-        args: chromiumArgs(profile, "--virtual-time-budget=3000", "--window-size=390,844", `--screenshot=${shot}`, url),
+        args: chromiumArgs(
+          profile,
+          "--virtual-time-budget=3000",
+          "--window-size=390,844",
+          `--screenshot=${shot}`,
+          url,
+        ),
         stdout: "null",
         stderr: "null",
       }).output();
       assert.ok((await Deno.stat(shot)).size > 1000, "a phone-sized screenshot was written");
 
       const metricsPort = s.admin.bound.get("metrics")!.port;
-      assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/console/`).then(async (r) => (await r.body?.cancel(), r.status))), 404);
+      assert.equal(
+        await fetch(`http://127.0.0.1:${metricsPort}/console/`).then(async (
+          r,
+        ) => (await r.body?.cancel(), r.status)),
+        404,
+      );
     } finally {
       await s.close();
       await a.close();

@@ -91,8 +91,14 @@ Deno.test("missing or duplicate Host gets 400", async () => {
   try {
     const port = Number(new URL(s.url).port);
     assert.match(await raw(port, "GET / HTTP/1.1\r\n\r\n"), /^HTTP\/1\.1 400/);
-    assert.match(await raw(port, "GET / HTTP/1.1\r\nHost: example.test\r\nHost: other.test\r\n\r\n"), /^HTTP\/1\.1 400/);
-    assert.match(await raw(port, "GET / HTTP/1.1\r\nHost: example.test\r\n\r\n"), /^HTTP\/1\.1 200/);
+    assert.match(
+      await raw(port, "GET / HTTP/1.1\r\nHost: example.test\r\nHost: other.test\r\n\r\n"),
+      /^HTTP\/1\.1 400/,
+    );
+    assert.match(
+      await raw(port, "GET / HTTP/1.1\r\nHost: example.test\r\n\r\n"),
+      /^HTTP\/1\.1 200/,
+    );
   } finally {
     await s.close();
   }
@@ -102,7 +108,8 @@ Deno.test("dot segments and double slashes are normalised before routing and nev
   const s = await startScalwsd(BASE);
   try {
     const port = Number(new URL(s.url).port);
-    const send = (path: string) => raw(port, `GET ${path} HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n\r\n`);
+    const send = (path: string) =>
+      raw(port, `GET ${path} HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n\r\n`);
     assert.match(await send("/x/../api"), /^HTTP\/1\.1 201/);
     assert.match(await send("//api//v2"), /^HTTP\/1\.1 202/);
     assert.match(await send("/api/../../../api/v2"), /^HTTP\/1\.1 202/);
@@ -159,7 +166,10 @@ Deno.test("a reload swaps the generation; a refused reload changes nothing and a
     const body = await r.json();
     assert.match(body.error, /tenants\[0\]\.applications\[0\]\.routes\[0\]\.runtime\.status/);
     assert.equal((await get(s.url + "/", { host: "example.test" })).text, "www2");
-    assert.deepEqual(await (await adminFetch(sock, "/readyz")).json(), { generation: 2, state: "active" });
+    assert.deepEqual(await (await adminFetch(sock, "/readyz")).json(), {
+      generation: 2,
+      state: "active",
+    });
   } finally {
     await s.close();
   }

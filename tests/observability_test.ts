@@ -3,7 +3,8 @@ import { adminFetch, get, startMember, startScalwsd } from "./_harness.ts";
 
 async function hasPromtool(): Promise<boolean> {
   try {
-    await new Deno.Command("promtool", { args: ["--version"], stdout: "null", stderr: "null" }).output();
+    await new Deno.Command("promtool", { args: ["--version"], stdout: "null", stderr: "null" })
+      .output();
     return true;
   } catch {
     return false;
@@ -33,12 +34,19 @@ tenants:
         runtime: {type: proxy, upstream: {pool: api}}
 `);
     try {
-      for (let i = 0; i < 4; i++) assert.equal((await get(s.url + "/", { host: "a.test" })).status, 200);
+      for (let i = 0; i < 4; i++) {
+        assert.equal((await get(s.url + "/", { host: "a.test" })).status, 200);
+      }
       const port = s.admin.bound.get("metrics")!.port;
       const res = await fetch(`http://127.0.0.1:${port}/metrics`);
       assert.match(res.headers.get("content-type")!, /^text\/plain; version=0\.0\.4/);
       const text = await res.text();
-      const child = new Deno.Command("promtool", { args: ["check", "metrics"], stdin: "piped", stdout: "piped", stderr: "piped" })
+      const child = new Deno.Command("promtool", {
+        args: ["check", "metrics"],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      })
         .spawn();
       const w = child.stdin.getWriter();
       await w.write(new TextEncoder().encode(text));
@@ -50,8 +58,12 @@ tenants:
       assert.doesNotMatch(problems, /error/i);
       for (
         const re of [
-          new RegExp(`scalws_upstream_requests_total\\{pool="api",member="${a.address}",class="2xx"\\} 4`),
-          new RegExp(`scalws_upstream_requests_total\\{pool="api",member="${bad.address}",class="5xx"\\} 1`),
+          new RegExp(
+            `scalws_upstream_requests_total\\{pool="api",member="${a.address}",class="2xx"\\} 4`,
+          ),
+          new RegExp(
+            `scalws_upstream_requests_total\\{pool="api",member="${bad.address}",class="5xx"\\} 1`,
+          ),
           /scalws_upstream_request_duration_seconds_count\{pool="api"\} 4/,
           new RegExp(`scalws_upstream_member_ejected\\{pool="api",member="${bad.address}"\\} 1`),
           new RegExp(`scalws_upstream_member_ejected\\{pool="api",member="${a.address}"\\} 0`),
@@ -129,7 +141,9 @@ Deno.test("a stale kept-alive connection is resent once and counted in scalws_up
       (async () => {
         const buf = new Uint8Array(4096);
         await conn.read(buf);
-        await conn.write(new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+        await conn.write(
+          new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+        );
         await new Promise((r) => setTimeout(r, 20));
         conn.close();
       })().catch(() => {});

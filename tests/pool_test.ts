@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { adminFetch, get, rawServer, readHead, request, startMember, startScalwsd } from "./_harness.ts";
+import {
+  adminFetch,
+  get,
+  rawServer,
+  readHead,
+  request,
+  startMember,
+  startScalwsd,
+} from "./_harness.ts";
 import { ManualClock } from "../src/upstream/clock.ts";
 
 function config(upstreams: string, runtime = "{type: proxy, upstream: {pool: p}}"): string {
@@ -56,7 +64,9 @@ Deno.test("a file pool without members answers 503 with Retry-After: 1", async (
 });
 
 Deno.test("hash by cookie sets SCALWS_AFFINITY once and keeps the client on its member", async () => {
-  const ms = ["a", "b"].map((n) => startMember(n, () => new Response(n, { headers: { "set-cookie": `own=${n}` } })));
+  const ms = ["a", "b"].map((n) =>
+    startMember(n, () => new Response(n, { headers: { "set-cookie": `own=${n}` } }))
+  );
   const s = await startScalwsd(config(`
   p:
     members: [{address: "${ms[0].address}"}, {address: "${ms[1].address}"}]
@@ -77,8 +87,14 @@ Deno.test("hash by cookie sets SCALWS_AFFINITY once and keeps the client on its 
       assert.deepEqual(r.headers.getSetCookie(), [`own=${first}`]);
     }
     // A cookie naming no member is replaced.
-    const r = await get(s.url + "/", { host: "a.test", cookie: `SCALWS_AFFINITY=${"0".repeat(32)}` });
-    assert.match(r.headers.getSetCookie()[1], /^SCALWS_AFFINITY=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax$/);
+    const r = await get(s.url + "/", {
+      host: "a.test",
+      cookie: `SCALWS_AFFINITY=${"0".repeat(32)}`,
+    });
+    assert.match(
+      r.headers.getSetCookie()[1],
+      /^SCALWS_AFFINITY=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
   } finally {
     await s.close();
     for (const m of ms) await m.close();
@@ -95,7 +111,10 @@ Deno.test("hash cookie_max_age adds Max-Age", async () => {
 `));
   try {
     const r = await get(s.url + "/", { host: "a.test" });
-    assert.match(r.headers.get("set-cookie")!, /^SHOP_NODE=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=86400$/);
+    assert.match(
+      r.headers.get("set-cookie")!,
+      /^SHOP_NODE=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=86400$/,
+    );
   } finally {
     await s.close();
     await m.close();
@@ -118,7 +137,12 @@ Deno.test("503 from a member is retried on another member for GET, counted in me
     }
     const text = await metrics(`${s.dir}/admin.sock`);
     assert.match(text, /scalws_upstream_pool_retries_total\{pool="p"\} 2/);
-    assert.match(text, new RegExp(`scalws_upstream_requests_total\\{pool="p",member="${bad.address}",class="5xx"\\} 2`));
+    assert.match(
+      text,
+      new RegExp(
+        `scalws_upstream_requests_total\\{pool="p",member="${bad.address}",class="5xx"\\} 2`,
+      ),
+    );
   } finally {
     await s.close();
     await bad.close();
@@ -130,11 +154,17 @@ Deno.test("a POST is not retried after a 503, and the client gets the member's a
   const bad = startMember("bad", () => new Response("down", { status: 503 }));
   const s = await startScalwsd(config(`
   p:
-    members: [{address: "${bad.address}"}, {address: "${bad.address.replace("127.0.0.1", "localhost")}"}]
+    members: [{address: "${bad.address}"}, {address: "${
+    bad.address.replace("127.0.0.1", "localhost")
+  }"}]
     retries: 1
 `));
   try {
-    const r = await request(s.url + "/", { method: "POST", headers: { host: "a.test" }, body: "x" });
+    const r = await request(s.url + "/", {
+      method: "POST",
+      headers: { host: "a.test" },
+      body: "x",
+    });
     assert.equal(r.status, 503);
     assert.equal(r.text, "down");
     assert.equal(bad.count, 1);
@@ -147,7 +177,10 @@ Deno.test("a POST is not retried after a 503, and the client gets the member's a
 Deno.test("failures eject a member for the cooldown, then probation restores or re-ejects it", async () => {
   const clock = new ManualClock();
   let fail = true;
-  const flaky = startMember("flaky", () => fail ? new Response("no", { status: 502 }) : new Response("flaky"));
+  const flaky = startMember(
+    "flaky",
+    () => fail ? new Response("no", { status: 502 }) : new Response("flaky"),
+  );
   const good = startMember("good");
   const s = await startScalwsd(
     config(`
@@ -166,12 +199,17 @@ Deno.test("failures eject a member for the cooldown, then probation restores or 
   try {
     // Round robin alternates: flaky, good, flaky (2nd failure: ejected), then only good.
     const seen: string[] = [];
-    for (let i = 0; i < 6; i++) seen.push(String((await get(s.url + "/", { host: "a.test" })).status));
+    for (let i = 0; i < 6; i++) {
+      seen.push(String((await get(s.url + "/", { host: "a.test" })).status));
+    }
     assert.deepEqual(seen, ["502", "200", "502", "200", "200", "200"]);
     let m = await state();
     assert.equal(m.state, "ejected");
     assert.equal(m.ejected_until, new Date(clock.now() + 10_000).toISOString());
-    assert.match(await metrics(sock), new RegExp(`scalws_upstream_member_ejected\\{pool="p",member="${flaky.address}"\\} 1`));
+    assert.match(
+      await metrics(sock),
+      new RegExp(`scalws_upstream_member_ejected\\{pool="p",member="${flaky.address}"\\} 1`),
+    );
 
     // Cooldown over: probation. One failure ejects again at once.
     clock.advance(10_001);
@@ -182,18 +220,25 @@ Deno.test("failures eject a member for the cooldown, then probation restores or 
     }
     assert.equal(statuses.filter((x) => x === 502).length, 1);
     assert.equal((await state()).state, "ejected");
-    for (let i = 0; i < 3; i++) assert.equal((await get(s.url + "/", { host: "a.test" })).text, "good");
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "good");
+    }
 
     // Next cooldown: one success restores it fully.
     clock.advance(10_001);
     fail = false;
     const bodies: string[] = [];
-    while (bodies.length < 4 && !bodies.includes("flaky")) bodies.push((await get(s.url + "/", { host: "a.test" })).text);
+    while (bodies.length < 4 && !bodies.includes("flaky")) {
+      bodies.push((await get(s.url + "/", { host: "a.test" })).text);
+    }
     assert.ok(bodies.includes("flaky"));
     m = await state();
     assert.equal(m.state, "healthy");
     assert.equal(m.failures, 0);
-    assert.match(await metrics(sock), new RegExp(`scalws_upstream_member_ejected\\{pool="p",member="${flaky.address}"\\} 0`));
+    assert.match(
+      await metrics(sock),
+      new RegExp(`scalws_upstream_member_ejected\\{pool="p",member="${flaky.address}"\\} 0`),
+    );
   } finally {
     await s.close();
     await flaky.close();
@@ -205,7 +250,10 @@ Deno.test("connect failures are retried for any method; refused member is ejecte
   const dead = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const deadAddr = `127.0.0.1:${(dead.addr as Deno.NetAddr).port}`;
   dead.close();
-  const good = startMember("good", async (req) => new Response(`good ${req.method} ${await req.text()}`));
+  const good = startMember(
+    "good",
+    async (req) => new Response(`good ${req.method} ${await req.text()}`),
+  );
   const s = await startScalwsd(config(`
   p:
     members: [{address: "${deadAddr}"}, {address: "${good.address}"}]
@@ -213,7 +261,11 @@ Deno.test("connect failures are retried for any method; refused member is ejecte
     passive_health: {failures: 1, cooldown: 1h}
 `));
   try {
-    const r = await request(s.url + "/", { method: "POST", headers: { host: "a.test" }, body: "hello" });
+    const r = await request(s.url + "/", {
+      method: "POST",
+      headers: { host: "a.test" },
+      body: "hello",
+    });
     assert.equal(r.status, 200);
     assert.equal(r.text, "good POST hello");
     assert.equal(good.count, 1);
@@ -238,12 +290,18 @@ Deno.test("a member that resets after the request was written: GET retried, POST
     passive_health: {failures: 0}
 `));
   try {
-    for (let i = 0; i < 2; i++) assert.equal((await get(s.url + "/", { host: "a.test" })).text, "good");
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "good");
+    }
     received = 0;
     const before = good.count;
     const statuses: number[] = [];
     for (let i = 0; i < 2; i++) {
-      const r = await request(s.url + "/", { method: "POST", headers: { host: "a.test" }, body: "x" });
+      const r = await request(s.url + "/", {
+        method: "POST",
+        headers: { host: "a.test" },
+        body: "x",
+      });
       statuses.push(r.status);
     }
     assert.deepEqual(statuses.sort(), [200, 502]);

@@ -22,7 +22,12 @@ export class AddressPools {
 
   static key(t: AddressTarget, rt: ProxyRuntime, cfg: Config): string {
     const c = cfg.server.upstream_client;
-    return targetKey(t, rt, rt.client?.keepalive ?? c.keepalive, rt.client?.idle_timeout ?? c.idle_timeout);
+    return targetKey(
+      t,
+      rt,
+      rt.client?.keepalive ?? c.keepalive,
+      rt.client?.idle_timeout ?? c.idle_timeout,
+    );
   }
 
   plan(cfg: Config): AddressPlan {

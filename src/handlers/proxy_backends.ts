@@ -11,7 +11,8 @@ import type { PoolProxyHandler } from "./proxy_pool.ts";
  */
 export class BackendsHandler implements Handler {
   private readonly selector: BackendSelector;
-  private readonly hasMembers = (pool: string) => (this.pools.get(pool)?.pool.set.members.length ?? 0) > 0;
+  private readonly hasMembers = (pool: string) =>
+    (this.pools.get(pool)?.pool.set.members.length ?? 0) > 0;
 
   constructor(
     entries: readonly BackendEntry[],

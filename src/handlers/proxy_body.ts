@@ -54,7 +54,9 @@ export async function prepareBody(
   const cl = req.headers.get("content-length");
   const length = cl === null ? -1 : Number(cl);
   if (length > maxBody) return 413;
-  if (req.body === null || length === 0) return length === 0 ? new PreparedBody(null, null, 0, true) : NO_BODY;
+  if (req.body === null || length === 0) {
+    return length === 0 ? new PreparedBody(null, null, 0, true) : NO_BODY;
+  }
   if (retryable && length >= 0 && length <= REPLAY_LIMIT) {
     const bytes = await readSmallBody(req.body, length);
     if (bytes === "too_large") return 413;

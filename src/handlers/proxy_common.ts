@@ -1,5 +1,12 @@
 import type { ProxyRuntime } from "../config/types.ts";
-import type { FinishListener, HeadSource, OutboundRequest, SendOptions, SendStats, UpstreamResponse } from "../http1/types.ts";
+import type {
+  FinishListener,
+  HeadSource,
+  OutboundRequest,
+  SendOptions,
+  SendStats,
+  UpstreamResponse,
+} from "../http1/types.ts";
 import type { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import type { PreparedBody } from "./proxy_body.ts";
@@ -71,7 +78,11 @@ export function errorStatus(e: UpstreamError): number {
 }
 
 /** The client's response from a member's answer, with an extra `Set-Cookie` when given. */
-export function toResponse(ex: Exchange, res: UpstreamResponse, cookie: string | undefined): Response {
+export function toResponse(
+  ex: Exchange,
+  res: UpstreamResponse,
+  cookie: string | undefined,
+): Response {
   const headers = res.headers;
   if (cookie !== undefined) headers.push(["set-cookie", cookie]);
   ex.status = res.status;

@@ -109,7 +109,9 @@ export class PoolProxyHandler implements Handler {
   /** A member for this attempt, or undefined when every member was tried. */
   private choose(set: MemberSet, pick: Pick, pinned: Member | undefined): Member | undefined {
     const tried = pick.tried;
-    if (pinned !== undefined && (tried === null || !tried.has(pinned)) && pinned.available(pick.now)) {
+    if (
+      pinned !== undefined && (tried === null || !tried.has(pinned)) && pinned.available(pick.now)
+    ) {
       return pinned;
     }
     const m = set.balancer.pick(pick);
@@ -124,7 +126,14 @@ export class PoolProxyHandler implements Handler {
   }
 
   /** The spec's retry rules for attempt `i` (0-based) that just failed on `member`. */
-  private retry(pick: Pick, member: Member, i: number, failure: FailureKind, method: string, replayable: boolean): boolean {
+  private retry(
+    pick: Pick,
+    member: Member,
+    i: number,
+    failure: FailureKind,
+    method: string,
+    replayable: boolean,
+  ): boolean {
     const set = this.pool.set;
     const tried = pick.tried === null ? 1 : pick.tried.size + (pick.tried.has(member) ? 0 : 1);
     return mayRetry({
@@ -217,7 +226,9 @@ export class PoolProxyHandler implements Handler {
       const s = res.status;
       if (s === 502 || s === 503 || s === 504) {
         this.failure(member, attempt.epoch);
-        if (i + 1 < attempts && this.retry(pick, member, i, "status", ex.req.method, body.replayable)) {
+        if (
+          i + 1 < attempts && this.retry(pick, member, i, "status", ex.req.method, body.replayable)
+        ) {
           // Another member gets the request; this answer is dropped.
           if (res.body instanceof ReadableStream) res.body.cancel().catch(() => {});
           attempt.release();

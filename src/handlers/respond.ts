@@ -9,7 +9,10 @@ export class RespondHandler implements Handler {
   constructor(readonly runtime: RespondRuntime) {
     this.body = new TextEncoder().encode(runtime.body);
     this.headers = { ...runtime.headers };
-    if (this.body.length > 0 && !Object.keys(this.headers).some((h) => h.toLowerCase() === "content-type")) {
+    if (
+      this.body.length > 0 &&
+      !Object.keys(this.headers).some((h) => h.toLowerCase() === "content-type")
+    ) {
       this.headers["content-type"] = "text/plain; charset=utf-8";
     }
     const s = runtime.status;

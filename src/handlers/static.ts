@@ -13,7 +13,10 @@ export interface ByteRange {
  * Parses a single `Range: bytes=...` header. Returns null when the header should be ignored
  * (absent, several ranges, another unit), "unsatisfiable" when no byte of the range exists.
  */
-export function parseRange(header: string | null, size: number): ByteRange | null | "unsatisfiable" {
+export function parseRange(
+  header: string | null,
+  size: number,
+): ByteRange | null | "unsatisfiable" {
   if (header === null) return null;
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (m === null || (m[1] === "" && m[2] === "")) return null;
@@ -92,7 +95,10 @@ export class StaticHandler implements Handler {
       if (info.isDirectory) {
         if (!ex.path.endsWith("/")) {
           ex.status = 301;
-          return new Response(null, { status: 301, headers: { location: ex.path + "/" + ex.query } });
+          return new Response(null, {
+            status: 301,
+            headers: { location: ex.path + "/" + ex.query },
+          });
         }
         real = await Deno.realPath(`${real}/${this.runtime.index}`);
         if (!real.startsWith(root + "/")) {
@@ -131,10 +137,15 @@ export class StaticHandler implements Handler {
     }
     let range = parseRange(h.get("range"), info.size);
     const ifRange = h.get("if-range");
-    if (range !== null && ifRange !== null && ifRange !== etag && ifRange !== lastModified) range = null;
+    if (range !== null && ifRange !== null && ifRange !== etag && ifRange !== lastModified) {
+      range = null;
+    }
     if (range === "unsatisfiable") {
       ex.status = 416;
-      return new Response(null, { status: 416, headers: { "content-range": `bytes */${info.size}` } });
+      return new Response(null, {
+        status: 416,
+        headers: { "content-range": `bytes */${info.size}` },
+      });
     }
     const start = range === null ? 0 : range.start;
     const length = range === null ? info.size : range.end - range.start + 1;

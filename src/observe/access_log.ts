@@ -39,13 +39,15 @@ export class AccessLog {
 
   write(r: AccessRecord): void {
     if (this.out === null) return;
-    const line = `{"time":"${new Date().toISOString()}","tenant":${JSON.stringify(r.tenant)},"app":${
-      JSON.stringify(r.app)
-    },"method":${JSON.stringify(r.method)},"path":${JSON.stringify(r.path)},"status":${r.status},"bytes":${r.bytes},"duration":${
+    const line = `{"time":"${new Date().toISOString()}","tenant":${
+      JSON.stringify(r.tenant)
+    },"app":${JSON.stringify(r.app)},"method":${JSON.stringify(r.method)},"path":${
+      JSON.stringify(r.path)
+    },"status":${r.status},"bytes":${r.bytes},"duration":${
       r.duration.toFixed(6)
-    },"upstream_member":${JSON.stringify(r.upstream_member)},"upstream_attempts":${r.upstream_attempts},"client":${
-      JSON.stringify(r.client)
-    }}\n`;
+    },"upstream_member":${
+      JSON.stringify(r.upstream_member)
+    },"upstream_attempts":${r.upstream_attempts},"client":${JSON.stringify(r.client)}}\n`;
     this.pending.push(line);
     this.size += line.length;
     if (this.size >= 65536) this.flush();

@@ -83,5 +83,13 @@ export function createMetrics(registry = new Registry()): Metrics {
 
 /** `2xx`..`5xx` for a status code. */
 export function statusClass(status: number): string {
-  return status < 200 ? "1xx" : status < 300 ? "2xx" : status < 400 ? "3xx" : status < 500 ? "4xx" : "5xx";
+  return status < 200
+    ? "1xx"
+    : status < 300
+    ? "2xx"
+    : status < 400
+    ? "3xx"
+    : status < 500
+    ? "4xx"
+    : "5xx";
 }

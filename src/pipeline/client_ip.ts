@@ -3,7 +3,11 @@
  * `X-Forwarded-For` chain is walked from the right, skipping trusted hops; the first untrusted
  * address is the client.
  */
-export function clientAddress(peer: string, headers: Headers, trusted: (ip: string) => boolean): string {
+export function clientAddress(
+  peer: string,
+  headers: Headers,
+  trusted: (ip: string) => boolean,
+): string {
   if (!trusted(peer)) return peer;
   const xff = headers.get("x-forwarded-for");
   if (xff === null) return peer;

@@ -4,7 +4,14 @@ import type { Metrics } from "../observe/families.ts";
 
 /** Per-application observability handles, resolved lazily so a refused reload leaves no series. */
 export class AppStats {
-  private readonly byClass: (Series | undefined)[] = [undefined, undefined, undefined, undefined, undefined, undefined];
+  private readonly byClass: (Series | undefined)[] = [
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+  ];
   private duration: HistogramSeries | undefined;
   private stale: Series | undefined;
   constructor(

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { HostTable, hostName } from "./hosts.ts";
+import { hostName, HostTable } from "./hosts.ts";
 
 Deno.test("HostTable matches exact names before single-label wildcards", () => {
   const t = new HostTable<string>();

@@ -41,7 +41,10 @@ export class AdminListeners {
     if (cfg.admin.remote) {
       const r = cfg.admin.remote;
       const subjects = new WeakMap<Request, string>();
-      const remoteApp = createAdminApp(this.server, (req) => subjects.get(req) ?? "certificate:unknown");
+      const remoteApp = createAdminApp(
+        this.server,
+        (req) => subjects.get(req) ?? "certificate:unknown",
+      );
       this.remote = new RemoteAdmin({
         hostname: r.hostname,
         port: r.port,
@@ -57,7 +60,11 @@ export class AdminListeners {
       log("info", "admin_remote_listening", { address: `${r.hostname}:${this.remote.port}` });
     }
     if (cfg.admin.http) {
-      const s = Deno.serve({ hostname: cfg.admin.http.hostname, port: cfg.admin.http.port, onListen() {} }, fetch);
+      const s = Deno.serve({
+        hostname: cfg.admin.http.hostname,
+        port: cfg.admin.http.port,
+        onListen() {},
+      }, fetch);
       this.servers.push(s);
       this.bound.set("http", s.addr);
       log("info", "admin_http_listening", { address: `${s.addr.hostname}:${s.addr.port}` });

@@ -34,7 +34,12 @@ function createHandler(rt: RuntimeConfig, maxBody: number, cfg: Config, deps: Bu
     case "proxy": {
       const t = rt.target;
       if (t.kind === "address") {
-        return new AddressProxyHandler(rt, t, deps.addresses.get(AddressPools.key(t, rt, cfg))!, maxBody);
+        return new AddressProxyHandler(
+          rt,
+          t,
+          deps.addresses.get(AddressPools.key(t, rt, cfg))!,
+          maxBody,
+        );
       }
       if (t.kind === "pool") {
         return new PoolProxyHandler(rt, deps.pools.get(t.pool)!, deps.key, deps.clock, maxBody);
@@ -42,7 +47,10 @@ function createHandler(rt: RuntimeConfig, maxBody: number, cfg: Config, deps: Bu
       const handlers = new Map<string, PoolProxyHandler>();
       for (const b of t.backends) {
         if (b.pool !== undefined && !handlers.has(b.pool)) {
-          handlers.set(b.pool, new PoolProxyHandler(rt, deps.pools.get(b.pool)!, deps.key, deps.clock, maxBody));
+          handlers.set(
+            b.pool,
+            new PoolProxyHandler(rt, deps.pools.get(b.pool)!, deps.key, deps.clock, maxBody),
+          );
         }
       }
       return new BackendsHandler(t.backends, handlers);
@@ -64,7 +72,10 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
       const appMax = app.max_body ?? cfg.server.max_body;
       const routes = app.routes.map((r) => {
         const maxBody = r.max_body ?? appMax;
-        return { path: r.path, value: { handler: make(r.runtime, maxBody), maxBody } as RouteEntry };
+        return {
+          path: r.path,
+          value: { handler: make(r.runtime, maxBody), maxBody } as RouteEntry,
+        };
       });
       const entry: AppEntry = {
         stats: new AppStats(tenant.name, app.name, deps.metrics),

@@ -27,7 +27,11 @@ export class Dispatcher {
     this.current = gen;
   }
 
-  handle(req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>, secure: boolean): Response | Promise<Response> {
+  handle(
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.Addr>,
+    secure: boolean,
+  ): Response | Promise<Response> {
     const gen = this.current;
     let authority = req.headers.get("host");
     if (authority === null) {
@@ -72,7 +76,9 @@ export class Dispatcher {
     } catch (err) {
       res = this.fail(ex, err);
     }
-    if (res instanceof Promise) return res.then((r) => this.finish(ex, r), (e) => this.finish(ex, this.fail(ex, e)));
+    if (res instanceof Promise) {
+      return res.then((r) => this.finish(ex, r), (e) => this.finish(ex, this.fail(ex, e)));
+    }
     return this.finish(ex, res);
   }
 

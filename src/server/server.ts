@@ -46,7 +46,10 @@ export class Server {
   private dispatcher!: Dispatcher;
   private accessLog!: AccessLog;
   private nextId = 1;
-  private readonly listeners = new Map<string, { cfg: ListenerConfig; server: Deno.HttpServer<Deno.NetAddr> }>();
+  private readonly listeners = new Map<
+    string,
+    { cfg: ListenerConfig; server: Deno.HttpServer<Deno.NetAddr> }
+  >();
   /** Addresses actually bound, by listener name (port 0 resolved). */
   readonly bound = new Map<string, Deno.NetAddr>();
 
@@ -152,7 +155,10 @@ export class Server {
       }, (req, info) => d.handle(req, info, false));
       this.listeners.set(k, { cfg, server });
       this.bound.set(cfg.name, server.addr);
-      log("info", "listening", { listener: cfg.name, address: `${server.addr.hostname}:${server.addr.port}` });
+      log("info", "listening", {
+        listener: cfg.name,
+        address: `${server.addr.hostname}:${server.addr.port}`,
+      });
     }
   }
 
@@ -165,12 +171,16 @@ export class Server {
         this.build(loaded);
         if (this.state === "active") await this.syncListeners(loaded.config.server.listeners);
       } catch (err) {
-        const errors = err instanceof ConfigError ? err.errors.map((e) => `${err.file}: ${e}`) : [String((err as Error)?.message ?? err)];
+        const errors = err instanceof ConfigError
+          ? err.errors.map((e) => `${err.file}: ${e}`)
+          : [String((err as Error)?.message ?? err)];
         this.metrics.reloads.with("error").value++;
         log("error", "reload_failed", { file: this.file, errors });
         return { ok: false, errors };
       }
-      for (const w of loaded.warnings) log("warn", "config_warning", { file: this.file, warning: w });
+      for (const w of loaded.warnings) {
+        log("warn", "config_warning", { file: this.file, warning: w });
+      }
       this.metrics.generation.value = this.generation.id;
       this.metrics.reloads.with("ok").value++;
       log("info", "reloaded", { file: this.file, generation: this.generation.id });

@@ -25,7 +25,8 @@ export async function defaultProbe(member: Member, cfg: HealthCheckConfig): Prom
   }
   try {
     if (cfg.path === undefined) return true;
-    const head = `GET ${cfg.path} HTTP/1.1\r\nHost: ${member.authority}\r\nUser-Agent: scalwsd-health-check\r\n` +
+    const head =
+      `GET ${cfg.path} HTTP/1.1\r\nHost: ${member.authority}\r\nUser-Agent: scalwsd-health-check\r\n` +
       `Connection: close\r\n\r\n`;
     await conn.write(enc.encode(head));
     const buf = new Uint8Array(64);
@@ -39,7 +40,9 @@ export async function defaultProbe(member: Member, cfg: HealthCheckConfig): Prom
       return "read" as const;
     })().catch(() => "read" as const);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), cfg.timeout));
+    const timedOut = new Promise<"timeout">((resolve) =>
+      timer = setTimeout(() => resolve("timeout"), cfg.timeout)
+    );
     const winner = await Promise.race([read, timedOut]);
     clearTimeout(timer);
     if (winner === "timeout") return false;

@@ -3,7 +3,7 @@ import { Connector } from "../http1/connector.ts";
 import type { TlsSettings } from "../http1/types.ts";
 import type { Metrics } from "../observe/families.ts";
 import type { Series } from "../observe/metrics.ts";
-import { affinityValue, type AffinityKey } from "./affinity.ts";
+import { type AffinityKey, affinityValue } from "./affinity.ts";
 import { createBalancer } from "./balance/index.ts";
 import { Member } from "./member.ts";
 import type { Balancer, Clock } from "./types.ts";
@@ -71,7 +71,11 @@ export class Pool {
 
   /** The member list as configuration entries (what an api pool carries into a rebuilt pool). */
   memberConfigs(): MemberConfig[] {
-    return this.set.members.map((m) => ({ address: m.address, parsed: m.parsed, weight: m.weight }));
+    return this.set.members.map((m) => ({
+      address: m.address,
+      parsed: m.parsed,
+      weight: m.weight,
+    }));
   }
 
   /** Builds a member set beside the current one; members that keep their address are reused. */

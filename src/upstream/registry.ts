@@ -1,5 +1,5 @@
 import type { Config, MemberConfig } from "../config/types.ts";
-import { Pool, type MemberSet, type PoolDeps, settingsKey } from "./pool.ts";
+import { type MemberSet, Pool, type PoolDeps, settingsKey } from "./pool.ts";
 
 /** A kept pool's member change, installed after the generation swap. */
 interface PendingMembers {
@@ -42,7 +42,9 @@ export class PoolRegistry {
           continue;
         }
         // An api pool keeps the members it has at run time, also when it was a file pool.
-        const seed = old !== undefined && cfg.members_from === "api" ? old.memberConfigs() : cfg.members;
+        const seed = old !== undefined && cfg.members_from === "api"
+          ? old.memberConfigs()
+          : cfg.members;
         const pool = new Pool({ ...cfg, members: seed }, this.deps);
         next.set(name, pool);
         created.push(pool);
