@@ -1,0 +1,47 @@
+/** One measured cell of the comparison. */
+export interface Row {
+  scenario: string;
+  server: string;
+  requestsPerSec: number;
+  p99Ms: number;
+  /** Non-2xx/3xx responses plus wrk socket errors. */
+  errors: number;
+}
+
+/** req/s of `server` divided by nginx's in the same scenario; NaN without an nginx row. */
+export function ratioToNginx(rows: readonly Row[], r: Row): number {
+  const base = rows.find((x) => x.scenario === r.scenario && x.server === "nginx");
+  return base === undefined || base.requestsPerSec === 0 ? NaN : r.requestsPerSec / base.requestsPerSec;
+}
+
+function fmtRate(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+function fmtMs(ms: number): string {
+  if (Number.isNaN(ms)) return "-";
+  return ms < 10 ? `${ms.toFixed(2)} ms` : `${ms.toFixed(1)} ms`;
+}
+
+/** A fixed-width text table: scenario, server, req/s, p99, ratio to nginx, errors. */
+export function renderTable(rows: readonly Row[]): string {
+  const head = ["scenario", "server", "req/s", "p99", "vs nginx", "errors"];
+  const body = rows.map((r) => {
+    const ratio = ratioToNginx(rows, r);
+    return [
+      r.scenario,
+      r.server,
+      fmtRate(r.requestsPerSec),
+      fmtMs(r.p99Ms),
+      Number.isNaN(ratio) ? "-" : `${ratio.toFixed(2)}x`,
+      r.errors === 0 ? "-" : String(r.errors),
+    ];
+  });
+  const all = [head, ...body];
+  const width = head.map((_, c) => Math.max(...all.map((line) => line[c].length)));
+  // Names left-aligned, figures right-aligned.
+  const line = (cells: string[]) =>
+    cells.map((cell, c) => c < 2 ? cell.padEnd(width[c]) : cell.padStart(width[c])).join("  ").trimEnd();
+  const rule = width.map((w) => "-".repeat(w)).join("  ");
+  return [line(head), rule, ...body.map(line)].join("\n");
+}
