@@ -20,7 +20,10 @@ tenants:
 /** A member whose answers can be switched between up and 503/closed at run time. */
 function switchable(name: string) {
   const state = { up: true };
-  const m = startMember(name, () => state.up ? new Response(name) : new Response("down", { status: 503 }));
+  const m = startMember(
+    name,
+    () => state.up ? new Response(name) : new Response("down", { status: 503 }),
+  );
   return Object.assign(m, { state });
 }
 
@@ -39,17 +42,25 @@ Deno.test("failover sends everything to the first available member, the rest are
     { clock },
   );
   try {
-    for (let i = 0; i < 4; i++) assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
+    for (let i = 0; i < 4; i++) {
+      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
+    }
     a.state.up = false;
     // The first request fails on a, is retried on b; a is ejected, b takes everything.
-    for (let i = 0; i < 4; i++) assert.equal((await get(s.url + "/", { host: "a.test" })).text, "b");
+    for (let i = 0; i < 4; i++) {
+      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "b");
+    }
     assert.equal(a.count, 5);
     b.state.up = false;
-    for (let i = 0; i < 3; i++) assert.equal((await get(s.url + "/", { host: "a.test" })).text, "c");
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "c");
+    }
     // a comes back after its cooldown and takes over again.
     a.state.up = true;
     clock.advance(10_001);
-    for (let i = 0; i < 3; i++) assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
+    }
   } finally {
     await s.close();
     for (const m of [a, b, c]) await m.close();
@@ -60,7 +71,9 @@ Deno.test("active health checks take a member out after fall probes and back aft
   let bUp = true;
   const a = startMember("a");
   const b = startMember("b", (req) => {
-    if (new URL(req.url).pathname === "/ping") return new Response(bUp ? "pong" : "sick", { status: bUp ? 200 : 500 });
+    if (new URL(req.url).pathname === "/ping") {
+      return new Response(bUp ? "pong" : "sick", { status: bUp ? 200 : 500 });
+    }
     return new Response("b");
   });
   const s = await startScalwsd(config(`
@@ -90,7 +103,9 @@ Deno.test("active health checks take a member out after fall probes and back aft
       await (await adminFetch(sock, "/metrics")).text(),
       new RegExp(`scalws_upstream_member_healthy\\{pool="p",member="${b.address}"\\} 0`),
     );
-    for (let i = 0; i < 4; i++) assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
+    for (let i = 0; i < 4; i++) {
+      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
+    }
 
     bUp = true;
     await pool.prober!.runOnce();
@@ -120,7 +135,8 @@ Deno.test("a TCP probe marks a closed member down; with every member down reques
   const pool = s.server.registry.pools.get("p")!;
   try {
     await pool.prober!.runOnce();
-    const members = (await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams/p")).json()).members;
+    const members =
+      (await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams/p")).json()).members;
     assert.deepEqual(members.map((m: { state: string }) => m.state), ["down", "healthy"]);
     assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
     // Both down by probe: fail-open, the request is still attempted in order.
@@ -138,7 +154,9 @@ Deno.test("sticky pins a client to its first member until the TTL, then re-assig
   const ms = ["a", "b", "c"].map((n) => startMember(n));
   const s = await startScalwsd(
     config(`
-    members: [{address: "${ms[0].address}"}, {address: "${ms[1].address}"}, {address: "${ms[2].address}"}]
+    members: [{address: "${ms[0].address}"}, {address: "${ms[1].address}"}, {address: "${
+      ms[2].address
+    }"}]
     sticky: {ttl: 30m, cookie: PIN}
 `),
     { clock },
@@ -160,7 +178,10 @@ Deno.test("sticky pins a client to its first member until the TTL, then re-assig
     assert.ok(r.headers.get("set-cookie")?.startsWith("PIN="));
     // The window is fixed from assignment: past 30 minutes the same cookie is re-assigned.
     clock.advance(29 * 60_000);
-    assert.equal((await get(s.url + "/", { host: "a.test", cookie: `PIN=${pin}` })).headers.get("set-cookie"), null);
+    assert.equal(
+      (await get(s.url + "/", { host: "a.test", cookie: `PIN=${pin}` })).headers.get("set-cookie"),
+      null,
+    );
     clock.advance(2 * 60_000);
     const late = await get(s.url + "/", { host: "a.test", cookie: `PIN=${pin}` });
     assert.match(late.headers.get("set-cookie")!, /^PIN=/);
@@ -187,7 +208,10 @@ Deno.test("a pin to a member that is gone is re-picked", async () => {
     const cookie = first.headers.get("set-cookie")!.split(";")[0];
     assert.match(cookie, /^SCALWS_STICKY_p=/);
     const keep = first.text === "a" ? b : a;
-    await adminFetch(sock, "/v1/upstreams/p", { method: "PUT", body: JSON.stringify({ members: [{ address: keep.address }] }) });
+    await adminFetch(sock, "/v1/upstreams/p", {
+      method: "PUT",
+      body: JSON.stringify({ members: [{ address: keep.address }] }),
+    });
     const r = await get(s.url + "/", { host: "a.test", cookie });
     assert.equal(r.text, first.text === "a" ? "b" : "a");
     assert.match(r.headers.get("set-cookie")!, /^SCALWS_STICKY_p=/);

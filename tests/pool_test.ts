@@ -366,3 +366,79 @@ Deno.test("backends split 3:1 by smooth weighted round robin, status entries ans
     await b.close();
   }
 });
+
+Deno.test("least_conn sends new requests to the member with fewest in flight per weight", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  const slow = startMember("slow", async () => {
+    await gate;
+    return new Response("slow");
+  });
+  const fast = startMember("fast");
+  const s = await startScalwsd(config(`
+  p:
+    members: [{address: "${slow.address}"}, {address: "${fast.address}"}]
+    balance: least_conn
+`));
+  try {
+    // The first request goes to slow (tie, round robin) and stays in flight.
+    const pending = get(s.url + "/", { host: "a.test" });
+    while (slow.count === 0) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "fast");
+    }
+    const view = await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams/p")).json();
+    assert.equal(view.members[0].in_flight, 1);
+    release();
+    assert.equal((await pending).text, "slow");
+    const after = await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams/p")).json();
+    assert.equal(after.members[0].in_flight, 0);
+  } finally {
+    release();
+    await s.close();
+    await slow.close();
+    await fast.close();
+  }
+});
+
+Deno.test("hash by header and by client_ip keep a key on one member; no key goes round robin", async () => {
+  const ms = ["a", "b", "c"].map((n) => startMember(n));
+  const members = ms.map((m) => `{address: "${m.address}"}`).join(", ");
+  const s = await startScalwsd(config(
+    `
+  byheader:
+    members: [${members}]
+    balance: hash
+    hash: {by: header, name: X-User}
+  byip:
+    members: [${members}]
+    balance: hash
+    hash: {by: client_ip}
+`,
+    "{type: proxy, upstream: {pool: byheader}}\n        routes: [{path: /ip, runtime: {type: proxy, upstream: {pool: byip}}}]",
+  ));
+  try {
+    const owners = new Map<string, string>();
+    for (let u = 0; u < 20; u++) {
+      const first = (await get(s.url + "/", { host: "a.test", "x-user": `user-${u}` })).text;
+      owners.set(`user-${u}`, first);
+      for (let i = 0; i < 2; i++) {
+        assert.equal(
+          (await get(s.url + "/", { host: "a.test", "x-user": `user-${u}` })).text,
+          first,
+        );
+      }
+    }
+    assert.ok(new Set(owners.values()).size > 1, "keys spread over members");
+    const noKey = new Set<string>();
+    for (let i = 0; i < 3; i++) noKey.add((await get(s.url + "/", { host: "a.test" })).text);
+    assert.equal(noKey.size, 3);
+    const ip = (await get(s.url + "/ip", { host: "a.test" })).text;
+    for (let i = 0; i < 4; i++) {
+      assert.equal((await get(s.url + "/ip", { host: "a.test" })).text, ip);
+    }
+  } finally {
+    await s.close();
+    for (const m of ms) await m.close();
+  }
+});

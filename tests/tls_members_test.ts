@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { makePki } from "./_certs.ts";
 import { get, startScalwsd } from "./_harness.ts";
 
-async function tlsMember(cert: string, key: string, name: string): Promise<{ port: number; close(): Promise<void> }> {
+async function tlsMember(
+  cert: string,
+  key: string,
+  name: string,
+): Promise<{ port: number; close(): Promise<void> }> {
   const server = Deno.serve({
     hostname: "127.0.0.1",
     port: 0,

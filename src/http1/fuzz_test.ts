@@ -180,7 +180,7 @@ function request(method: string): OutboundRequest {
     method,
     target: "/",
     head: {
-      headers: [],
+      headers: new Headers(),
       host: "m",
       clientHost: "",
       peer: "",

@@ -20,6 +20,7 @@ export { UpstreamError, type UpstreamErrorKind, type UpstreamPhase } from "./ups
 export type {
   Bytes,
   FinishListener,
+  HeaderSource,
   HeadSource,
   OutboundRequest,
   SendOptions,

@@ -85,44 +85,61 @@ const SPECIAL = new Map<string, number>([
   ["x-forwarded-host", H_XFH],
 ]);
 
-// Results of the last `headerLines` pass (the code is synchronous, so module state is safe).
-let seenXff: string | null = null;
-let seenXfp: string | null = null;
-let seenXfh: string | null = null;
-let seenConnection: string | null = null;
+/** State of one pass over the client's headers; one instance, reused (the code is synchronous). */
+class Pass {
+  lines = "";
+  upgrade = false;
+  drop: Set<string> | null = null;
+  xff: string | null = null;
+  xfp: string | null = null;
+  xfh: string | null = null;
+  connection: string | null = null;
+}
+
+const pass = new Pass();
+
+// `Headers.forEach` with a this-argument: about 6x cheaper than for-of over `Headers` in
+// Deno 2.9 (0.7 us against 4-5 us for four headers, measured here) and needs no closure.
+function collect(this: Pass, value: string, name: string): void {
+  if (this.drop !== null && this.drop.has(name)) return;
+  const code = SPECIAL.get(name);
+  if (code === undefined) {
+    this.lines += name + ": " + value + "\r\n";
+    return;
+  }
+  switch (code) {
+    case H_UPGRADE:
+      if (this.upgrade) this.lines += "upgrade: " + value + "\r\n";
+      break;
+    case H_CONNECTION:
+      this.connection = this.connection === null ? value : this.connection + ", " + value;
+      break;
+    case H_XFF:
+      this.xff = this.xff === null ? value : this.xff + ", " + value;
+      break;
+    case H_XFP:
+      this.xfp = value;
+      break;
+    case H_XFH:
+      this.xfh = value;
+      break;
+  }
+}
 
 function headerLines(src: HeadSource, drop: Set<string> | null): string {
-  let lines = "";
-  seenXff =
-    seenXfp =
-    seenXfh =
-    seenConnection =
+  const p = pass;
+  p.lines = "";
+  p.upgrade = src.upgrade;
+  p.drop = drop;
+  p.xff =
+    p.xfp =
+    p.xfh =
+    p.connection =
       null;
-  for (const [name, value] of src.headers) {
-    if (drop !== null && drop.has(name)) continue;
-    const code = SPECIAL.get(name);
-    if (code === undefined) {
-      lines += name + ": " + value + "\r\n";
-      continue;
-    }
-    switch (code) {
-      case H_UPGRADE:
-        if (src.upgrade) lines += "upgrade: " + value + "\r\n";
-        break;
-      case H_CONNECTION:
-        seenConnection = seenConnection === null ? value : seenConnection + ", " + value;
-        break;
-      case H_XFF:
-        seenXff = seenXff === null ? value : seenXff + ", " + value;
-        break;
-      case H_XFP:
-        seenXfp = value;
-        break;
-      case H_XFH:
-        seenXfh = value;
-        break;
-    }
-  }
+  src.headers.forEach(collect, p);
+  const lines = p.lines;
+  p.lines = "";
+  p.drop = null;
   return lines;
 }
 
@@ -170,10 +187,11 @@ export function buildRequestHead(
   framing: number,
 ): number {
   let lines = headerLines(src, null);
-  if (seenConnection !== null) {
-    const drops = connectionDrops(seenConnection);
+  if (pass.connection !== null) {
+    const drops = connectionDrops(pass.connection);
     if (drops !== null) lines = headerLines(src, drops);
   }
+  const seenXff = pass.xff, seenXfp = pass.xfp, seenXfh = pass.xfh;
   let s = method + " " + target + " HTTP/1.1\r\nHost: " + src.host + "\r\n" + lines;
   const trusted = src.peerTrusted;
   if (src.peer !== "") {

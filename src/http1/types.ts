@@ -20,13 +20,13 @@ export interface TlsSettings {
   readonly serverName: string;
 }
 
-/**
- * What the request head is built from, normally taken from an incoming `Request`.
- * Header names must be lower-case, as iterating a `Headers` yields them.
- */
+/** Header pairs as `Headers.forEach` hands them out: names lower-case. */
+export type HeaderSource = Pick<Headers, "forEach">;
+
+/** What the request head is built from, normally taken from an incoming `Request`. */
 export interface HeadSource {
-  /** The client's headers (an incoming `Request`'s `Headers`), iterated once per request. */
-  readonly headers: Iterable<[string, string]>;
+  /** The client's headers (an incoming `Request`'s `Headers`), walked once per request. */
+  readonly headers: HeaderSource;
   /** The `Host` sent to the member: the client's Host (preserve_host) or the member authority. */
   readonly host: string;
   /** The Host the client asked for; sent as `X-Forwarded-Host` ("" sends none). */
