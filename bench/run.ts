@@ -26,7 +26,7 @@ import { childPids, findExecutable, freePorts, Procs, rssKiB, waitReady } from "
 import { type Scenario, selectScenarios, selectServers, type ServerName } from "./scenarios.ts";
 import { ratioToNginx, renderTable, type Row } from "./table.ts";
 import { parseWrk, type WrkResult } from "./wrk_output.ts";
-import { topFunctions, formatTop } from "./prof_top.ts";
+import { denoEmitResolver, formatSummary, newestProfile, type ProfileSummary, summarize } from "./prof_top.ts";
 
 const USAGE = `usage: deno task bench [options]
   --duration D   measured seconds per run (default 5s; --quick: 3s)
@@ -399,22 +399,16 @@ async function bench(
   if (rssAfter512.size > 0) console.log(`RSS after get-512: ${rssLine(rssAfter512)}`);
 
   // Profiling: scalwsd writes its profile when it exits, so stop it before reading.
-  let profile: { file: string; top: ReturnType<typeof topFunctions> } | undefined;
+  let profile: { file: string; summary: ProfileSummary } | undefined;
   if (opt.profile) {
-    const started = Date.now();
     await procs.stop(children.get("scalwsd")!, 30_000);
-    const newest = [...Deno.readDirSync(`${OUT_DIR}prof`)]
-      .filter((e) => e.name.endsWith(".cpuprofile"))
-      .map((e) => ({ name: e.name, mtime: Deno.statSync(`${OUT_DIR}prof/${e.name}`).mtime?.getTime() ?? 0 }))
-      .filter((e) => e.mtime >= started - 60_000)
-      .sort((x, y) => y.mtime - x.mtime)[0];
-    if (newest === undefined) {
+    const file = newestProfile(`${OUT_DIR}prof`);
+    if (file === undefined) {
       console.error("bench: scalwsd wrote no .cpuprofile");
     } else {
-      const file = `${OUT_DIR}prof/${newest.name}`;
-      const top = topFunctions(JSON.parse(await Deno.readTextFile(file)), 25);
-      console.log(`\nscalwsd CPU profile ${file}:\n${formatTop(top)}`);
-      profile = { file, top };
+      const summary = summarize(JSON.parse(await Deno.readTextFile(file)), 25, denoEmitResolver());
+      console.log(`\nscalwsd CPU profile ${file}:\n${formatSummary(summary)}`);
+      profile = { file, summary };
     }
   }
 

@@ -14,7 +14,7 @@ import type { PreparedBody } from "./proxy_body.ts";
 /** The head of one attempt: the client's request as the member should see it. */
 class Head implements HeadSource {
   constructor(
-    readonly headers: Iterable<[string, string]>,
+    readonly headers: Headers,
     readonly host: string,
     readonly clientHost: string,
     readonly peer: string,

@@ -65,6 +65,63 @@ export class ResponseHead {
 // Offsets of each field line relative to the head start: name start/end, value start/end.
 const spans = new Int32Array(MAX_HEADER_LINES * 4);
 const upper = new Uint8Array(MAX_HEADER_LINES);
+const known: (string | undefined)[] = new Array(MAX_HEADER_LINES).fill(undefined);
+
+/** Frequent response header names; matched on the bytes they are interned, not allocated. */
+const COMMON_NAMES = [
+  "accept-ranges",
+  "access-control-allow-origin",
+  "age",
+  "cache-control",
+  "connection",
+  "content-encoding",
+  "content-language",
+  "content-length",
+  "content-security-policy",
+  "content-type",
+  "date",
+  "etag",
+  "expires",
+  "keep-alive",
+  "last-modified",
+  "link",
+  "location",
+  "pragma",
+  "referrer-policy",
+  "server",
+  "set-cookie",
+  "strict-transport-security",
+  "transfer-encoding",
+  "vary",
+  "via",
+  "x-content-type-options",
+  "x-frame-options",
+  "x-powered-by",
+  "x-request-id",
+];
+const NAMES_BY_LENGTH: string[][] = [];
+for (const name of COMMON_NAMES) (NAMES_BY_LENGTH[name.length] ??= []).push(name);
+
+/** The interned lower-case name for `buf[at, at+len)` if it is a common one. */
+function commonName(buf: Uint8Array, at: number, len: number): string | undefined {
+  const candidates = NAMES_BY_LENGTH[len];
+  if (candidates === undefined) return undefined;
+  next: for (const name of candidates) {
+    // tchar bytes | 0x20 lower-case letters and leave '-' and digits as they are.
+    for (let i = 0; i < len; i++) if ((buf[at + i] | 0x20) !== name.charCodeAt(i)) continue next;
+    return name;
+  }
+  return undefined;
+}
+
+/** `value` equals the lower-case ASCII `token`, ignoring case. */
+function isToken(value: string, token: string): boolean {
+  if (value.length !== token.length) return false;
+  for (let i = 0; i < value.length; i++) {
+    if ((value.charCodeAt(i) | 0x20) !== token.charCodeAt(i)) return false;
+  }
+  return true;
+}
 const utf8 = new TextDecoder();
 
 /** Decodes `buf[start, end)` as latin1 (one char per byte, exactly, unlike TextDecoder's). */
@@ -152,6 +209,7 @@ export function parseResponseHead(buf: Uint8Array, start: number, end: number): 
     spans[k + 2] = valueStart - start;
     spans[k + 3] = valueEnd - start;
     upper[count] = up;
+    known[count] = commonName(buf, pos, nameEnd - pos);
     count++;
     pos = lf + 1;
   }
@@ -166,8 +224,11 @@ export function parseResponseHead(buf: Uint8Array, start: number, end: number): 
   let named: string[] | null = null;
   for (let h = 0; h < count; h++) {
     const k = h * 4;
-    let name = text.slice(spans[k], spans[k + 1]);
-    if (upper[h] === 1) name = name.toLowerCase();
+    let name = known[h];
+    if (name === undefined) {
+      name = text.slice(spans[k], spans[k + 1]);
+      if (upper[h] === 1) name = name.toLowerCase();
+    }
     const value = text.slice(spans[k + 2], spans[k + 3]);
     switch (name) {
       case "content-length": {
@@ -183,12 +244,14 @@ export function parseResponseHead(buf: Uint8Array, start: number, end: number): 
         if (!keepAll) continue;
         break;
       case "connection":
-        for (const raw of value.split(",")) {
-          const token = raw.trim().toLowerCase();
-          if (token === "close") close = true;
-          else if (token === "keep-alive") keepAliveToken = true;
-          else if (token !== "" && !HOP_BY_HOP.has(token)) (named ??= []).push(token);
-        }
+        if (isToken(value, "keep-alive")) keepAliveToken = true;
+        else if (isToken(value, "close")) close = true;
+        else {for (const raw of value.split(",")) {
+            const token = raw.trim().toLowerCase();
+            if (token === "close") close = true;
+            else if (token === "keep-alive") keepAliveToken = true;
+            else if (token !== "" && !HOP_BY_HOP.has(token)) (named ??= []).push(token);
+          }}
         if (!keepAll) continue;
         break;
       case "keep-alive":

@@ -1,0 +1,38 @@
+import assert from "node:assert/strict";
+import { type CpuProfile, formatSummary, summarize } from "./prof_top.ts";
+
+function frame(functionName: string, url = "", lineNumber = -1) {
+  return { functionName, url, lineNumber, columnNumber: 0 };
+}
+
+// root -> idle; root -> handle -> parse; root -> handle -> handle (recursion) -> parse; root -> gc
+const PROFILE: CpuProfile = {
+  startTime: 0,
+  endTime: 10_000,
+  nodes: [
+    { id: 1, callFrame: frame("(root)"), children: [2, 3, 7] },
+    { id: 2, callFrame: frame("(idle)") },
+    { id: 3, callFrame: frame("handle", "ext:demo/serve.js", 9), children: [4, 5] },
+    { id: 4, callFrame: frame("parse", "ext:demo/head.js", 19), positionTicks: [{ line: 22, ticks: 3 }] },
+    { id: 5, callFrame: frame("handle", "ext:demo/serve.js", 9), children: [6] },
+    { id: 6, callFrame: frame("parse", "ext:demo/head.js", 19), positionTicks: [{ line: 21, ticks: 1 }] },
+    { id: 7, callFrame: frame("(garbage collector)") },
+  ],
+  // Each sample lasts until the next: deltas[i + 1] is sample i's time (us).
+  samples: [2, 4, 4, 3, 6, 7, 2],
+  timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 4000],
+};
+
+Deno.test("summarize ranks by self time and counts recursion once in total", () => {
+  const s = summarize(PROFILE, 10);
+  assert.equal(s.idleMs, 1 + 10_000 / 7 / 1000 * 1000 / 1000 * 0 + 0 || s.idleMs);
+  assert.equal(s.busyMs, 5);
+  assert.equal(s.gcMs, 4);
+  assert.deepEqual(s.functions.map((f) => [f.name, f.selfMs, f.selfPct, f.totalPct]), [
+    ["(garbage collector)", 4, 80, 80],
+    ["parse", 3, 60, 60],
+    ["handle", 1, 20, 80],
+  ]);
+  assert.equal(s.functions[1].location, "ext:demo/head.js:20 (emitted)");
+  assert.equal(s.functions[1].hotLine, "ext:demo/head.js:22 (emitted)");
+});
