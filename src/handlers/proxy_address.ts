@@ -46,7 +46,8 @@ export class AddressProxyHandler implements Handler {
 
   async handle(ex: Exchange): Promise<Response> {
     const rt = this.runtime;
-    const body = await prepareBody(ex.req, this.maxBody, false);
+    let body = prepareBody(ex.req, this.maxBody, false);
+    if (body instanceof Promise) body = await body;
     if (typeof body === "number") {
       ex.status = body;
       return plain(body, reason(body));

@@ -41,29 +41,34 @@ export class PreparedBody {
 }
 
 const NO_BODY = new PreparedBody(null, null, 0, true);
+const EMPTY_BODY = new PreparedBody(new Uint8Array(0), null, 0, true);
 
 /**
  * Prepares the body: 413 before reading when Content-Length is over the limit; small bodies
  * with a length are read into memory only when a retry is possible; everything else streams.
  */
-export async function prepareBody(
+export function prepareBody(
   req: Request,
   maxBody: number,
   retryable: boolean,
-): Promise<PreparedBody | number> {
+): PreparedBody | number | Promise<PreparedBody | number> {
+  if (req.body === null) return NO_BODY;
   const cl = req.headers.get("content-length");
   const length = cl === null ? -1 : Number(cl);
   if (length > maxBody) return 413;
-  if (req.body === null || length === 0) {
-    return length === 0 ? new PreparedBody(null, null, 0, true) : NO_BODY;
-  }
-  if (retryable && length >= 0 && length <= REPLAY_LIMIT) {
-    const bytes = await readSmallBody(req.body, length);
-    if (bytes === "too_large") return 413;
-    if (bytes === "aborted" || bytes === null) return 400;
-    return new PreparedBody(bytes, null, length, true);
-  }
+  if (length === 0) return EMPTY_BODY;
+  if (retryable && length > 0 && length <= REPLAY_LIMIT) return keepSmallBody(req.body, length);
   return new PreparedBody(null, new ClientBody(req.body, maxBody), length, false);
+}
+
+async function keepSmallBody(
+  body: ReadableStream<Uint8Array>,
+  length: number,
+): Promise<PreparedBody | number> {
+  const bytes = await readSmallBody(body, length);
+  if (bytes === "too_large") return 413;
+  if (bytes === "aborted" || bytes === null) return 400;
+  return new PreparedBody(bytes, null, length, true);
 }
 
 /** Whether this request carries no body at all (no allocation for the common GET). */

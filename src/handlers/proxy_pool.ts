@@ -160,7 +160,8 @@ export class PoolProxyHandler implements Handler {
     const settings = pool.settings;
     const rt = this.runtime;
     const retryable = n > 1 && settings.retries > 0;
-    const body = await prepareBody(ex.req, this.maxBody, retryable);
+    let body = prepareBody(ex.req, this.maxBody, retryable);
+    if (body instanceof Promise) body = await body;
     if (typeof body === "number") {
       ex.status = body;
       return plain(body, reason(body));
