@@ -13,6 +13,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
  && rm -rf /var/lib/apt/lists/* && mkdir -p /etc/scalws /run/scalws
 COPY --from=build /src/scalwsd /usr/local/bin/scalwsd
 COPY examples/scalwsd.yaml /etc/scalws/scalws.example.yaml
+ENV DENO_TLS_CA_STORE=system
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/scalwsd"]
 CMD ["run", "--config", "/etc/scalws/scalws.yaml"]

@@ -119,7 +119,7 @@ export function haproxyConf(l: BenchLayout): string {
   const [a, b] = l.members;
   return `global
   nbthread 1
-  maxconn 16000
+  maxconn 8000
 
 defaults
   mode http

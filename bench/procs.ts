@@ -5,6 +5,7 @@ interface Tracked {
   child: Deno.ChildProcess;
   /** Resolves when the child exited and its log stream is closed. */
   done: Promise<Deno.CommandStatus>;
+  logPath?: string;
 }
 
 /** Every process the bench started; `stopAll` ends them (SIGTERM, then SIGKILL after 5 s). */
@@ -23,7 +24,7 @@ export class Procs {
       .spawn();
     const piped = child.stderr.pipeTo(log.writable).catch(() => {});
     const done = Promise.all([child.status, piped]).then(([s]) => s);
-    this.#tracked.push({ name, child, done });
+    this.#tracked.push({ name, child, done, logPath });
     return child;
   }
 
@@ -61,12 +62,25 @@ export class Procs {
     await Promise.all(all.map((t) => stopOne(t, graceMs)));
   }
 
-  /** Names of tracked children that already exited, with their exit codes. */
+  /** Tracked children that already exited: name, exit code and the last lines of the log. */
   async exited(): Promise<string[]> {
     const out: string[] = [];
     for (const t of this.#tracked) {
       const s = await Promise.race([t.done, Promise.resolve(null)]);
-      if (s !== null) out.push(`${t.name} (exit ${s.code}${s.signal ? `, ${s.signal}` : ""})`);
+      if (s === null) continue;
+      let tail = "";
+      try {
+        if (t.logPath !== undefined) {
+          tail = Deno.readTextFileSync(t.logPath).trimEnd().split("\n").slice(-5).join("\n    ");
+        }
+      } catch {
+        // No log.
+      }
+      out.push(
+        `${t.name} (exit ${s.code}${s.signal ? `, ${s.signal}` : ""})${
+          tail ? `:\n    ${tail}` : ""
+        }`,
+      );
     }
     return out;
   }
@@ -78,7 +92,7 @@ async function stopOne(t: Tracked, graceMs: number): Promise<void> {
   } catch {
     // Already gone.
   }
-  let timer = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), graceMs));
   const r = await Promise.race([t.done, late]);
   clearTimeout(timer);
@@ -129,28 +143,59 @@ export async function waitReady(
   throw new Error(`No 200 from ${url} within ${timeoutMs} ms (last: ${last})`);
 }
 
-/** VmRSS of `pid` in KiB, from /proc; undefined when unreadable. */
-export function rssKiB(pid: number): number | undefined {
+/**
+ * Text of a /proc file, read through `cat`: Deno asks for --allow-all to read /proc directly,
+ * while the bench task grants --allow-run. Undefined when unreadable.
+ */
+async function procText(path: string): Promise<string | undefined> {
   try {
-    const m = /^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
-    return m === null ? undefined : Number(m[1]);
+    const out = await new Deno.Command("cat", {
+      args: [path],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return out.code === 0 ? new TextDecoder().decode(out.stdout) : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Direct children of `pid` (from /proc/PID/task/TID/children); empty when unreadable. */
-export function childPids(pid: number): number[] {
-  const out: number[] = [];
+/** VmRSS of `pid` in KiB, from /proc/PID/status; undefined when unreadable. */
+export async function rssKiB(pid: number): Promise<number | undefined> {
+  const text = await procText(`/proc/${pid}/status`);
+  const m = text === undefined ? null : /^VmRSS:\s+(\d+) kB/m.exec(text);
+  return m === null ? undefined : Number(m[1]);
+}
+
+/** Children of single-threaded `pid` (/proc/PID/task/PID/children); empty when unreadable. */
+export async function childPids(pid: number): Promise<number[]> {
+  const text = (await procText(`/proc/${pid}/task/${pid}/children`))?.trim() ?? "";
+  return text === "" ? [] : text.split(/\s+/).map(Number);
+}
+
+/** User plus system CPU time of `pid` in clock ticks (/proc/PID/stat); undefined when unreadable. */
+export async function cpuTicks(pid: number): Promise<number | undefined> {
+  const text = await procText(`/proc/${pid}/stat`);
+  if (text === undefined) return undefined;
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return Number(f[11]) + Number(f[12]);
+}
+
+/** Clock ticks per second (`getconf CLK_TCK`), 100 when unknown. */
+export async function clockTicks(): Promise<number> {
   try {
-    for (const t of Deno.readDirSync(`/proc/${pid}/task`)) {
-      const text = Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/children`).trim();
-      if (text !== "") { for (const p of text.split(/\s+/)) out.push(Number(p)); }
-    }
+    const out = await new Deno.Command("getconf", {
+      args: ["CLK_TCK"],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const n = Number(new TextDecoder().decode(out.stdout).trim());
+    return n > 0 ? n : 100;
   } catch {
-    // Not Linux, or the process is gone.
+    return 100;
   }
-  return out;
 }
 
 /** Whether `name` runs: an absolute path that exists, or a name found on PATH. */

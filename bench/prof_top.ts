@@ -90,7 +90,11 @@ function keyOf(n: ProfileNode): string {
 }
 
 /** Summarises `p`: the `top` functions by self time and self time per file. */
-export function summarize(p: CpuProfile, top: number, resolve: Resolver = () => -1): ProfileSummary {
+export function summarize(
+  p: CpuProfile,
+  top: number,
+  resolve: Resolver = () => -1,
+): ProfileSummary {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = selfTimes(p);
   const childIds = new Set(p.nodes.flatMap((n) => n.children ?? []));
@@ -134,16 +138,20 @@ export function summarize(p: CpuProfile, top: number, resolve: Resolver = () => 
     let e = fnSelf.get(k);
     if (e === undefined) fnSelf.set(k, e = { node: n, us: 0, ticks: new Map() });
     e.us += us;
-    for (const t of n.positionTicks ?? []) e.ticks.set(t.line, (e.ticks.get(t.line) ?? 0) + t.ticks);
+    for (const t of n.positionTicks ?? []) {
+      e.ticks.set(t.line, (e.ticks.get(t.line) ?? 0) + t.ticks);
+    }
     const file = n.callFrame.url === "" ? name : displayPath(n.callFrame.url);
-    if (name !== IDLE) fileSelf.set(file, (fileSelf.get(file) ?? 0) + us);
+    if (name !== IDLE && us > 0) fileSelf.set(file, (fileSelf.get(file) ?? 0) + us);
   }
   const busy = all - idle;
   const pct = (us: number) => busy === 0 ? 0 : (100 * us) / busy;
   const where = (url: string, line0: number, col0: number): string => {
     if (url === "" || line0 < 0) return "";
     const src = url.startsWith("file://") ? resolve(url, line0, col0) : -1;
-    return src >= 0 ? `${displayPath(url)}:${src + 1}` : `${displayPath(url)}:${line0 + 1} (emitted)`;
+    return src >= 0
+      ? `${displayPath(url)}:${src + 1}`
+      : `${displayPath(url)}:${line0 + 1} (emitted)`;
   };
 
   const functions = [...fnSelf.entries()]
@@ -170,7 +178,14 @@ export function summarize(p: CpuProfile, top: number, resolve: Resolver = () => 
     .sort((x, y) => y[1] - x[1])
     .slice(0, 15)
     .map(([file, us]) => ({ file, selfMs: us / 1000, selfPct: pct(us) }));
-  return { busyMs: busy / 1000, idleMs: idle / 1000, gcMs: gc / 1000, programMs: program / 1000, functions, files };
+  return {
+    busyMs: busy / 1000,
+    idleMs: idle / 1000,
+    gcMs: gc / 1000,
+    programMs: program / 1000,
+    functions,
+    files,
+  };
 }
 
 /** A Resolver reading the inline source maps of Deno's emit cache (`$DENO_DIR/gen/file/...`). */
@@ -216,7 +231,9 @@ export function formatSummary(s: ProfileSummary): string {
     const loc = f.location === "" ? "" : `  ${f.location}`;
     const hot = f.hotLine !== undefined && f.hotLine !== f.location ? `; hot ${f.hotLine}` : "";
     out.push(
-      `${String(i + 1).padStart(2)}  ${f.selfMs.toFixed(1).padStart(8)}  ${f.selfPct.toFixed(1).padStart(5)}` +
+      `${String(i + 1).padStart(2)}  ${f.selfMs.toFixed(1).padStart(8)}  ${
+        f.selfPct.toFixed(1).padStart(5)
+      }` +
         `  ${f.totalPct.toFixed(1).padStart(6)}  ${f.name}${loc}${hot}`,
     );
   });
@@ -251,5 +268,7 @@ if (import.meta.main) {
     Deno.exit(1);
   }
   const profile = JSON.parse(Deno.readTextFileSync(file)) as CpuProfile;
-  console.log(`${file}\n${formatSummary(summarize(profile, Number(values.top), denoEmitResolver()))}`);
+  console.log(
+    `${file}\n${formatSummary(summarize(profile, Number(values.top), denoEmitResolver()))}`,
+  );
 }

@@ -8,14 +8,22 @@ function frame(functionName: string, url = "", lineNumber = -1) {
 // root -> idle; root -> handle -> parse; root -> handle -> handle (recursion) -> parse; root -> gc
 const PROFILE: CpuProfile = {
   startTime: 0,
-  endTime: 10_000,
+  endTime: 7_000,
   nodes: [
     { id: 1, callFrame: frame("(root)"), children: [2, 3, 7] },
     { id: 2, callFrame: frame("(idle)") },
     { id: 3, callFrame: frame("handle", "ext:demo/serve.js", 9), children: [4, 5] },
-    { id: 4, callFrame: frame("parse", "ext:demo/head.js", 19), positionTicks: [{ line: 22, ticks: 3 }] },
+    {
+      id: 4,
+      callFrame: frame("parse", "ext:demo/head.js", 19),
+      positionTicks: [{ line: 22, ticks: 3 }],
+    },
     { id: 5, callFrame: frame("handle", "ext:demo/serve.js", 9), children: [6] },
-    { id: 6, callFrame: frame("parse", "ext:demo/head.js", 19), positionTicks: [{ line: 21, ticks: 1 }] },
+    {
+      id: 6,
+      callFrame: frame("parse", "ext:demo/head.js", 19),
+      positionTicks: [{ line: 21, ticks: 1 }],
+    },
     { id: 7, callFrame: frame("(garbage collector)") },
   ],
   // Each sample lasts until the next: deltas[i + 1] is sample i's time (us).
@@ -25,14 +33,36 @@ const PROFILE: CpuProfile = {
 
 Deno.test("summarize ranks by self time and counts recursion once in total", () => {
   const s = summarize(PROFILE, 10);
-  assert.equal(s.idleMs, 1 + 10_000 / 7 / 1000 * 1000 / 1000 * 0 + 0 || s.idleMs);
-  assert.equal(s.busyMs, 5);
+  // The last sample (idle) gets the mean interval: 7000 us / 7 samples.
+  assert.equal(s.idleMs, 2);
+  assert.equal(s.busyMs, 8);
   assert.equal(s.gcMs, 4);
   assert.deepEqual(s.functions.map((f) => [f.name, f.selfMs, f.selfPct, f.totalPct]), [
-    ["(garbage collector)", 4, 80, 80],
-    ["parse", 3, 60, 60],
-    ["handle", 1, 20, 80],
+    ["(garbage collector)", 4, 50, 50],
+    ["parse", 3, 37.5, 37.5],
+    ["handle", 1, 12.5, 50],
   ]);
   assert.equal(s.functions[1].location, "ext:demo/head.js:20 (emitted)");
   assert.equal(s.functions[1].hotLine, "ext:demo/head.js:22 (emitted)");
+});
+
+Deno.test("summarize maps file URLs through the resolver and sums self time per file", () => {
+  const p: CpuProfile = {
+    startTime: 0,
+    endTime: 2000,
+    nodes: [
+      { id: 1, callFrame: frame("(root)"), children: [2] },
+      { id: 2, callFrame: frame("send", "file:///nowhere/src/send.ts", 40), children: [3] },
+      { id: 3, callFrame: frame("", "file:///nowhere/src/send.ts", 70) },
+    ],
+    samples: [2, 3],
+    timeDeltas: [0, 1000],
+  };
+  const s = summarize(p, 5, (url, line) => url.endsWith("send.ts") ? line - 10 : -1);
+  assert.deepEqual(s.functions.map((f) => [f.name, f.location]), [
+    ["send", "/nowhere/src/send.ts:31"],
+    ["(anonymous)", "/nowhere/src/send.ts:61"],
+  ]);
+  assert.deepEqual(s.files, [{ file: "/nowhere/src/send.ts", selfMs: 2, selfPct: 100 }]);
+  assert.match(formatSummary(s), /^ 1 +1\.0 +50\.0 +100\.0 +send +\/nowhere\/src\/send\.ts:31$/m);
 });

@@ -22,11 +22,26 @@ import {
   scalwsdYaml,
   smallBody,
 } from "./configs.ts";
-import { childPids, findExecutable, freePorts, Procs, rssKiB, waitReady } from "./procs.ts";
+import {
+  childPids,
+  clockTicks,
+  cpuTicks,
+  findExecutable,
+  freePorts,
+  Procs,
+  rssKiB,
+  waitReady,
+} from "./procs.ts";
 import { type Scenario, selectScenarios, selectServers, type ServerName } from "./scenarios.ts";
 import { ratioToNginx, renderTable, type Row } from "./table.ts";
 import { parseWrk, type WrkResult } from "./wrk_output.ts";
-import { denoEmitResolver, formatSummary, newestProfile, type ProfileSummary, summarize } from "./prof_top.ts";
+import {
+  denoEmitResolver,
+  formatSummary,
+  newestProfile,
+  type ProfileSummary,
+  summarize,
+} from "./prof_top.ts";
 
 const USAGE = `usage: deno task bench [options]
   --duration D   measured seconds per run (default 5s; --quick: 3s)
@@ -86,8 +101,12 @@ function options(argv: string[]): Options | null {
   if (values.help) return null;
   const repeat = Number(values.repeat);
   const threads = Number(values.threads);
-  if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`Invalid --repeat "${values.repeat}"`);
-  if (!Number.isInteger(threads) || threads < 1) throw new Error(`Invalid --threads "${values.threads}"`);
+  if (!Number.isInteger(repeat) || repeat < 1) {
+    throw new Error(`Invalid --repeat "${values.repeat}"`);
+  }
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new Error(`Invalid --threads "${values.threads}"`);
+  }
   const profile = values.profile;
   return {
     durationS: seconds(values.duration ?? (values.quick ? "3s" : "5s"), "duration"),
@@ -107,10 +126,14 @@ function tools(): { wrk: string; nginx: string; haproxy: string } {
   const wrk = findExecutable("wrk");
   const nginx = findExecutable("nginx");
   const haproxy = findExecutable("haproxy");
-  const missing = [wrk ? "" : "wrk", nginx ? "" : "nginx", haproxy ? "" : "haproxy"].filter((x) => x !== "");
+  const missing = [wrk ? "" : "wrk", nginx ? "" : "nginx", haproxy ? "" : "haproxy"].filter((x) =>
+    x !== ""
+  );
   if (missing.length > 0) {
     throw new Error(
-      `Missing ${missing.join(", ")}: the bench needs wrk, nginx and haproxy on PATH or in /usr/sbin ` +
+      `Missing ${
+        missing.join(", ")
+      }: the bench needs wrk, nginx and haproxy on PATH or in /usr/sbin ` +
         `(Debian: apt-get install wrk nginx haproxy)`,
     );
   }
@@ -128,9 +151,17 @@ async function firstLine(procs: Procs, cmd: string, args: string[]): Promise<str
 
 /** Fetches `path` from `port` and returns status, body and the set-cookie header. */
 async function get(port: number, path: string, init: RequestInit = {}) {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { ...init, signal: AbortSignal.timeout(5000) });
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    ...init,
+    signal: AbortSignal.timeout(5000),
+  });
   const body = new Uint8Array(await res.arrayBuffer());
-  return { status: res.status, body, text: new TextDecoder().decode(body), cookie: res.headers.get("set-cookie") };
+  return {
+    status: res.status,
+    body,
+    text: new TextDecoder().decode(body),
+    cookie: res.headers.get("set-cookie"),
+  };
 }
 
 function expect(ok: boolean, server: string, what: string): void {
@@ -142,23 +173,52 @@ async function verify(server: ServerName, port: number, l: BenchLayout): Promise
   const a = smallBody("a");
   const b = smallBody("b");
   let r = await get(port, PATHS.small);
-  expect(r.status === 200 && r.text === a, server, `GET / gave ${r.status} ${JSON.stringify(r.text.slice(0, 80))}`);
+  expect(
+    r.status === 200 && r.text === a,
+    server,
+    `GET / gave ${r.status} ${JSON.stringify(r.text.slice(0, 80))}`,
+  );
   r = await get(port, PATHS.file16k);
-  expect(r.status === 200 && r.body.length === FILE_16K, server, `16 KiB file gave ${r.status}, ${r.body.length} bytes`);
+  expect(
+    r.status === 200 && r.body.length === FILE_16K,
+    server,
+    `16 KiB file gave ${r.status}, ${r.body.length} bytes`,
+  );
   r = await get(port, PATHS.file1m);
-  expect(r.status === 200 && r.body.length === FILE_1M, server, `1 MiB file gave ${r.status}, ${r.body.length} bytes`);
+  expect(
+    r.status === 200 && r.body.length === FILE_1M,
+    server,
+    `1 MiB file gave ${r.status}, ${r.body.length} bytes`,
+  );
   r = await get(port, PATHS.post, { method: "POST", body: new Uint8Array(POST_BYTES) });
-  expect(r.status === 200 && r.text === "a ok\n", server, `POST gave ${r.status} ${JSON.stringify(r.text)}`);
+  expect(
+    r.status === 200 && r.text === "a ok\n",
+    server,
+    `POST gave ${r.status} ${JSON.stringify(r.text)}`,
+  );
   const seen = new Set<string>();
   for (let i = 0; i < 4; i++) seen.add((await get(port, PATHS.rr)).text);
-  expect(seen.size === 2 && seen.has(a) && seen.has(b), server, `round robin reached ${[...seen].join(" | ")}`);
-  const byCookie = async (v: string) => (await get(port, PATHS.hash, { headers: { cookie: `${COOKIE}=${v}` } })).text;
+  expect(
+    seen.size === 2 && seen.has(a) && seen.has(b),
+    server,
+    `round robin reached ${[...seen].join(" | ")}`,
+  );
+  const byCookie = async (v: string) =>
+    (await get(port, PATHS.hash, { headers: { cookie: `${COOKIE}=${v}` } })).text;
   const ca = await byCookie(l.affinity[0]);
   const cb = await byCookie(l.affinity[1]);
-  expect(ca === (await byCookie(l.affinity[0])), server, "the same cookie reached different members");
+  expect(
+    ca === (await byCookie(l.affinity[0])),
+    server,
+    "the same cookie reached different members",
+  );
   if (server === "nginx") {
     // nginx hashes the cookie's value: which member each value lands on is its own choice.
-    expect((ca === a || ca === b) && (cb === a || cb === b), server, `cookie pool answered ${ca} | ${cb}`);
+    expect(
+      (ca === a || ca === b) && (cb === a || cb === b),
+      server,
+      `cookie pool answered ${ca} | ${cb}`,
+    );
   } else {
     expect(ca === a && cb === b, server, `affinity cookies reached ${ca.trim()} | ${cb.trim()}`);
   }
@@ -166,21 +226,31 @@ async function verify(server: ServerName, port: number, l: BenchLayout): Promise
     // The cookie scalwsd issues must be one of the values the bench computed.
     const c = (await get(port, PATHS.hash)).cookie ?? "";
     const v = /^BENCHAFF=([0-9a-f]{32})/.exec(c)?.[1];
-    expect(v !== undefined && l.affinity.includes(v), server, `issued affinity cookie ${JSON.stringify(c)}`);
+    expect(
+      v !== undefined && l.affinity.includes(v),
+      server,
+      `issued affinity cookie ${JSON.stringify(c)}`,
+    );
     r = await get(port, PATHS.one);
     expect(r.status === 200 && r.text === a, server, `1-member pool gave ${r.status}`);
   }
+}
+
+/** One measured run: wrk's figures plus the proxy process's CPU use. */
+interface Run extends WrkResult {
+  cpuUsPerReq?: number;
+  cpuPct?: number;
 }
 
 interface Cell {
   scenario: string;
   server: ServerName;
   /** The run reported (median by req/s). */
-  result: WrkResult;
-  runs: WrkResult[];
+  result: Run;
+  runs: Run[];
 }
 
-function median(runs: WrkResult[]): WrkResult {
+function median(runs: Run[]): Run {
   const sorted = [...runs].sort((x, y) => x.requestsPerSec - y.requestsPerSec);
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
@@ -233,7 +303,9 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     console.error(`bench: ${(err as Error).message}`);
     const dead = await procs.exited();
-    if (dead.length > 0) console.error(`bench: exited early: ${dead.join(", ")}; logs in ${dir} (kept)`);
+    if (dead.length > 0) {
+      console.error(`bench: exited early: ${dead.join(", ")}; logs in ${dir} (kept)`);
+    }
     if (dead.length > 0) opt.keep = true;
     return 1;
   } finally {
@@ -280,6 +352,14 @@ async function bench(
   await Deno.writeTextFile(`${dir}/cookie.lua`, cookieLua(l.affinity));
 
   const cores = navigator.hardwareConcurrency;
+  const load = Deno.loadavg();
+  if (load[0] > 0.5) {
+    console.log(
+      `bench: warning: load average ${
+        load[0].toFixed(2)
+      } before starting; other work skews the figures`,
+    );
+  }
   console.log(
     `bench: ${cores} cores, nothing pinned: wrk (${opt.threads} threads), the proxy and the member share them; ` +
       `${opt.warmupS}s warm-up + ${opt.durationS}s per run, ${opt.repeat} run(s) per cell`,
@@ -289,7 +369,9 @@ async function bench(
     const s = await Promise.race([child.status, Promise.resolve(null)]);
     return s === null;
   };
-  const nginxArgs = (name: string) => ["-p", dir, "-e", `${dir}/${name}.err.log`, "-c", `${dir}/${name}.conf`];
+  const nginxArgs = (
+    name: string,
+  ) => ["-p", dir, "-e", `${dir}/${name}.err.log`, "-c", `${dir}/${name}.conf`];
 
   // Members first, then the proxies in front of them.
   for (const [i, name] of [[0, "member-a"], [1, "member-b"]] as const) {
@@ -300,7 +382,7 @@ async function bench(
   for (const server of opt.servers) {
     let child: Deno.ChildProcess;
     if (server === "scalwsd") {
-      const prof = opt.profile ? ["--cpu-prof", `--cpu-prof-dir=${OUT_DIR}prof`] : [];
+      const prof = opt.profile ? ["--cpu-prof", `--cpu-prof-dir=${OUT_DIR}prof`, "--cpu-prof-interval=250"] : [];
       if (opt.profile) await Deno.mkdir(`${OUT_DIR}prof`, { recursive: true });
       child = await procs.spawn(
         server,
@@ -311,7 +393,12 @@ async function bench(
     } else if (server === "nginx") {
       child = await procs.spawn(server, bin.nginx, nginxArgs("nginx"), `${dir}/nginx.log`);
     } else {
-      child = await procs.spawn(server, bin.haproxy, ["-db", "-f", `${dir}/haproxy.cfg`], `${dir}/haproxy.log`);
+      child = await procs.spawn(
+        server,
+        bin.haproxy,
+        ["-db", "-f", `${dir}/haproxy.cfg`],
+        `${dir}/haproxy.log`,
+      );
     }
     children.set(server, child);
     await waitReady(`http://127.0.0.1:${ports[server]}/`, 30_000, alive(child));
@@ -319,13 +406,22 @@ async function bench(
   }
 
   /** The process whose RSS is the server's: scalwsd's Deno, nginx's worker, HAProxy itself. */
-  const rssOf = (server: ServerName): number | undefined => {
+  const rssOf = async (server: ServerName): Promise<number | undefined> => {
     const pid = children.get(server)!.pid;
-    if (server !== "nginx") return rssKiB(pid);
-    const workers = childPids(pid);
-    return workers.length === 0 ? undefined : workers.reduce((s, p) => s + (rssKiB(p) ?? 0), 0);
+    if (server !== "nginx") return await rssKiB(pid);
+    let sum: number | undefined;
+    for (const w of await childPids(pid)) sum = (sum ?? 0) + ((await rssKiB(w)) ?? 0);
+    return sum;
   };
-  const rssIdle = new Map(opt.servers.map((s) => [s, rssOf(s)]));
+  /** The process doing the proxying: nginx's single worker, else the spawned process. */
+  const workPid = new Map<ServerName, number>();
+  for (const s of opt.servers) {
+    const pid = children.get(s)!.pid;
+    workPid.set(s, s === "nginx" ? (await childPids(pid))[0] ?? pid : pid);
+  }
+  const hz = await clockTicks();
+  const rssIdle = new Map<ServerName, number | undefined>();
+  for (const s of opt.servers) rssIdle.set(s, await rssOf(s));
   const rssAfter512 = new Map<ServerName, number | undefined>();
 
   const wrk = async (s: Scenario, server: ServerName, secs: number): Promise<WrkResult> => {
@@ -341,25 +437,38 @@ async function bench(
     if (s.script !== undefined) args.push("-s", `${dir}/${s.script}.lua`);
     args.push(`http://127.0.0.1:${ports[server]}${s.path}`);
     const out = await procs.output("wrk", bin.wrk, args);
-    if (out.code !== 0) throw new Error(`wrk failed (exit ${out.code}) on ${s.name}/${server}: ${out.stderr.trim()}`);
+    if (out.code !== 0) {
+      throw new Error(`wrk failed (exit ${out.code}) on ${s.name}/${server}: ${out.stderr.trim()}`);
+    }
     return parseWrk(out.stdout);
   };
 
   const cells: Cell[] = [];
   for (const s of opt.scenarios) {
     const servers = opt.servers.filter((x) => s.servers === undefined || s.servers.includes(x));
-    const runs = new Map<ServerName, WrkResult[]>(servers.map((x) => [x, []]));
+    const runs = new Map<ServerName, Run[]>(servers.map((x) => [x, []]));
     for (let rep = 0; rep < opt.repeat; rep++) {
       for (const server of servers) {
         if (opt.warmupS > 0) await wrk(s, server, opt.warmupS);
-        const r = await wrk(s, server, opt.durationS);
+        const pid = workPid.get(server)!;
+        const before = await cpuTicks(pid);
+        const r: Run = await wrk(s, server, opt.durationS);
+        const after = await cpuTicks(pid);
+        if (before !== undefined && after !== undefined && r.requests > 0) {
+          const cpuS = (after - before) / hz;
+          r.cpuUsPerReq = (cpuS * 1e6) / r.requests;
+          r.cpuPct = (100 * cpuS) / (r.seconds || opt.durationS);
+        }
         runs.get(server)!.push(r);
-        if (s.name === "get-512") rssAfter512.set(server, rssOf(server));
+        if (s.name === "get-512") rssAfter512.set(server, await rssOf(server));
         const dead = await procs.exited();
         if (dead.length > 0) throw new Error(`Exited during ${s.name}: ${dead.join(", ")}`);
         console.log(
-          `  ${s.name.padEnd(12)} ${server.padEnd(8)} ${Math.round(r.requestsPerSec).toString().padStart(7)} req/s` +
-            `  p99 ${r.p99Ms.toFixed(2)} ms${errorCount(r) > 0 ? `  errors ${errorCount(r)}` : ""}`,
+          `  ${s.name.padEnd(12)} ${server.padEnd(8)} ${
+            Math.round(r.requestsPerSec).toString().padStart(7)
+          } req/s` +
+            `  p99 ${r.p99Ms.toFixed(2)} ms  cpu ${r.cpuUsPerReq?.toFixed(1) ?? "?"} us/req` +
+            `${errorCount(r) > 0 ? `  errors ${errorCount(r)}` : ""}`,
         );
       }
     }
@@ -375,18 +484,23 @@ async function bench(
     requestsPerSec: c.result.requestsPerSec,
     p99Ms: c.result.p99Ms,
     errors: errorCount(c.result),
+    cpuUsPerReq: c.result.cpuUsPerReq,
+    cpuPct: c.result.cpuPct,
   }));
   console.log("");
   console.log(renderTable(rows));
 
-  const rate = (scenario: string) => rows.find((r) => r.scenario === scenario && r.server === "scalwsd")?.requestsPerSec;
+  const rate = (scenario: string) =>
+    rows.find((r) => r.scenario === scenario && r.server === "scalwsd")?.requestsPerSec;
   const single = rate("get-64");
   const poolLines: string[] = [];
   for (const p of ["pool-1", "pool-rr", "pool-cookie"]) {
     const v = rate(p);
     if (single !== undefined && v !== undefined) {
       const ratio = v / single;
-      poolLines.push(`  ${p}: ${ratio.toFixed(2)}x${ratio < 0.9 ? "  (below the 0.9 target)" : ""}`);
+      poolLines.push(
+        `  ${p}: ${ratio.toFixed(2)}x${ratio < 0.9 ? "  (below the 0.9 target)" : ""}`,
+      );
     }
   }
   if (poolLines.length > 0) {
@@ -414,7 +528,13 @@ async function bench(
 
   const record = {
     date: new Date().toISOString(),
-    machine: { cores, os: Deno.build.os, kernel: Deno.osRelease(), pinned: false },
+    machine: {
+      cores,
+      os: Deno.build.os,
+      kernel: Deno.osRelease(),
+      pinned: false,
+      loadavgAtStart: load,
+    },
     versions: {
       deno: Deno.version.deno,
       nginx: await firstLine(procs, bin.nginx, ["-v"]),
@@ -432,7 +552,10 @@ async function bench(
     },
     results: cells.map((c) => ({
       ...c,
-      ratioToNginx: ratioToNginx(rows, rows.find((r) => r.scenario === c.scenario && r.server === c.server)!),
+      ratioToNginx: ratioToNginx(
+        rows,
+        rows.find((r) => r.scenario === c.scenario && r.server === c.server)!,
+      ),
     })),
     rssKiB: { idle: Object.fromEntries(rssIdle), after512: Object.fromEntries(rssAfter512) },
     profile,

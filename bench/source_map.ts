@@ -51,7 +51,9 @@ export function decodeMappings(mappings: string): Segment[][] {
       continue;
     }
     const d = ch < 128 ? DIGIT[ch] : -1;
-    if (d < 0) throw new Error(`Invalid base64 character "${mappings[i]}" in source map mappings at ${i}`);
+    if (d < 0) {
+      throw new Error(`Invalid base64 character "${mappings[i]}" in source map mappings at ${i}`);
+    }
     value += (d & 31) << shift;
     if (d & 32) {
       shift += 5;
@@ -80,8 +82,12 @@ export function sourceLine(lines: readonly Segment[][], line: number, col: numbe
 
 /** The decoded inline source map (`sourceMappingURL=data:...;base64,`) of emitted code. */
 export function inlineMap(code: string): Segment[][] | undefined {
-  const m = /\/\/# sourceMappingURL=data:application\/json;(?:charset=utf-8;)?base64,([A-Za-z0-9+/=]+)/.exec(code);
+  const m =
+    /\/\/# sourceMappingURL=data:application\/json;(?:charset=utf-8;)?base64,([A-Za-z0-9+/=]+)/
+      .exec(code);
   if (m === null) return undefined;
-  const json = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(m[1]), (c) => c.charCodeAt(0))));
+  const json = JSON.parse(
+    new TextDecoder().decode(Uint8Array.from(atob(m[1]), (c) => c.charCodeAt(0))),
+  );
   return typeof json.mappings === "string" ? decodeMappings(json.mappings) : undefined;
 }

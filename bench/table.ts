@@ -6,12 +6,17 @@ export interface Row {
   p99Ms: number;
   /** Non-2xx/3xx responses plus wrk socket errors. */
   errors: number;
+  /** CPU time of the proxy process per request in microseconds, and its CPU use in % of one core. */
+  cpuUsPerReq?: number;
+  cpuPct?: number;
 }
 
 /** req/s of `server` divided by nginx's in the same scenario; NaN without an nginx row. */
 export function ratioToNginx(rows: readonly Row[], r: Row): number {
   const base = rows.find((x) => x.scenario === r.scenario && x.server === "nginx");
-  return base === undefined || base.requestsPerSec === 0 ? NaN : r.requestsPerSec / base.requestsPerSec;
+  return base === undefined || base.requestsPerSec === 0
+    ? NaN
+    : r.requestsPerSec / base.requestsPerSec;
 }
 
 function fmtRate(n: number): string {
@@ -23,9 +28,9 @@ function fmtMs(ms: number): string {
   return ms < 10 ? `${ms.toFixed(2)} ms` : `${ms.toFixed(1)} ms`;
 }
 
-/** A fixed-width text table: scenario, server, req/s, p99, ratio to nginx, errors. */
+/** A fixed-width text table: scenario, server, req/s, p99, ratio to nginx, proxy CPU, errors. */
 export function renderTable(rows: readonly Row[]): string {
-  const head = ["scenario", "server", "req/s", "p99", "vs nginx", "errors"];
+  const head = ["scenario", "server", "req/s", "p99", "vs nginx", "cpu us/req", "cpu %", "errors"];
   const body = rows.map((r) => {
     const ratio = ratioToNginx(rows, r);
     return [
@@ -34,6 +39,8 @@ export function renderTable(rows: readonly Row[]): string {
       fmtRate(r.requestsPerSec),
       fmtMs(r.p99Ms),
       Number.isNaN(ratio) ? "-" : `${ratio.toFixed(2)}x`,
+      r.cpuUsPerReq === undefined ? "-" : r.cpuUsPerReq.toFixed(1),
+      r.cpuPct === undefined ? "-" : r.cpuPct.toFixed(0),
       r.errors === 0 ? "-" : String(r.errors),
     ];
   });
@@ -41,7 +48,8 @@ export function renderTable(rows: readonly Row[]): string {
   const width = head.map((_, c) => Math.max(...all.map((line) => line[c].length)));
   // Names left-aligned, figures right-aligned.
   const line = (cells: string[]) =>
-    cells.map((cell, c) => c < 2 ? cell.padEnd(width[c]) : cell.padStart(width[c])).join("  ").trimEnd();
+    cells.map((cell, c) => c < 2 ? cell.padEnd(width[c]) : cell.padStart(width[c])).join("  ")
+      .trimEnd();
   const rule = width.map((w) => "-".repeat(w)).join("  ");
   return [line(head), rule, ...body.map(line)].join("\n");
 }

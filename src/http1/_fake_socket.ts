@@ -14,6 +14,9 @@ export class FakeSocket implements Socket {
   closed = false;
   /** Thrown by the first write when set. */
   writeError: Error | null = null;
+  /** When set, reads past the input wait until `close()` instead of seeing EOF. */
+  hangAtEnd = false;
+  #hung: ((err: Error) => void) | null = null;
 
   /** `pieces` are the sizes of successive reads (cycled); `endError` replaces the final EOF. */
   constructor(input: Uint8Array, pieces: number[] = [65536], endError: Error | null = null) {
@@ -25,6 +28,9 @@ export class FakeSocket implements Socket {
   read(p: Uint8Array): Promise<number | null> {
     if (this.closed) return Promise.reject(new Deno.errors.Interrupted("operation canceled"));
     if (this.#pos >= this.#input.length) {
+      if (this.hangAtEnd) {
+        return new Promise((_, reject) => this.#hung = reject);
+      }
       return this.#endError === null ? Promise.resolve(null) : Promise.reject(this.#endError);
     }
     const want = this.#pieces[this.#piece++ % this.#pieces.length];
@@ -44,6 +50,8 @@ export class FakeSocket implements Socket {
 
   close(): void {
     this.closed = true;
+    this.#hung?.(new Deno.errors.Interrupted("operation canceled"));
+    this.#hung = null;
   }
 }
 

@@ -309,3 +309,95 @@ Deno.test("send refuses a 101 to a request that did not ask to upgrade", async (
     (err: unknown) => err instanceof UpstreamError && err.kind === "malformed",
   );
 });
+
+/** The watchdog's timer is unref'd (real sockets keep the loop alive); fakes need this. */
+async function keepAlive<T>(p: Promise<T>): Promise<T> {
+  const timer = setInterval(() => {}, 1000);
+  try {
+    return await p;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+Deno.test("send times out waiting for the head: phase head, kind timeout", async () => {
+  const sock = new FakeSocket(bytes("HTTP/1.1 200 OK\r\n"));
+  sock.hangAtEnd = true;
+  const pool = new ConnPool(new FakeFactory([sock]));
+  const t0 = Date.now();
+  await assert.rejects(
+    keepAlive(send(pool, request(), { connectTimeout: 0, responseTimeout: 40 })),
+    (err: unknown) => {
+      assert.ok(err instanceof UpstreamError);
+      assert.equal(err.phase, "head");
+      assert.equal(err.kind, "timeout");
+      assert.equal(err.timeout, true);
+      return true;
+    },
+  );
+  assert.ok(Date.now() - t0 >= 39);
+  assert.equal(sock.closed, true);
+  assert.equal(pool.active, 0);
+  pool.close();
+});
+
+Deno.test("send times out reading the rest of a small body: phase body", async () => {
+  const sock = new FakeSocket(bytes("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"));
+  sock.hangAtEnd = true;
+  const pool = new ConnPool(new FakeFactory([sock]));
+  await assert.rejects(
+    keepAlive(send(pool, request(), { connectTimeout: 0, responseTimeout: 40 })),
+    (err: unknown) => {
+      assert.ok(err instanceof UpstreamError);
+      assert.equal(err.phase, "body");
+      assert.equal(err.kind, "timeout");
+      return true;
+    },
+  );
+  assert.equal(pool.active, 0);
+  pool.close();
+});
+
+Deno.test("send blames the client when its body stalls past the response timeout", async () => {
+  const sock = new FakeSocket(bytes(OK));
+  const pool = new ConnPool(new FakeFactory([sock]));
+  let cancelled = false;
+  const stalled = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(bytes("part"));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  await assert.rejects(
+    keepAlive(send(pool, request("POST", stalled, -1), { connectTimeout: 0, responseTimeout: 40 })),
+    (err: unknown) => {
+      assert.ok(err instanceof UpstreamError);
+      assert.equal(err.phase, "write");
+      assert.equal(err.kind, "client");
+      assert.equal(err.timeout, true);
+      return true;
+    },
+  );
+  assert.equal(cancelled, true);
+  assert.match(new TextDecoder().decode(sock.writes[1]), /^4\r\npart\r\n$/);
+  pool.close();
+});
+
+Deno.test("send wraps a failing request body stream as kind client with its cause", async () => {
+  const pool = new ConnPool(new FakeFactory([new FakeSocket(bytes(OK))]));
+  const boom = new Error("upload aborted");
+  const failing = new ReadableStream<Uint8Array>({
+    pull(c) {
+      c.error(boom);
+    },
+  });
+  await assert.rejects(send(pool, request("POST", failing, 10), options()), (err: unknown) => {
+    assert.ok(err instanceof UpstreamError);
+    assert.equal(err.kind, "client");
+    assert.equal(err.cause, boom);
+    return true;
+  });
+  pool.close();
+});

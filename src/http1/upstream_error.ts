@@ -46,14 +46,6 @@ export function malformed(message: string, phase: UpstreamPhase = "head"): Upstr
   return new UpstreamError(phase, "malformed", message, true);
 }
 
-/** Socket errors that mean the peer went away. */
-export function isResetError(err: unknown): boolean {
-  return err instanceof Deno.errors.ConnectionReset ||
-    err instanceof Deno.errors.BrokenPipe ||
-    err instanceof Deno.errors.ConnectionAborted ||
-    err instanceof Deno.errors.UnexpectedEof;
-}
-
 const IO_ERRORS: ReadonlySet<unknown> = new Set(Object.values(Deno.errors));
 
 /** True for the runtime's I/O errors (`Deno.errors.*`), false for bugs such as a TypeError. */
