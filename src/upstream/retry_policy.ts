@@ -38,19 +38,10 @@ export interface RetryInput {
   readonly websocket: boolean;
 }
 
-/** GET, HEAD, OPTIONS, PUT and DELETE (the spec's list; methods are case-sensitive). */
-export function isIdempotent(method: string): boolean {
-  switch (method) {
-    case "GET":
-    case "HEAD":
-    case "OPTIONS":
-    case "PUT":
-    case "DELETE":
-      return true;
-    default:
-      return false;
-  }
-}
+import { isIdempotent } from "../http1/stale.ts";
+
+/** GET, HEAD, OPTIONS, PUT and DELETE: shared with the stale-connection rules of the HTTP/1 client. */
+export { isIdempotent };
 
 /**
  * Whether a failed attempt is sent again to another member: nothing reached the client, the
@@ -74,27 +65,4 @@ export function mayRetry(input: RetryInput): boolean {
     case "broken_after_head":
       return false;
   }
-}
-
-/** Idle time after which a written bodyless idempotent request may be resent on a stale connection. */
-export const STALE_RESEND_IDLE_MS = 1000;
-
-/** What `staleResendAllowed` decides from. */
-export interface StaleResendInput {
-  /** Whether any of the request was written to the stale connection. */
-  readonly written: boolean;
-  readonly method: string;
-  readonly hasBody: boolean;
-  /** How long the connection sat idle in the pool before this request, in ms. */
-  readonly idleMs: number;
-}
-
-/**
- * Whether a request that met a stale kept-alive connection is sent once more on a fresh one to
- * the same member: always when none of it was written; after it was written only a bodyless
- * idempotent request on a connection idle for at least 1 s. A written POST or PATCH never.
- */
-export function staleResendAllowed(input: StaleResendInput): boolean {
-  if (!input.written) return true;
-  return isIdempotent(input.method) && !input.hasBody && input.idleMs >= STALE_RESEND_IDLE_MS;
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isIdempotent, mayRetry, type RetryInput, staleResendAllowed } from "./retry_policy.ts";
+import { isIdempotent, mayRetry, type RetryInput } from "./retry_policy.ts";
 
 const base: RetryInput = {
   attempts: 1,
@@ -55,35 +55,4 @@ Deno.test("mayRetry needs several members, an untried one, retries left and a re
   assert.equal(mayRetry({ ...base, attempts: 6, retries: 5 }), false);
   assert.equal(mayRetry({ ...base, bodyReplayable: false }), false);
   assert.equal(mayRetry({ ...base, bodyReplayable: false, failure: "connect" }), false);
-});
-
-Deno.test("staleResendAllowed follows the stale-connection rules", () => {
-  assert.equal(
-    staleResendAllowed({ written: false, method: "POST", hasBody: true, idleMs: 0 }),
-    true,
-  );
-  assert.equal(
-    staleResendAllowed({ written: true, method: "GET", hasBody: false, idleMs: 1000 }),
-    true,
-  );
-  assert.equal(
-    staleResendAllowed({ written: true, method: "GET", hasBody: false, idleMs: 999 }),
-    false,
-  );
-  assert.equal(
-    staleResendAllowed({ written: true, method: "PUT", hasBody: true, idleMs: 5000 }),
-    false,
-  );
-  assert.equal(
-    staleResendAllowed({ written: true, method: "DELETE", hasBody: false, idleMs: 5000 }),
-    true,
-  );
-  assert.equal(
-    staleResendAllowed({ written: true, method: "POST", hasBody: false, idleMs: 5000 }),
-    false,
-  );
-  assert.equal(
-    staleResendAllowed({ written: true, method: "PATCH", hasBody: false, idleMs: 5000 }),
-    false,
-  );
 });
