@@ -98,7 +98,16 @@ export class Server {
 
   /** Builds a generation beside the current one; on any failure nothing live has changed. */
   private build(loaded: Loaded): Generation {
-    const plan = this.registry.plan(loaded.config);
+    // Members created from now on use the configured idle timeout; existing ones keep theirs.
+    const previousIdle = this.registry.deps.idleTimeout;
+    this.registry.deps.idleTimeout = loaded.config.server.upstream_client.idle_timeout;
+    let plan;
+    try {
+      plan = this.registry.plan(loaded.config);
+    } catch (err) {
+      this.registry.deps.idleTimeout = previousIdle;
+      throw err;
+    }
     let gen: Generation;
     let addresses;
     try {

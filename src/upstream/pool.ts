@@ -24,8 +24,8 @@ export interface MemberSet {
 export interface PoolDeps {
   readonly metrics: Metrics;
   readonly key: AffinityKey;
-  /** Idle timeout of member connections (`server.upstream_client.idle_timeout`). */
-  readonly idleTimeout: number;
+  /** Idle timeout of new member connections (`server.upstream_client.idle_timeout`). */
+  idleTimeout: number;
   /** Reads a CA file (injected so tests and reloads can fail it). */
   readonly readFile: (path: string) => string;
   readonly clock: Clock;
