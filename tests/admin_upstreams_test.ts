@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { adminFetch, get, startMember, startScalwsd } from "./_harness.ts";
+import { adminFetch, get, rawServer, startMember, startScalwsd } from "./_harness.ts";
 
 const CONFIG = `
 server:
@@ -321,5 +321,52 @@ Deno.test("every admin change is written to an audit line", async () => {
     );
   } finally {
     await s.close();
+  }
+});
+
+Deno.test("a removed member's idle connections close while its in-flight request finishes", async () => {
+  let closed = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  const member = rawServer(async (conn) => {
+    const buf = new Uint8Array(8192);
+    for (;;) {
+      const n = await conn.read(buf).catch(() => null);
+      if (n === null) {
+        closed++;
+        return;
+      }
+      const head = new TextDecoder().decode(buf.subarray(0, n));
+      if (head.startsWith("GET /slow")) await gate;
+      await conn.write(new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+    }
+  });
+  const other = startMember("other");
+  const s = await startScalwsd(CONFIG);
+  const sock = `${s.dir}/admin.sock`;
+  try {
+    await put(sock, "dyn", JSON.stringify({ members: [{ address: member.address }] }));
+    // Two requests at once leave two kept-alive connections; one more stays in flight.
+    await Promise.all([
+      get(s.url + "/a", { host: "a.test" }),
+      get(s.url + "/b", { host: "a.test" }),
+    ]);
+    const slow = get(s.url + "/slow", { host: "a.test" });
+    await new Promise((r) => setTimeout(r, 50));
+    await put(sock, "dyn", JSON.stringify({ members: [{ address: other.address }] }));
+    for (let i = 0; i < 50 && closed < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(closed, 1, "the idle connection closed");
+    assert.equal((await get(s.url + "/", { host: "a.test" })).text, "other");
+    release();
+    const r = await slow;
+    assert.equal(r.status, 200);
+    assert.equal(r.text, "ok");
+    for (let i = 0; i < 50 && closed < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(closed, 2, "the in-flight connection closes when its request is done");
+  } finally {
+    release();
+    await s.close();
+    await member.close();
+    await other.close();
   }
 });
