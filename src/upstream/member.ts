@@ -7,6 +7,9 @@ import { ActiveHealthState } from "./active_health_state.ts";
 import { PassiveHealth } from "./passive_health.ts";
 import type { Candidate } from "./types.ts";
 
+/** Status classes of `scalws_upstream_requests_total`, by `status / 100` (0: no answer). */
+const CLASSES = ["error", "1xx", "2xx", "3xx", "4xx", "5xx"];
+
 /**
  * A member of a pool: its identity (canonical address), its connections, its load and its
  * health. The same object survives reloads and run-time member changes that keep the address.
@@ -19,6 +22,7 @@ export class Member implements Candidate {
   /** Set when the member left the pool; its connections close as requests finish. */
   removed = false;
   private byClass: (Series | null)[] = [null, null, null, null, null, null];
+  private metrics: Metrics | null = null;
   private ejectedSeries: Series | null = null;
   private healthySeries: Series | null = null;
 
@@ -57,9 +61,10 @@ export class Member implements Candidate {
 
   /** Creates this member's metric series (when its pool goes live). */
   attach(m: Metrics): void {
-    const classes = ["error", "1xx", "2xx", "3xx", "4xx", "5xx"];
-    for (let i = 0; i < classes.length; i++) {
-      this.byClass[i] = m.upstreamRequests.with(this.pool, this.address, classes[i]);
+    this.metrics = m;
+    // The spec's classes exist from the start; `1xx` (a 101 upgrade) only once seen.
+    for (let i = 0; i < CLASSES.length; i++) {
+      if (i !== 1) this.byClass[i] = m.upstreamRequests.with(this.pool, this.address, CLASSES[i]);
     }
     this.ejectedSeries = m.memberEjected.with(this.pool, this.address);
     this.healthySeries = m.memberHealthy.with(this.pool, this.address);
@@ -69,7 +74,8 @@ export class Member implements Candidate {
 
   /** Drops this member's metric series (it left the pool or the pool is gone). */
   detach(m: Metrics): void {
-    for (const c of ["error", "1xx", "2xx", "3xx", "4xx", "5xx"]) {
+    this.metrics = null;
+    for (const c of CLASSES) {
       m.upstreamRequests.remove(this.pool, this.address, c);
     }
     m.memberEjected.remove(this.pool, this.address);
@@ -81,15 +87,18 @@ export class Member implements Candidate {
 
   /** Counts an attempt: `status` 0 means no answer (error). */
   countAttempt(status: number): void {
-    const s = this.byClass[status === 0 ? 0 : (status / 100) | 0];
+    const i = status === 0 ? 0 : (status / 100) | 0;
+    let s = this.byClass[i];
+    if (s === null && this.metrics !== null && i === 1) {
+      s = this.byClass[1] = this.metrics.upstreamRequests.with(this.pool, this.address, "1xx");
+    }
     if (s !== null && s !== undefined) s.value++;
   }
 
   /** Attempts by class since the member joined (what the console shows). */
   requestCounts(): Record<string, number> {
-    const names = ["error", "1xx", "2xx", "3xx", "4xx", "5xx"];
     const out: Record<string, number> = {};
-    for (let i = 0; i < names.length; i++) out[names[i]] = this.byClass[i]?.value ?? 0;
+    for (let i = 0; i < CLASSES.length; i++) out[CLASSES[i]] = this.byClass[i]?.value ?? 0;
     return out;
   }
 
