@@ -1,10 +1,16 @@
 import { ConfigError } from "../src/config/errors.ts";
 import { loadConfig } from "../src/config/load.ts";
+import { preflight } from "../src/server/preflight.ts";
 
 /** `scalwsd check --config FILE`: prints every error and exits 1, or prints `ok` and exits 0. */
 export async function check(file: string): Promise<number> {
   try {
-    const { warnings } = await loadConfig(file);
+    const { config, warnings } = await loadConfig(file);
+    const problems = preflight(config);
+    if (problems.length > 0) {
+      for (const p of problems) console.error(`${file}: ${p}`);
+      return 1;
+    }
     for (const w of warnings) console.error(`${file}: warning: ${w}`);
     console.log("ok");
     return 0;

@@ -117,6 +117,7 @@ tenants:
     await s.write(yaml(`${dir}/missing.pem`));
     const r = await s.server.reload();
     assert.equal(r.ok, false);
+    assert.match(r.ok ? "" : r.errors.join("\n"), /upstreams\.p\.tls\.ca_file: cannot read/);
     assert.equal(s.server.generation.id, 1);
     assert.equal((await get(s.url + "/", { host: "a.test" })).status, 200);
   } finally {

@@ -13,6 +13,7 @@ import { buildGeneration } from "./build.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
 import { Lock } from "./lock.ts";
+import { preflight } from "./preflight.ts";
 
 /** Lifecycle states reported by `/readyz` (ADR-0035). */
 export type State = "starting" | "warming" | "ready" | "active" | "draining";
@@ -26,6 +27,8 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Overrides `server.access_log` (tests pass `off`). */
   readonly accessLog?: string;
+  /** Number of the first generation; the controller passes its generation number (default 1). */
+  readonly generation?: number;
 }
 
 function listenerKey(l: ListenerConfig): string {
@@ -59,6 +62,7 @@ export class Server {
     private readonly options: ServerOptions,
   ) {
     this.clock = options.clock ?? systemClock;
+    this.nextId = options.generation ?? 1;
     this.registry = new PoolRegistry({
       metrics: this.metrics,
       key,
@@ -98,6 +102,8 @@ export class Server {
 
   /** Builds a generation beside the current one; on any failure nothing live has changed. */
   private build(loaded: Loaded): Generation {
+    const problems = preflight(loaded.config);
+    if (problems.length > 0) throw new ConfigError(loaded.config.file, problems);
     // Members created from now on use the configured idle timeout; existing ones keep theirs.
     const previousIdle = this.registry.deps.idleTimeout;
     this.registry.deps.idleTimeout = loaded.config.server.upstream_client.idle_timeout;
@@ -156,6 +162,8 @@ export class Server {
       const server = Deno.serve({
         hostname: cfg.hostname.startsWith("[") ? cfg.hostname.slice(1, -1) : cfg.hostname,
         port: cfg.port,
+        // Under the controller every instance binds the same address (needs --unstable-net).
+        reusePort: this.config.server.listener_mode === "reuseport",
         onListen() {},
         onError: (err) => {
           log("error", "request_failed", { error: String(err) });
