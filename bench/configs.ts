@@ -17,12 +17,19 @@ export interface BenchLayout {
   affinity: readonly [string, string];
   /** Run nginx workers as root (only when the bench itself runs as root). */
   root: boolean;
+  /** Idle keep-alive connections to members kept by each proxy (see KEEPALIVE). */
+  keepalive: number;
 }
 
 /** Name of the affinity cookie used by every proxy's hash-by-cookie pool. */
 export const COOKIE = "BENCHAFF";
-/** Idle keep-alive connections per member, the same for all three proxies. */
+/**
+ * Default cap on idle keep-alive connections to members: nginx `keepalive` (per upstream block
+ * and worker), scalwsd `keepalive` (per member), HAProxy `pool-max-conn` (per server).
+ */
 export const KEEPALIVE = 32;
+/** Path of the members' stub_status page (connections accepted so far). */
+export const STATUS_PATH = "/bench-status";
 
 /** The small fixed body member `name` answers on every path but the static and POST ones. */
 export function smallBody(name: string): string {
@@ -75,6 +82,7 @@ http {
 ${nginxTemps(l.dir, `member-${name}`)}  server {
     listen 127.0.0.1:${l.members[index]} backlog=4096;
     location / { default_type text/plain; return 200 "${smallBody(name).replace("\n", "\\n")}"; }
+    location = ${STATUS_PATH} { stub_status; }
     location /f/ { root ${l.dir}/www; }
     location = /post { client_body_buffer_size 128k; default_type text/plain; return 200 "${name} ok\\n"; }
   }
@@ -85,7 +93,7 @@ ${nginxTemps(l.dir, `member-${name}`)}  server {
 /** nginx as the proxy: master plus ONE worker, upstream keep-alive as the docs recommend. */
 export function proxyNginxConf(l: BenchLayout): string {
   const [a, b] = l.members;
-  const ka = `keepalive ${KEEPALIVE}; keepalive_requests 100000000; keepalive_timeout 300s;`;
+  const ka = `keepalive ${l.keepalive}; keepalive_requests 100000000; keepalive_timeout 300s;`;
   return `${nginxCommon(l.dir, "nginx", l.root)}worker_processes 1;
 http {
   access_log off;
@@ -139,15 +147,18 @@ frontend fe
   default_backend single
 
 backend single
+  default-server pool-max-conn ${l.keepalive}
   server a 127.0.0.1:${a}
 
 backend rr
   balance roundrobin
+  default-server pool-max-conn ${l.keepalive}
   server a 127.0.0.1:${a}
   server b 127.0.0.1:${b}
 
 backend hashed
   balance roundrobin
+  default-server pool-max-conn ${l.keepalive}
   cookie ${COOKIE} insert indirect nocache
   server a 127.0.0.1:${a} cookie ${l.affinity[0]}
   server b 127.0.0.1:${b} cookie ${l.affinity[1]}
@@ -163,26 +174,27 @@ export function scalwsdYaml(l: BenchLayout): string {
       address: "127.0.0.1:${l.scalwsd}"
   access_log: off
   affinity_key_file: ${l.dir}/affinity.key
+  upstream_client: { keepalive: ${l.keepalive} }
 
 upstreams:
   one:
     members:
       - { address: "127.0.0.1:${a}" }
     balance: round_robin
-    keepalive: ${KEEPALIVE}
+    keepalive: ${l.keepalive}
   rr:
     members:
       - { address: "127.0.0.1:${a}" }
       - { address: "127.0.0.1:${b}" }
     balance: round_robin
-    keepalive: ${KEEPALIVE}
+    keepalive: ${l.keepalive}
   hashed:
     members:
       - { address: "127.0.0.1:${a}" }
       - { address: "127.0.0.1:${b}" }
     balance: hash
     hash: { by: cookie, name: ${COOKIE} }
-    keepalive: ${KEEPALIVE}
+    keepalive: ${l.keepalive}
 
 tenants:
   - name: bench

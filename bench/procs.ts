@@ -174,13 +174,33 @@ export async function childPids(pid: number): Promise<number[]> {
   return text === "" ? [] : text.split(/\s+/).map(Number);
 }
 
-/** User plus system CPU time of `pid` in clock ticks (/proc/PID/stat); undefined when unreadable. */
-export async function cpuTicks(pid: number): Promise<number | undefined> {
+/** CPU time of a process in clock ticks. */
+export interface CpuTicks {
+  user: number;
+  system: number;
+}
+
+/**
+ * User and system CPU time of `pid` in clock ticks (/proc/PID/stat), plus that of its reaped
+ * children when `children`; undefined when unreadable.
+ */
+export async function cpuTicks(pid: number, children = false): Promise<CpuTicks | undefined> {
   const text = await procText(`/proc/${pid}/stat`);
   if (text === undefined) return undefined;
-  // Fields after the command name, which is in parentheses and may hold spaces.
-  const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return Number(f[11]) + Number(f[12]);
+  // Fields after the command name, which is in parentheses and may hold spaces: utime is
+  // field 14, stime 15, cutime 16, cstime 17.
+  const f = text.slice(text.lastIndexOf(")") + 2).split(" ").map(Number);
+  return children ? { user: f[11] + f[13], system: f[12] + f[14] } : { user: f[11], system: f[12] };
+}
+
+/** Busy clock ticks of the whole machine (/proc/stat: all but idle and iowait). */
+export async function systemBusyTicks(): Promise<number | undefined> {
+  const text = await procText("/proc/stat");
+  const m = text === undefined ? null : /^cpu\s+(.*)$/m.exec(text);
+  if (m === null) return undefined;
+  const v = m[1].trim().split(/\s+/).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is inside user already)
+  return v[0] + v[1] + v[2] + (v[5] ?? 0) + (v[6] ?? 0) + (v[7] ?? 0);
 }
 
 /** Clock ticks per second (`getconf CLK_TCK`), 100 when unknown. */

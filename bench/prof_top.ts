@@ -1,7 +1,8 @@
 /**
  * Summarises a V8 `.cpuprofile` (from `deno run --cpu-prof`): the top functions by self time
- * with file:line (TypeScript lines, through the inline source maps of Deno's emit cache), their
- * inclusive share, the hottest line inside each, and self time per file.
+ * with file:line, their inclusive share, the hottest line inside each, and self time per file.
+ * Deno writes function positions in TypeScript coordinates already, but line ticks in those of
+ * the emitted JavaScript: those go through the inline source maps of Deno's emit cache.
  *
  *   deno run --allow-read --allow-env bench/prof_top.ts [FILE.cpuprofile | DIR] [--top 25]
  *
@@ -26,17 +27,17 @@ export interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   hitCount?: number;
   children?: number[];
-  /** Ticks per line (1-based, in the generated script). */
+  /** Ticks per line (1-based, in the emitted script). */
   positionTicks?: { line: number; ticks: number }[];
 }
 
-/** Maps a generated position (0-based line and column) of `url` to a 0-based source line, or -1. */
+/** Maps an emitted position (0-based line and column) of `url` to a 0-based source line, or -1. */
 export type Resolver = (url: string, line: number, col: number) => number;
 
 /** One function of the summary; percentages are of busy (non-idle) time. */
 export interface TopFunction {
   name: string;
-  /** `path:line` of the function's start. */
+  /** `path:line` of the function's start (as the profile gives it). */
   location: string;
   selfMs: number;
   selfPct: number;
@@ -146,12 +147,16 @@ export function summarize(
   }
   const busy = all - idle;
   const pct = (us: number) => busy === 0 ? 0 : (100 * us) / busy;
-  const where = (url: string, line0: number, col0: number): string => {
-    if (url === "" || line0 < 0) return "";
-    const src = url.startsWith("file://") ? resolve(url, line0, col0) : -1;
-    return src >= 0
-      ? `${displayPath(url)}:${src + 1}`
-      : `${displayPath(url)}:${line0 + 1} (emitted)`;
+  // Deno's own ext: modules live in the snapshot, most with no line (0) to show.
+  const at = (url: string, line0: number): string =>
+    url === "" || line0 < 0
+      ? ""
+      : !url.startsWith("file://") && line0 === 0
+      ? url
+      : `${displayPath(url)}:${line0 + 1}`;
+  const emitted = (url: string, line0: number): string => {
+    const src = url.startsWith("file://") ? resolve(url, line0, 0) : -1;
+    return src >= 0 ? at(url, src) : `${at(url, line0)} (emitted)`;
   };
 
   const functions = [...fnSelf.entries()]
@@ -163,11 +168,11 @@ export function summarize(
       let hotLine: string | undefined;
       if (e.ticks.size > 0) {
         const [line] = [...e.ticks.entries()].sort((x, y) => y[1] - x[1])[0];
-        hotLine = where(f.url, line - 1, 0) || undefined;
+        hotLine = f.url.startsWith("file://") ? emitted(f.url, line - 1) : undefined;
       }
       return {
         name: f.functionName === "" ? "(anonymous)" : f.functionName,
-        location: where(f.url, f.lineNumber, f.columnNumber),
+        location: at(f.url, f.lineNumber),
         selfMs: e.us / 1000,
         selfPct: pct(e.us),
         totalPct: pct(total.get(k) ?? 0),

@@ -42,27 +42,37 @@ Deno.test("summarize ranks by self time and counts recursion once in total", () 
     ["parse", 3, 37.5, 37.5],
     ["handle", 1, 12.5, 50],
   ]);
-  assert.equal(s.functions[1].location, "ext:demo/head.js:20 (emitted)");
-  assert.equal(s.functions[1].hotLine, "ext:demo/head.js:22 (emitted)");
+  assert.equal(s.functions[1].location, "ext:demo/head.js:20");
+  // Line ticks of Deno's own modules cannot be mapped, so none is shown.
+  assert.equal(s.functions[1].hotLine, undefined);
 });
 
-Deno.test("summarize maps file URLs through the resolver and sums self time per file", () => {
+Deno.test("summarize maps line ticks of file URLs through the resolver and sums per file", () => {
   const p: CpuProfile = {
     startTime: 0,
     endTime: 2000,
     nodes: [
       { id: 1, callFrame: frame("(root)"), children: [2] },
-      { id: 2, callFrame: frame("send", "file:///nowhere/src/send.ts", 40), children: [3] },
-      { id: 3, callFrame: frame("", "file:///nowhere/src/send.ts", 70) },
+      {
+        id: 2,
+        callFrame: frame("send", "file:///nowhere/src/send.ts", 30),
+        children: [3],
+        positionTicks: [{ line: 50, ticks: 2 }],
+      },
+      { id: 3, callFrame: frame("", "file:///nowhere/src/send.ts", 60) },
     ],
     samples: [2, 3],
     timeDeltas: [0, 1000],
   };
   const s = summarize(p, 5, (url, line) => url.endsWith("send.ts") ? line - 10 : -1);
-  assert.deepEqual(s.functions.map((f) => [f.name, f.location]), [
-    ["send", "/nowhere/src/send.ts:31"],
-    ["(anonymous)", "/nowhere/src/send.ts:61"],
+  // Function starts are taken as given; the tick on emitted line 50 maps to source line 40.
+  assert.deepEqual(s.functions.map((f) => [f.name, f.location, f.hotLine]), [
+    ["send", "/nowhere/src/send.ts:31", "/nowhere/src/send.ts:40"],
+    ["(anonymous)", "/nowhere/src/send.ts:61", undefined],
   ]);
   assert.deepEqual(s.files, [{ file: "/nowhere/src/send.ts", selfMs: 2, selfPct: 100 }]);
-  assert.match(formatSummary(s), /^ 1 +1\.0 +50\.0 +100\.0 +send +\/nowhere\/src\/send\.ts:31$/m);
+  assert.match(
+    formatSummary(s),
+    /^ 1 +1\.0 +50\.0 +100\.0 +send +\/nowhere\/src\/send\.ts:31; hot \/nowhere\/src\/send\.ts:40$/m,
+  );
 });

@@ -1,11 +1,11 @@
 /**
  * `deno task bench`: scalwsd, nginx (one worker) and HAProxy (one thread) side by side, each
  * proxying to the same nginx members on loopback, measured by the same wrk scenarios. Prints a
- * table (req/s, p99, ratio to nginx), RSS after the 512-connection run, and writes JSON to
- * bench/out/. See bench/README.md.
+ * table (req/s, p99, ratio to nginx, proxy CPU per request, member connections opened), RSS
+ * after the 512-connection run, and writes JSON to bench/out/. See bench/README.md.
  *
  *   deno task bench [--quick] [--duration 5s] [--warmup 2s] [--only get-64,pool-rr]
- *                   [--servers scalwsd,nginx] [--repeat 1] [--profile] [--keep]
+ *                   [--servers scalwsd,nginx] [--repeat 1] [--keepalive 32] [--profile] [--keep]
  */
 
 import { parseArgs } from "node:util";
@@ -15,17 +15,24 @@ import {
   COOKIE,
   cookieLua,
   haproxyConf,
+  KEEPALIVE,
   memberNginxConf,
-  PATHS,
   postLua,
   proxyNginxConf,
   scalwsdYaml,
-  smallBody,
+  STATUS_PATH,
 } from "./configs.ts";
+import { derive, type Derived, type Probe, snapshot, waitQuiet } from "./measure.ts";
+import {
+  denoEmitResolver,
+  formatSummary,
+  newestProfile,
+  type ProfileSummary,
+  summarize,
+} from "./prof_top.ts";
 import {
   childPids,
   clockTicks,
-  cpuTicks,
   findExecutable,
   freePorts,
   Procs,
@@ -34,29 +41,26 @@ import {
 } from "./procs.ts";
 import { type Scenario, selectScenarios, selectServers, type ServerName } from "./scenarios.ts";
 import { ratioToNginx, renderTable, type Row } from "./table.ts";
+import { FILE_16K, FILE_1M, POST_BYTES, verify } from "./verify.ts";
 import { parseWrk, type WrkResult } from "./wrk_output.ts";
-import {
-  denoEmitResolver,
-  formatSummary,
-  newestProfile,
-  type ProfileSummary,
-  summarize,
-} from "./prof_top.ts";
+
+/** Someone else's CPU use (% of a core) above which a run is flagged as disturbed. */
+const DISTURBED_PCT = 15;
 
 const USAGE = `usage: deno task bench [options]
-  --duration D   measured seconds per run (default 5s; --quick: 3s)
-  --warmup D     warm-up seconds before each run (default 2s; --quick: 1s)
-  --quick        shorter runs
-  --only LIST    scenarios, comma-separated (default: all)
-  --servers LIST scalwsd,nginx,haproxy (default: all)
-  --repeat N     runs per cell, the median by req/s is reported (default 1)
-  --threads N    wrk threads (default 2)
-  --profile      run scalwsd with --cpu-prof into bench/out/prof/ and print its top functions
-  --keep         keep the temporary directory (configs, logs)`;
+  --duration D    measured time per run (default 5s; --quick: 3s)
+  --warmup D      warm-up before each run (default 2s; --quick: 1s)
+  --quick         shorter runs
+  --only LIST     scenarios, comma-separated (default: all)
+  --servers LIST  scalwsd,nginx,haproxy (default: all)
+  --repeat N      runs per cell, the median by req/s is reported (default 1)
+  --retries N     runs again when other processes used over ${DISTURBED_PCT}% of a core (default 2)
+  --quiet-wait S  before each run, wait up to S seconds for the machine to be idle (default 20)
+  --threads N     wrk threads (default 2)
+  --keepalive N   idle connections to members each proxy keeps (default ${KEEPALIVE})
+  --profile       scalwsd alone under --cpu-prof (default scenario get-64); prints its top functions
+  --keep          keep the temporary directory (configs, logs)`;
 
-const POST_BYTES = 64 * 1024;
-const FILE_16K = 16 * 1024;
-const FILE_1M = 1024 * 1024;
 const MAIN_TS = new URL("../main.ts", import.meta.url).pathname;
 const OUT_DIR = new URL("./out/", import.meta.url).pathname;
 
@@ -66,19 +70,32 @@ interface Options {
   scenarios: Scenario[];
   servers: ServerName[];
   repeat: number;
+  retries: number;
+  quietWaitS: number;
   threads: number;
+  keepalive: number;
   profile: boolean;
   keep: boolean;
 }
 
-/** Seconds from `10s`, `10`, `1500ms`; throws naming the option when malformed. */
-function seconds(text: string, option: string): number {
+/** Seconds from `10s`, `10`, `1500ms`, `1m`; throws naming the option when malformed. */
+function seconds(text: string, option: string, min: number): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
-  if (m === null) throw new Error(`Invalid --${option} "${text}": expected e.g. 5s`);
-  const n = Number(m[1]);
-  const s = m[2] === "ms" ? n / 1000 : m[2] === "m" ? n * 60 : n;
-  if (s < 1 && option === "duration") throw new Error(`Invalid --duration "${text}": at least 1s`);
-  return s;
+  const n = m === null ? NaN : Number(m[1]);
+  const s = m === null ? NaN : m[2] === "ms" ? n / 1000 : m[2] === "m" ? n * 60 : n;
+  if (!(s >= min)) {
+    throw new Error(`Invalid --${option} "${text}": expected a duration of at least ${min}s`);
+  }
+  // wrk takes whole seconds.
+  return Math.round(s);
+}
+
+function int(text: string, option: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`Invalid --${option} "${text}": expected ${min} to ${max}`);
+  }
+  return n;
 }
 
 function options(argv: string[]): Options | null {
@@ -91,7 +108,10 @@ function options(argv: string[]): Options | null {
       only: { type: "string" },
       servers: { type: "string" },
       repeat: { type: "string", default: "1" },
+      retries: { type: "string", default: "2" },
+      "quiet-wait": { type: "string", default: "20" },
       threads: { type: "string", default: "2" },
+      keepalive: { type: "string", default: String(KEEPALIVE) },
       profile: { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -99,36 +119,37 @@ function options(argv: string[]): Options | null {
     strict: true,
   });
   if (values.help) return null;
-  const repeat = Number(values.repeat);
-  const threads = Number(values.threads);
-  if (!Number.isInteger(repeat) || repeat < 1) {
-    throw new Error(`Invalid --repeat "${values.repeat}"`);
-  }
-  if (!Number.isInteger(threads) || threads < 1) {
-    throw new Error(`Invalid --threads "${values.threads}"`);
-  }
   const profile = values.profile;
   return {
-    durationS: seconds(values.duration ?? (values.quick ? "3s" : "5s"), "duration"),
-    warmupS: seconds(values.warmup ?? (values.quick ? "1s" : "2s"), "warmup"),
+    durationS: seconds(values.duration ?? (values.quick ? "3s" : "5s"), "duration", 1),
+    warmupS: seconds(values.warmup ?? (values.quick ? "1s" : "2s"), "warmup", 0),
     // Profiling looks at scalwsd alone, by default under the headline load.
     scenarios: selectScenarios(values.only ?? (profile ? "get-64" : undefined)),
     servers: profile ? ["scalwsd"] : selectServers(values.servers),
-    repeat,
-    threads,
+    repeat: int(values.repeat, "repeat", 1, 100),
+    retries: int(values.retries, "retries", 0, 10),
+    quietWaitS: int(values["quiet-wait"], "quiet-wait", 0, 3600),
+    threads: int(values.threads, "threads", 1, 64),
+    keepalive: int(values.keepalive, "keepalive", 1, 1024),
     profile,
     keep: values.keep,
   };
 }
 
+interface Tools {
+  wrk: string;
+  nginx: string;
+  haproxy: string;
+}
+
 /** The wrk, nginx and haproxy executables, or an error naming every missing one. */
-function tools(): { wrk: string; nginx: string; haproxy: string } {
-  const wrk = findExecutable("wrk");
-  const nginx = findExecutable("nginx");
-  const haproxy = findExecutable("haproxy");
-  const missing = [wrk ? "" : "wrk", nginx ? "" : "nginx", haproxy ? "" : "haproxy"].filter((x) =>
-    x !== ""
-  );
+function tools(): Tools {
+  const found = {
+    wrk: findExecutable("wrk"),
+    nginx: findExecutable("nginx"),
+    haproxy: findExecutable("haproxy"),
+  };
+  const missing = Object.entries(found).filter(([, v]) => v === undefined).map(([k]) => k);
   if (missing.length > 0) {
     throw new Error(
       `Missing ${
@@ -137,7 +158,7 @@ function tools(): { wrk: string; nginx: string; haproxy: string } {
         `(Debian: apt-get install wrk nginx haproxy)`,
     );
   }
-  return { wrk: wrk!, nginx: nginx!, haproxy: haproxy! };
+  return found as Tools;
 }
 
 async function firstLine(procs: Procs, cmd: string, args: string[]): Promise<string> {
@@ -149,98 +170,8 @@ async function firstLine(procs: Procs, cmd: string, args: string[]): Promise<str
   }
 }
 
-/** Fetches `path` from `port` and returns status, body and the set-cookie header. */
-async function get(port: number, path: string, init: RequestInit = {}) {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-    ...init,
-    signal: AbortSignal.timeout(5000),
-  });
-  const body = new Uint8Array(await res.arrayBuffer());
-  return {
-    status: res.status,
-    body,
-    text: new TextDecoder().decode(body),
-    cookie: res.headers.get("set-cookie"),
-  };
-}
-
-function expect(ok: boolean, server: string, what: string): void {
-  if (!ok) throw new Error(`Sanity check failed for ${server}: ${what}`);
-}
-
-/** Checks that `server` answers every scenario's path as the members would. */
-async function verify(server: ServerName, port: number, l: BenchLayout): Promise<void> {
-  const a = smallBody("a");
-  const b = smallBody("b");
-  let r = await get(port, PATHS.small);
-  expect(
-    r.status === 200 && r.text === a,
-    server,
-    `GET / gave ${r.status} ${JSON.stringify(r.text.slice(0, 80))}`,
-  );
-  r = await get(port, PATHS.file16k);
-  expect(
-    r.status === 200 && r.body.length === FILE_16K,
-    server,
-    `16 KiB file gave ${r.status}, ${r.body.length} bytes`,
-  );
-  r = await get(port, PATHS.file1m);
-  expect(
-    r.status === 200 && r.body.length === FILE_1M,
-    server,
-    `1 MiB file gave ${r.status}, ${r.body.length} bytes`,
-  );
-  r = await get(port, PATHS.post, { method: "POST", body: new Uint8Array(POST_BYTES) });
-  expect(
-    r.status === 200 && r.text === "a ok\n",
-    server,
-    `POST gave ${r.status} ${JSON.stringify(r.text)}`,
-  );
-  const seen = new Set<string>();
-  for (let i = 0; i < 4; i++) seen.add((await get(port, PATHS.rr)).text);
-  expect(
-    seen.size === 2 && seen.has(a) && seen.has(b),
-    server,
-    `round robin reached ${[...seen].join(" | ")}`,
-  );
-  const byCookie = async (v: string) =>
-    (await get(port, PATHS.hash, { headers: { cookie: `${COOKIE}=${v}` } })).text;
-  const ca = await byCookie(l.affinity[0]);
-  const cb = await byCookie(l.affinity[1]);
-  expect(
-    ca === (await byCookie(l.affinity[0])),
-    server,
-    "the same cookie reached different members",
-  );
-  if (server === "nginx") {
-    // nginx hashes the cookie's value: which member each value lands on is its own choice.
-    expect(
-      (ca === a || ca === b) && (cb === a || cb === b),
-      server,
-      `cookie pool answered ${ca} | ${cb}`,
-    );
-  } else {
-    expect(ca === a && cb === b, server, `affinity cookies reached ${ca.trim()} | ${cb.trim()}`);
-  }
-  if (server === "scalwsd") {
-    // The cookie scalwsd issues must be one of the values the bench computed.
-    const c = (await get(port, PATHS.hash)).cookie ?? "";
-    const v = /^BENCHAFF=([0-9a-f]{32})/.exec(c)?.[1];
-    expect(
-      v !== undefined && l.affinity.includes(v),
-      server,
-      `issued affinity cookie ${JSON.stringify(c)}`,
-    );
-    r = await get(port, PATHS.one);
-    expect(r.status === 200 && r.text === a, server, `1-member pool gave ${r.status}`);
-  }
-}
-
-/** One measured run: wrk's figures plus the proxy process's CPU use. */
-interface Run extends WrkResult {
-  cpuUsPerReq?: number;
-  cpuPct?: number;
-}
+/** One measured run: wrk's report plus the figures read around it. */
+type Run = WrkResult & Derived;
 
 interface Cell {
   scenario: string;
@@ -259,8 +190,44 @@ function errorCount(r: WrkResult): number {
   return r.non2xx + r.connectErrors + r.readErrors + r.writeErrors + r.timeouts;
 }
 
+/** One line per run while the bench goes. */
+function progress(scenario: string, server: string, r: Run): string {
+  const f = (n: number | undefined, d = 1) => n === undefined ? "?" : n.toFixed(d);
+  return `  ${scenario.padEnd(12)} ${server.padEnd(8)} ${
+    f(r.requestsPerSec, 0).padStart(7)
+  } req/s` +
+    `  p99 ${f(r.p99Ms, 2)} ms  cpu ${f(r.cpuUsPerReq)} us/req (usr ${f(r.userUsPerReq)}, ` +
+    `${f(r.cpuPct, 0)}% of a core)  member conns/1k ${f(r.upstreamConnsPer1k)}` +
+    `  others' cpu ${f(r.otherPct, 0)}%` + (errorCount(r) > 0 ? `  errors ${errorCount(r)}` : "");
+}
+
 function mib(kib: number | undefined): string {
   return kib === undefined ? "?" : `${(kib / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * Connections accepted so far by the member on `port` (nginx stub_status), this read's own
+ * connection included: a fresh one each time, so that every read adds exactly one.
+ */
+async function accepts(port: number): Promise<number | undefined> {
+  let conn: Deno.TcpConn | undefined;
+  try {
+    conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    const req = `GET ${STATUS_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
+    await conn.write(new TextEncoder().encode(req));
+    const text = await new Response(conn.readable).text();
+    conn = undefined; // the readable closed it
+    const m = /accepts handled requests\s+(\d+)/.exec(text);
+    return m === null ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      conn?.close();
+    } catch {
+      // Already closed.
+    }
+  }
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -275,7 +242,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  let bin;
+  let bin: Tools;
   try {
     bin = tools();
   } catch (err) {
@@ -285,12 +252,14 @@ async function main(argv: string[]): Promise<number> {
 
   const procs = new Procs();
   const dir = await Deno.makeTempDir({ prefix: "scalwsd-bench-" });
+  let keep = opt.keep;
   let cleaning: Promise<void> | null = null;
   const cleanup = () =>
     cleaning ??= (async () => {
       await procs.stopAll();
-      if (!opt.keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
+      if (!keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
     })();
+  // Ctrl-C (or a kill) still stops every process the bench started.
   const onSignal = () => {
     console.error("\nbench: interrupted, stopping every process");
     cleanup().finally(() => Deno.exit(130));
@@ -304,9 +273,9 @@ async function main(argv: string[]): Promise<number> {
     console.error(`bench: ${(err as Error).message}`);
     const dead = await procs.exited();
     if (dead.length > 0) {
-      console.error(`bench: exited early: ${dead.join(", ")}; logs in ${dir} (kept)`);
+      keep = true;
+      console.error(`bench: exited early: ${dead.join(", ")}\nbench: logs kept in ${dir}`);
     }
-    if (dead.length > 0) opt.keep = true;
     return 1;
   } finally {
     await cleanup();
@@ -314,26 +283,9 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function bench(
-  opt: Options,
-  bin: { wrk: string; nginx: string; haproxy: string },
-  procs: Procs,
-  dir: string,
-): Promise<number> {
-  const [pa, pb, ps, pn, ph] = freePorts(5);
-  const keyFile = `${dir}/affinity.key`;
-  const key = AffinityKey.fromFile(keyFile);
-  const l: BenchLayout = {
-    dir,
-    members: [pa, pb],
-    scalwsd: ps,
-    nginx: pn,
-    haproxy: ph,
-    affinity: [affinityValue(key, `127.0.0.1:${pa}`), affinityValue(key, `127.0.0.1:${pb}`)],
-    root: Deno.uid() === 0,
-  };
-  const ports: Record<ServerName, number> = { scalwsd: ps, nginx: pn, haproxy: ph };
-
+/** Writes configs, scripts and the members' files into `dir`. */
+async function prepare(l: BenchLayout): Promise<void> {
+  const dir = l.dir;
   await Deno.mkdir(`${dir}/www/f`, { recursive: true });
   const fill = (n: number) => new Uint8Array(n).map((_, i) => 97 + (i % 26));
   await Deno.writeFile(`${dir}/www/f/16k.bin`, fill(FILE_16K));
@@ -350,46 +302,67 @@ async function bench(
   await Deno.writeTextFile(`${dir}/scalwsd.yaml`, scalwsdYaml(l));
   await Deno.writeTextFile(`${dir}/post.lua`, postLua(POST_BYTES));
   await Deno.writeTextFile(`${dir}/cookie.lua`, cookieLua(l.affinity));
+}
+
+function running(child: Deno.ChildProcess): () => Promise<boolean> {
+  return async () => (await Promise.race([child.status, Promise.resolve(null)])) === null;
+}
+
+async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promise<number> {
+  const [pa, pb, ps, pn, ph] = freePorts(5);
+  const key = AffinityKey.fromFile(`${dir}/affinity.key`);
+  const l: BenchLayout = {
+    dir,
+    members: [pa, pb],
+    scalwsd: ps,
+    nginx: pn,
+    haproxy: ph,
+    affinity: [affinityValue(key, `127.0.0.1:${pa}`), affinityValue(key, `127.0.0.1:${pb}`)],
+    root: Deno.uid() === 0,
+    keepalive: opt.keepalive,
+  };
+  const ports: Record<ServerName, number> = { scalwsd: ps, nginx: pn, haproxy: ph };
+  await prepare(l);
 
   const cores = navigator.hardwareConcurrency;
   const load = Deno.loadavg();
-  if (load[0] > 0.5) {
-    console.log(
-      `bench: warning: load average ${
-        load[0].toFixed(2)
-      } before starting; other work skews the figures`,
-    );
-  }
   console.log(
-    `bench: ${cores} cores, nothing pinned: wrk (${opt.threads} threads), the proxy and the member share them; ` +
-      `${opt.warmupS}s warm-up + ${opt.durationS}s per run, ${opt.repeat} run(s) per cell`,
+    `bench: ${cores} cores, nothing pinned: wrk (${opt.threads} threads), the proxy and the member ` +
+      `share them; ${opt.warmupS}s warm-up + ${opt.durationS}s per run, ${opt.repeat} run(s) per ` +
+      `cell, ${opt.keepalive} idle member connections per proxy`,
   );
+  if (load[0] > 0.5) {
+    console.log(`bench: warning: load average ${load[0].toFixed(2)} before starting`);
+  }
 
-  const alive = (child: Deno.ChildProcess) => async () => {
-    const s = await Promise.race([child.status, Promise.resolve(null)]);
-    return s === null;
-  };
+  // Members first, then the proxies in front of them.
   const nginxArgs = (
     name: string,
   ) => ["-p", dir, "-e", `${dir}/${name}.err.log`, "-c", `${dir}/${name}.conf`];
-
-  // Members first, then the proxies in front of them.
+  const memberPids: number[] = [];
   for (const [i, name] of [[0, "member-a"], [1, "member-b"]] as const) {
     const child = await procs.spawn(name, bin.nginx, nginxArgs(name), `${dir}/${name}.log`);
-    await waitReady(`http://127.0.0.1:${l.members[i]}/`, 10_000, alive(child));
+    await waitReady(`http://127.0.0.1:${l.members[i]}/`, 10_000, running(child));
+    memberPids.push(child.pid);
   }
   const children = new Map<ServerName, Deno.ChildProcess>();
   for (const server of opt.servers) {
     let child: Deno.ChildProcess;
     if (server === "scalwsd") {
-      const prof = opt.profile ? ["--cpu-prof", `--cpu-prof-dir=${OUT_DIR}prof`, "--cpu-prof-interval=250"] : [];
+      const prof = opt.profile
+        ? ["--cpu-prof", `--cpu-prof-dir=${OUT_DIR}prof`, "--cpu-prof-interval=250"]
+        : [];
       if (opt.profile) await Deno.mkdir(`${OUT_DIR}prof`, { recursive: true });
-      child = await procs.spawn(
-        server,
-        Deno.execPath(),
-        ["run", "--allow-all", ...prof, MAIN_TS, "run", "--config", `${dir}/scalwsd.yaml`],
-        `${dir}/scalwsd.log`,
-      );
+      const args = [
+        "run",
+        "--allow-all",
+        ...prof,
+        MAIN_TS,
+        "run",
+        "--config",
+        `${dir}/scalwsd.yaml`,
+      ];
+      child = await procs.spawn(server, Deno.execPath(), args, `${dir}/scalwsd.log`);
     } else if (server === "nginx") {
       child = await procs.spawn(server, bin.nginx, nginxArgs("nginx"), `${dir}/nginx.log`);
     } else {
@@ -401,38 +374,29 @@ async function bench(
       );
     }
     children.set(server, child);
-    await waitReady(`http://127.0.0.1:${ports[server]}/`, 30_000, alive(child));
+    await waitReady(`http://127.0.0.1:${ports[server]}/`, 30_000, running(child));
     await verify(server, ports[server], l);
   }
 
-  /** The process whose RSS is the server's: scalwsd's Deno, nginx's worker, HAProxy itself. */
-  const rssOf = async (server: ServerName): Promise<number | undefined> => {
-    const pid = children.get(server)!.pid;
-    if (server !== "nginx") return await rssKiB(pid);
-    let sum: number | undefined;
-    for (const w of await childPids(pid)) sum = (sum ?? 0) + ((await rssKiB(w)) ?? 0);
-    return sum;
-  };
-  /** The process doing the proxying: nginx's single worker, else the spawned process. */
+  // The process doing the proxying: nginx's single worker, else the spawned process.
   const workPid = new Map<ServerName, number>();
   for (const s of opt.servers) {
     const pid = children.get(s)!.pid;
     workPid.set(s, s === "nginx" ? (await childPids(pid))[0] ?? pid : pid);
   }
+  const rssOf = (s: ServerName) => rssKiB(workPid.get(s)!);
   const hz = await clockTicks();
   const rssIdle = new Map<ServerName, number | undefined>();
   for (const s of opt.servers) rssIdle.set(s, await rssOf(s));
   const rssAfter512 = new Map<ServerName, number | undefined>();
+  const memberAccepts = async () => {
+    const [x, y] = [await accepts(l.members[0]), await accepts(l.members[1])];
+    return x === undefined || y === undefined ? undefined : x + y;
+  };
 
   const wrk = async (s: Scenario, server: ServerName, secs: number): Promise<WrkResult> => {
-    const args = [
-      `-t${Math.min(opt.threads, s.connections)}`,
-      `-c${s.connections}`,
-      `-d${secs}s`,
-      "--timeout",
-      "5s",
-      "--latency",
-    ];
+    const args = [`-t${Math.min(opt.threads, s.connections)}`, `-c${s.connections}`, `-d${secs}s`];
+    args.push("--timeout", "5s", "--latency");
     for (const h of s.headers ?? []) args.push("-H", h);
     if (s.script !== undefined) args.push("-s", `${dir}/${s.script}.lua`);
     args.push(`http://127.0.0.1:${ports[server]}${s.path}`);
@@ -449,27 +413,33 @@ async function bench(
     const runs = new Map<ServerName, Run[]>(servers.map((x) => [x, []]));
     for (let rep = 0; rep < opt.repeat; rep++) {
       for (const server of servers) {
-        if (opt.warmupS > 0) await wrk(s, server, opt.warmupS);
-        const pid = workPid.get(server)!;
-        const before = await cpuTicks(pid);
-        const r: Run = await wrk(s, server, opt.durationS);
-        const after = await cpuTicks(pid);
-        if (before !== undefined && after !== undefined && r.requests > 0) {
-          const cpuS = (after - before) / hz;
-          r.cpuUsPerReq = (cpuS * 1e6) / r.requests;
-          r.cpuPct = (100 * cpuS) / (r.seconds || opt.durationS);
+        const probe: Probe = {
+          proxyPid: workPid.get(server)!,
+          memberPids,
+          benchPid: Deno.pid,
+          accepts: memberAccepts,
+          statusConns: 2,
+        };
+        // A run that others' CPU use disturbed is done again; the least disturbed one counts.
+        let best: Run | undefined;
+        for (let attempt = 0; attempt <= opt.retries; attempt++) {
+          if (opt.quietWaitS > 0) await waitQuiet(DISTURBED_PCT, opt.quietWaitS, hz);
+          if (opt.warmupS > 0) await wrk(s, server, opt.warmupS);
+          const before = await snapshot(probe);
+          const w = await wrk(s, server, opt.durationS);
+          const r: Run = {
+            ...w,
+            ...derive(before, await snapshot(probe), w, hz, probe.statusConns),
+          };
+          if (s.name === "get-512") rssAfter512.set(server, await rssOf(server));
+          const dead = await procs.exited();
+          if (dead.length > 0) throw new Error(`Exited during ${s.name}: ${dead.join(", ")}`);
+          const disturbed = (r.otherPct ?? 0) > DISTURBED_PCT;
+          console.log(progress(s.name, server, r) + (disturbed ? "  (disturbed)" : ""));
+          if (best === undefined || (r.otherPct ?? 0) < (best.otherPct ?? 0)) best = r;
+          if (!disturbed) break;
         }
-        runs.get(server)!.push(r);
-        if (s.name === "get-512") rssAfter512.set(server, await rssOf(server));
-        const dead = await procs.exited();
-        if (dead.length > 0) throw new Error(`Exited during ${s.name}: ${dead.join(", ")}`);
-        console.log(
-          `  ${s.name.padEnd(12)} ${server.padEnd(8)} ${
-            Math.round(r.requestsPerSec).toString().padStart(7)
-          } req/s` +
-            `  p99 ${r.p99Ms.toFixed(2)} ms  cpu ${r.cpuUsPerReq?.toFixed(1) ?? "?"} us/req` +
-            `${errorCount(r) > 0 ? `  errors ${errorCount(r)}` : ""}`,
-        );
+        runs.get(server)!.push(best!);
       }
     }
     for (const server of servers) {
@@ -485,26 +455,40 @@ async function bench(
     p99Ms: c.result.p99Ms,
     errors: errorCount(c.result),
     cpuUsPerReq: c.result.cpuUsPerReq,
+    userUsPerReq: c.result.userUsPerReq,
+    sysUsPerReq: c.result.sysUsPerReq,
     cpuPct: c.result.cpuPct,
+    upstreamConnsPer1k: c.result.upstreamConnsPer1k,
   }));
   console.log("");
   console.log(renderTable(rows));
+  const disturbed = cells.filter((c) => (c.result.otherPct ?? 0) > DISTURBED_PCT);
+  if (disturbed.length > 0) {
+    console.log(
+      `\nwarning: other processes used over ${DISTURBED_PCT}% of a core during ` +
+        disturbed.map((c) => `${c.scenario}/${c.server} (${c.result.otherPct!.toFixed(0)}%)`).join(
+          ", ",
+        ),
+    );
+  }
 
   const rate = (scenario: string) =>
-    rows.find((r) => r.scenario === scenario && r.server === "scalwsd")?.requestsPerSec;
+    rows.find((r) => r.scenario === scenario && r.server === "scalwsd");
   const single = rate("get-64");
   const poolLines: string[] = [];
   for (const p of ["pool-1", "pool-rr", "pool-cookie"]) {
     const v = rate(p);
-    if (single !== undefined && v !== undefined) {
-      const ratio = v / single;
-      poolLines.push(
-        `  ${p}: ${ratio.toFixed(2)}x${ratio < 0.9 ? "  (below the 0.9 target)" : ""}`,
-      );
-    }
+    if (single === undefined || v === undefined) continue;
+    const ratio = v.requestsPerSec / single.requestsPerSec;
+    const cpu = v.cpuUsPerReq !== undefined && single.cpuUsPerReq !== undefined
+      ? `, cpu/req ${(v.cpuUsPerReq / single.cpuUsPerReq).toFixed(2)}x`
+      : "";
+    poolLines.push(
+      `  ${p}: req/s ${ratio.toFixed(2)}x${cpu}${ratio < 0.9 ? "  (below the 0.9 target)" : ""}`,
+    );
   }
   if (poolLines.length > 0) {
-    console.log("\nscalwsd pool vs single-address form (get-64), req/s ratio:");
+    console.log("\nscalwsd pools against the single-address form (get-64):");
     console.log(poolLines.join("\n"));
   }
   const rssLine = (m: Map<ServerName, number | undefined>) =>
@@ -512,7 +496,7 @@ async function bench(
   console.log(`\nRSS idle: ${rssLine(rssIdle)} (nginx: its worker)`);
   if (rssAfter512.size > 0) console.log(`RSS after get-512: ${rssLine(rssAfter512)}`);
 
-  // Profiling: scalwsd writes its profile when it exits, so stop it before reading.
+  // scalwsd writes its profile as it exits, so stop it before reading.
   let profile: { file: string; summary: ProfileSummary } | undefined;
   if (opt.profile) {
     await procs.stop(children.get("scalwsd")!, 30_000);
@@ -526,8 +510,9 @@ async function bench(
     }
   }
 
+  const date = new Date().toISOString();
   const record = {
-    date: new Date().toISOString(),
+    date,
     machine: {
       cores,
       os: Deno.build.os,
@@ -545,24 +530,21 @@ async function bench(
       durationS: opt.durationS,
       warmupS: opt.warmupS,
       repeat: opt.repeat,
+      retries: opt.retries,
+      quietWaitS: opt.quietWaitS,
+      disturbedAbovePct: DISTURBED_PCT,
       wrkThreads: opt.threads,
+      keepalive: opt.keepalive,
       profile: opt.profile,
       nginxCookiePool: `hash $cookie_${COOKIE} consistent`,
       haproxyCookiePool: `cookie ${COOKIE} insert indirect nocache (scalwsd's affinity values)`,
     },
-    results: cells.map((c) => ({
-      ...c,
-      ratioToNginx: ratioToNginx(
-        rows,
-        rows.find((r) => r.scenario === c.scenario && r.server === c.server)!,
-      ),
-    })),
+    results: cells.map((c, i) => ({ ...c, ratioToNginx: ratioToNginx(rows, rows[i]) })),
     rssKiB: { idle: Object.fromEntries(rssIdle), after512: Object.fromEntries(rssAfter512) },
     profile,
   };
   await Deno.mkdir(OUT_DIR, { recursive: true });
-  const stamp = record.date.replace(/[:.]/g, "-");
-  const outFile = `${OUT_DIR}bench-${stamp}.json`;
+  const outFile = `${OUT_DIR}bench-${date.replace(/[:.]/g, "-")}.json`;
   await Deno.writeTextFile(outFile, JSON.stringify(record, null, 2) + "\n");
   console.log(`\nresults: ${outFile}`);
   return 0;

@@ -9,6 +9,11 @@ export interface Row {
   /** CPU time of the proxy process per request in microseconds, and its CPU use in % of one core. */
   cpuUsPerReq?: number;
   cpuPct?: number;
+  /** The user-space and kernel parts of `cpuUsPerReq`. */
+  userUsPerReq?: number;
+  sysUsPerReq?: number;
+  /** Connections opened to members per 1000 requests. */
+  upstreamConnsPer1k?: number;
 }
 
 /** req/s of `server` divided by nginx's in the same scenario; NaN without an nginx row. */
@@ -28,9 +33,23 @@ function fmtMs(ms: number): string {
   return ms < 10 ? `${ms.toFixed(2)} ms` : `${ms.toFixed(1)} ms`;
 }
 
-/** A fixed-width text table: scenario, server, req/s, p99, ratio to nginx, proxy CPU, errors. */
+/**
+ * A fixed-width text table: scenario, server, req/s, p99, ratio to nginx, the proxy's CPU,
+ * connections opened to members per 1000 requests, errors.
+ */
 export function renderTable(rows: readonly Row[]): string {
-  const head = ["scenario", "server", "req/s", "p99", "vs nginx", "cpu us/req", "cpu %", "errors"];
+  const head = [
+    "scenario",
+    "server",
+    "req/s",
+    "p99",
+    "vs nginx",
+    "cpu us/req",
+    "usr+sys",
+    "cpu %",
+    "conns/1k",
+    "errors",
+  ];
   const body = rows.map((r) => {
     const ratio = ratioToNginx(rows, r);
     return [
@@ -40,7 +59,11 @@ export function renderTable(rows: readonly Row[]): string {
       fmtMs(r.p99Ms),
       Number.isNaN(ratio) ? "-" : `${ratio.toFixed(2)}x`,
       r.cpuUsPerReq === undefined ? "-" : r.cpuUsPerReq.toFixed(1),
+      r.userUsPerReq === undefined || r.sysUsPerReq === undefined
+        ? "-"
+        : `${r.userUsPerReq.toFixed(0)}+${r.sysUsPerReq.toFixed(0)}`,
       r.cpuPct === undefined ? "-" : r.cpuPct.toFixed(0),
+      r.upstreamConnsPer1k === undefined ? "-" : r.upstreamConnsPer1k.toFixed(1),
       r.errors === 0 ? "-" : String(r.errors),
     ];
   });

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { formatPool, formatPools } from "./ctl_format.ts";
+import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
 
 /** Where `scalwsd ctl` looks for the admin socket without `--socket`. */
 export const DEFAULT_SOCKET = "/run/scalws/admin.sock";
@@ -8,7 +9,8 @@ const CTL_USAGE = `usage: scalwsd ctl [--socket PATH] [--json] COMMAND
   upstreams                          every pool with its members and their state
   upstreams show NAME                one pool
   upstreams set NAME ADDR[=WEIGHT]...  replace the members of a members_from: api pool
-  reload                             reload the configuration file`;
+  reload                             reload the configuration file
+${CONTROLLER_CTL_USAGE.replace("usage: ", "   or: ")}`;
 
 /** Parses `addr[=weight]`; the weight must be an integer (the server checks its range). */
 export function parseMemberArg(arg: string): { address: string; weight?: number } | string {
@@ -74,6 +76,7 @@ export async function ctl(args: string[]): Promise<number> {
       args,
       options: {
         socket: { type: "string", short: "s" },
+        "controller-socket": { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -88,6 +91,10 @@ export async function ctl(args: string[]): Promise<number> {
   if (values.help || p.length === 0) {
     (values.help ? console.log : console.error)(CTL_USAGE);
     return values.help ? 0 : 2;
+  }
+  const controlSocket = values["controller-socket"];
+  if (controlSocket !== undefined) {
+    return await ctlController(controlSocket, p, values.json === true);
   }
   const socket = values.socket ?? Deno.env.get("SCALWSD_ADMIN_SOCKET") ?? DEFAULT_SOCKET;
   const out = (data: unknown, text: () => string) =>

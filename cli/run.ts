@@ -1,13 +1,26 @@
 import { ConfigError } from "../src/config/errors.ts";
 import { log } from "../src/observe/log.ts";
+import { LoopLagMonitor } from "../src/observe/loop_lag.ts";
 import { AdminListeners } from "../src/server/admin_listeners.ts";
 import { Server } from "../src/server/server.ts";
+import { DEFAULT_DRAIN_TIMEOUT, type RunOptions } from "./run_options.ts";
 
-/** `scalwsd run --config FILE`: serve until SIGTERM or SIGINT; SIGHUP reloads. */
-export async function run(file: string): Promise<number> {
+/** Exit status of an instance whose drain hit `--drain-timeout` with requests still in flight. */
+export const EXIT_DRAIN_TIMEOUT = 3;
+
+/**
+ * `scalwsd run --config FILE`: serve until SIGTERM or SIGINT; SIGHUP reloads. Under the
+ * controller (`opts.instanceId` set) the listeners are bound only on SIGUSR2 and SIGHUP is
+ * ignored: the controller rolls generations instead.
+ */
+export async function run(
+  file: string,
+  opts: RunOptions = { drainTimeout: DEFAULT_DRAIN_TIMEOUT },
+): Promise<number> {
+  const managed = opts.instanceId !== undefined;
   let server: Server;
   try {
-    server = await Server.prepare(file);
+    server = await Server.prepare(file, { generation: opts.generation });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -16,26 +29,71 @@ export async function run(file: string): Promise<number> {
     console.error(`scalwsd: ${(err as Error).message ?? err}`);
     return 1;
   }
-  const admin = new AdminListeners(server);
+  const admin = new AdminListeners(
+    server,
+    managed
+      ? { socket: opts.adminSocket, metrics: opts.metricsAddress, skipHostListeners: true }
+      : {},
+  );
+  const lag = new LoopLagMonitor();
+  lag.start();
+  server.metrics.registry.onCollect(() => {
+    server.metrics.loopLagP99.value = lag.p99Seconds();
+  });
+  const { promise: stopped, resolve } = Promise.withResolvers<string>();
+  if (managed) {
+    // Installed before /readyz can answer: the default action of SIGUSR2 ends the process.
+    let activating = false;
+    Deno.addSignalListener("SIGUSR2", () => {
+      if (activating || server.state !== "ready") return;
+      activating = true;
+      server.bind().then(
+        () =>
+          log("info", "activated", { instance: opts.instanceId, generation: server.generation.id }),
+        (err) => {
+          log("error", "cannot_listen", { error: String((err as Error)?.message ?? err) });
+          resolve("bind_failed");
+        },
+      );
+    });
+  }
   try {
-    await server.bind();
+    if (!managed) await server.bind();
     await admin.start();
   } catch (err) {
     console.error(`scalwsd: cannot listen: ${(err as Error).message ?? err}`);
     return 1;
   }
-  log("info", "started", { file, generation: server.generation.id, pid: Deno.pid });
+  log("info", "started", {
+    file,
+    generation: server.generation.id,
+    pid: Deno.pid,
+    ...(managed ? { instance: opts.instanceId, cpus: opts.cpus ?? null, state: server.state } : {}),
+  });
 
-  const { promise: stopped, resolve } = Promise.withResolvers<string>();
   Deno.addSignalListener("SIGHUP", () => {
-    server.reload();
+    if (managed) log("warn", "reload_ignored", { reason: "the controller rolls generations" });
+    else server.reload();
   });
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
   const signal = await stopped;
-  log("info", "draining", { signal });
-  await admin.stop();
-  await server.drain();
+  log("info", "draining", { signal, drain_timeout_ms: opts.drainTimeout });
+  // Listening sockets close first (inside drain); /readyz keeps answering "draining" meanwhile.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<false>((r) => timer = setTimeout(() => r(false), opts.drainTimeout));
+  const drained = await Promise.race([server.drain().then(() => true as const), deadline]);
+  clearTimeout(timer);
+  // shutdown() has no deadline of its own and abort() after it crashes: bound the wait, then exit.
+  await Promise.race([admin.stop(), new Promise((r) => setTimeout(r, 1_000))]);
+  lag.stop();
+  if (!drained) {
+    log("error", "drain_timeout", {
+      drain_timeout_ms: opts.drainTimeout,
+      inflight: server.metrics.inflight.value,
+    });
+    return EXIT_DRAIN_TIMEOUT;
+  }
   log("info", "stopped", {});
-  return 0;
+  return signal === "bind_failed" ? 1 : 0;
 }

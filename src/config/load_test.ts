@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ConfigError } from "./errors.ts";
 import { configFromData, loadConfig, parseConfig } from "./load.ts";
 import type { Config } from "./types.ts";
+import { makePki } from "../server/_test_certs.ts";
 
 // deno-lint-ignore no-explicit-any
 type Doc = any;
@@ -590,6 +591,83 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
     },
     errors: ["upstreams.empty: must be a mapping", "tenants[1].applications: is required"],
   },
+  {
+    name: "limits out of range",
+    edit: (d) => {
+      d.server.limits = {
+        header_read_timeout: "-1s",
+        idle_timeout: "soon",
+        max_header_size: "65537",
+        max_header_count: 129,
+        max_uri_length: "1MiB",
+        max_connections: -1,
+        body_timeout: "1s",
+      };
+    },
+    errors: [
+      'server.limits.header_read_timeout: invalid duration "-1s"',
+      'server.limits.idle_timeout: invalid duration "soon"',
+      "server.limits.max_header_size: must be at most 64KiB",
+      "server.limits.max_header_count: must be between 1 and 128",
+      "server.limits.max_uri_length: must be at most 64KiB",
+      "server.limits.max_connections: must be between 0 and 10000000",
+      'server.limits: unknown key "body_timeout"',
+    ],
+  },
+  {
+    name: "per-source limits and deny paths",
+    edit: (d) => {
+      d.server.limit_req = { rate: "10r/h", burst: -1 };
+      d.server.limit_conn = 0;
+      d.server.deny_paths = ["/.git", "secret", "/a/../b"];
+      app(d).limit_req = { rate: 0 };
+      app(d).deny_paths = "/admin";
+    },
+    errors: [
+      'server.limit_req.rate: invalid rate "10r/h": use requests per second or minute, such as "10r/s"',
+      "server.limit_req.burst: must be between 0 and 1000000",
+      "server.limit_conn: must be between 1 and 1000000",
+      'server.deny_paths[1]: invalid path "secret": must start with "/"',
+      'server.deny_paths[2]: invalid path "/a/../b": "." and ".." segments are not allowed',
+      `${A}.limit_req.rate: must be greater than 0`,
+      `${A}.deny_paths: must be a list`,
+    ],
+  },
+  {
+    name: "a TLS listener without certificates, with unknown keys and bad values",
+    edit: (d) => {
+      d.server.listeners[0].tls = { certificates: [] };
+      d.server.listeners.push({
+        name: "b",
+        address: "127.0.0.1:8443",
+        tls: {
+          certificates: [{ cert: "", key: "k.pem", domains: ["*.*.x"], ocsp: true }],
+          handshake_timeout: "0s",
+          strict_sni: "yes",
+        },
+      });
+    },
+    errors: [
+      "server.listeners[0].tls.certificates: at least one certificate is required",
+      "server.listeners[1].tls.certificates[0].cert: must not be empty",
+      'server.listeners[1].tls.certificates[0].domains[0]: invalid domain "*.*.x": a wildcard is only allowed as a leading "*."',
+      'server.listeners[1].tls.certificates[0]: unknown key "ocsp"',
+      "server.listeners[1].tls.handshake_timeout: must be greater than 0",
+      "server.listeners[1].tls.strict_sni: must be true or false",
+    ],
+  },
+  {
+    name: "a TLS listener whose files cannot be read",
+    edit: (d) => {
+      d.server.listeners[0].tls = {
+        certificates: [{ cert: "/nonexistent/c.pem", key: "/nonexistent/k.pem" }],
+      };
+    },
+    errors: [
+      "server.listeners[0].tls.certificates[0].cert: cannot read \"/nonexistent/c.pem\": No such file or directory (os error 2): readfile '/nonexistent/c.pem'",
+      "server.listeners[0].tls.certificates[0].key: cannot read \"/nonexistent/k.pem\": No such file or directory (os error 2): readfile '/nonexistent/k.pem'",
+    ],
+  },
 ];
 
 Deno.test("parseConfig reports the exact errors of each broken configuration", () => {
@@ -728,6 +806,16 @@ Deno.test("the guide's complete example provisions to the expected values and de
       max_body: 10 * 1024 * 1024,
       upstream_client: { keepalive: 32, idle_timeout: 60_000 },
       listener_mode: "shared",
+      limits: {
+        header_read_timeout: 60_000,
+        idle_timeout: 75_000,
+        body_read_timeout: 60_000,
+        max_header_size: 65_536,
+        max_header_count: 128,
+        max_uri_length: 8_192,
+        max_connections: 0,
+      },
+      deny_paths: [],
     },
     upstreams: {
       web: {
@@ -871,6 +959,8 @@ Deno.test("every key provisions to its value", () => {
   assert.deepEqual(warnings, [
     "upstreams.spare.members: pool has no members; requests get 503",
     `${A}.routes[3].runtime.client: ignored on pool routes; pools use server.upstream_client`,
+    `${A}: with websocket: true listeners are served whole, so header_read_timeout, ` +
+    "idle_timeout, max_connections, limit_conn and handshake_timeout are not enforced",
   ]);
   const s = config.server;
   assert.deepEqual(s.listeners[1], { name: "v6", address: "[::]:80", hostname: "::", port: 80 });
@@ -1100,4 +1190,77 @@ Deno.test("loadConfig reads a file and names it; an unreadable file is a ConfigE
     assert.match(e.errors[0], /^cannot read file: /);
     return true;
   });
+});
+
+Deno.test("limits, per-source limits, deny paths and TLS listeners provision to their values", async () => {
+  const pki = await makePki();
+  try {
+    const a = await pki.issue("a", ["a.example", "*.a.example"]);
+    const b = await pki.issue("b", ["b.example"]);
+    const text = `
+server:
+  listeners:
+    - name: https
+      address: "0.0.0.0:443"
+      tls:
+        certificates:
+          - {cert: ${a.cert}, key: ${a.key}}
+          - {cert: ${b.cert}, key: ${b.key}, domains: [b.example]}
+        handshake_timeout: 5s
+        strict_sni: false
+    - {name: plain, address: "0.0.0.0:80", tls: {certificates: [{cert: ${b.cert}, key: ${b.key}}]}}
+  limits:
+    header_read_timeout: 10s
+    idle_timeout: 0s
+    body_read_timeout: 30s
+    max_header_size: 16KiB
+    max_header_count: 50
+    max_uri_length: 2KiB
+    max_connections: 10000
+  limit_req: {rate: 600r/m, burst: 20}
+  limit_conn: 32
+  deny_paths: [/.git, "/wp-admin/"]
+tenants:
+  - name: acme
+    applications:
+      - name: www
+        domains: [a.example]
+        runtime: {type: respond}
+        limit_req: {rate: 2.5}
+        deny_paths: [/private]
+`;
+    const { config, warnings } = parseConfig(text, "tls.yaml");
+    assert.deepEqual(warnings, []);
+    const s = config.server;
+    assert.deepEqual(s.listeners[0].tls, {
+      certificates: [
+        { cert: a.cert, key: a.key },
+        { cert: b.cert, key: b.key, domains: ["b.example"] },
+      ],
+      handshake_timeout: 5_000,
+      strict_sni: false,
+    });
+    assert.deepEqual(s.listeners[1].tls, {
+      certificates: [{ cert: b.cert, key: b.key }],
+      handshake_timeout: 10_000,
+      strict_sni: true,
+    });
+    assert.deepEqual(s.limits, {
+      header_read_timeout: 10_000,
+      idle_timeout: 0,
+      body_read_timeout: 30_000,
+      max_header_size: 16_384,
+      max_header_count: 50,
+      max_uri_length: 2_048,
+      max_connections: 10_000,
+    });
+    assert.deepEqual(s.limit_req, { rate: 10, burst: 20 });
+    assert.equal(s.limit_conn, 32);
+    assert.deepEqual(s.deny_paths, ["/.git", "/wp-admin"]);
+    const www = config.tenants[0].applications[0];
+    assert.deepEqual(www.limit_req, { rate: 2.5, burst: 0 });
+    assert.deepEqual(www.deny_paths, ["/private"]);
+  } finally {
+    await pki.close();
+  }
 });

@@ -24,6 +24,7 @@ import type {
   ApplicationConfig,
   BackendEntry,
   HashConfig,
+  LimitReqConfig,
   PoolConfig,
   ProxyRuntime,
   ProxyTarget,
@@ -74,6 +75,8 @@ export interface Draft {
 
 /** 10 MiB. */
 export const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
+/** 10 s. */
+export const DEFAULT_HANDSHAKE_TIMEOUT = 10_000;
 export const DEFAULT_AFFINITY_COOKIE = "SCALWS_AFFINITY";
 export const STICKY_COOKIE_PREFIX = "SCALWS_STICKY_";
 
@@ -123,8 +126,25 @@ function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
       "server.admin.http.address: must be a loopback address (127.0.0.0/8, ::1 or localhost)",
     );
   }
+  const limits = raw.limits ?? {};
   return {
-    listeners: (raw.listeners ?? []).map((l) => ({ name: l.name, ...l.address })),
+    listeners: (raw.listeners ?? []).map((l) => ({
+      name: l.name,
+      ...l.address,
+      ...(l.tls !== undefined
+        ? {
+          tls: {
+            certificates: l.tls.certificates.map((c) => ({
+              cert: c.cert,
+              key: c.key,
+              ...(c.domains !== undefined ? { domains: c.domains } : {}),
+            })),
+            handshake_timeout: l.tls.handshake_timeout ?? DEFAULT_HANDSHAKE_TIMEOUT,
+            strict_sni: l.tls.strict_sni ?? true,
+          },
+        }
+        : {}),
+    })),
     admin: {
       ...(admin.socket !== undefined ? { socket: admin.socket } : {}),
       ...(admin.remote !== undefined
@@ -143,7 +163,24 @@ function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
       idle_timeout: raw.upstream_client?.idle_timeout ?? 60_000,
     },
     listener_mode: raw.listener_mode ?? "shared",
+    limits: {
+      header_read_timeout: limits.header_read_timeout ?? 60_000,
+      idle_timeout: limits.idle_timeout ?? 75_000,
+      body_read_timeout: limits.body_read_timeout ?? 60_000,
+      max_header_size: limits.max_header_size ?? 65_536,
+      max_header_count: limits.max_header_count ?? 128,
+      max_uri_length: limits.max_uri_length ?? 8_192,
+      max_connections: limits.max_connections ?? 0,
+    },
+    ...(raw.limit_req !== undefined ? { limit_req: limitReq(raw.limit_req) } : {}),
+    ...(raw.limit_conn !== undefined ? { limit_conn: raw.limit_conn } : {}),
+    deny_paths: raw.deny_paths ?? [],
   };
+}
+
+/** `limit_req` with its default `burst: 0`. */
+function limitReq(raw: NonNullable<RawServer["limit_req"]>): LimitReqConfig {
+  return { rate: raw.rate, burst: raw.burst ?? 0 };
 }
 
 function provisionUpstreams(value: unknown, draft: Draft, sink: Sink): void {
@@ -356,6 +393,8 @@ function provisionApplication(
         runtime,
         routes,
         ...(raw.max_body !== undefined ? { max_body: raw.max_body } : {}),
+        ...(raw.limit_req !== undefined ? { limit_req: limitReq(raw.limit_req) } : {}),
+        ...(raw.deny_paths !== undefined ? { deny_paths: raw.deny_paths } : {}),
       }
       : undefined,
   };

@@ -21,6 +21,16 @@ Deno.test("provision fills server defaults", () => {
     max_body: 10_485_760,
     upstream_client: { keepalive: 32, idle_timeout: 60_000 },
     listener_mode: "shared",
+    limits: {
+      header_read_timeout: 60_000,
+      idle_timeout: 75_000,
+      body_read_timeout: 60_000,
+      max_header_size: 65_536,
+      max_header_count: 128,
+      max_uri_length: 8_192,
+      max_connections: 0,
+    },
+    deny_paths: [],
   });
 });
 

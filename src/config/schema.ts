@@ -100,15 +100,37 @@ function duration(min = 0, max = Infinity) {
   });
 }
 
-/** A size in bytes, at least 1 (see `parseSize`). */
-function size() {
+/** A size in bytes, at least 1 (see `parseSize`); `max` is named in its error as `maxText`. */
+function size(max = Infinity, maxText = "") {
   return leaf((v) => {
     if (typeof v !== "string" && typeof v !== "number") {
       throw new ValueError('must be a size such as "10MiB"');
     }
     const bytes = parseSize(v);
     if (bytes < 1) throw new ValueError("must be at least 1 byte");
+    if (bytes > max) throw new ValueError(`must be at most ${maxText}`);
     return bytes;
+  });
+}
+
+/** Requests per second from `10r/s`, `600r/m` or a plain number of requests per second. */
+function rate() {
+  return leaf((v) => {
+    let perSecond: number;
+    if (typeof v === "number") perSecond = v;
+    else if (typeof v === "string") {
+      const m = /^([0-9]{1,9}(?:\.[0-9]{1,6})?)r\/([sm])$/.exec(v);
+      if (m === null) {
+        throw new ValueError(
+          `invalid rate "${v}": use requests per second or minute, such as "10r/s"`,
+        );
+      }
+      perSecond = Number(m[1]) / (m[2] === "m" ? 60 : 1);
+    } else throw new ValueError('must be a rate such as "10r/s"');
+    if (!(perSecond > 0) || !Number.isFinite(perSecond)) {
+      throw new ValueError("must be greater than 0");
+    }
+    return perSecond;
   });
 }
 
@@ -168,7 +190,26 @@ const headerValue = () => checked(headerValueError);
 
 // ---- server ----
 
-const listenerSchema = z.object({ name: name(), address: listenAddress() }).strict();
+const certificateSchema = z.object({
+  cert: text(),
+  key: text(),
+  domains: z.array(domain()).min(1, "at least one domain is required").optional(),
+}).strict();
+
+const listenerSchema = z.object({
+  name: name(),
+  address: listenAddress(),
+  tls: z.object({
+    certificates: z.array(certificateSchema).min(1, "at least one certificate is required"),
+    handshake_timeout: duration(1).optional(),
+    strict_sni: flag().optional(),
+  }).strict().optional(),
+}).strict();
+
+/** `limit_req` of the server or an application. */
+const limitReqSchema = z.object({ rate: rate(), burst: int(0, 1_000_000).optional() }).strict();
+
+const denyPaths = () => z.array(routePath());
 
 /** `server`: listeners, admin, metrics, proxies, logging and limits. */
 export const serverSchema = z.object({
@@ -196,6 +237,18 @@ export const serverSchema = z.object({
     keepalive: int(0, 1024).optional(),
     idle_timeout: duration(1).optional(),
   }).strict().optional(),
+  limits: z.object({
+    header_read_timeout: duration().optional(),
+    idle_timeout: duration().optional(),
+    body_read_timeout: duration().optional(),
+    max_header_size: size(65_536, "64KiB").optional(),
+    max_header_count: int(1, 128).optional(),
+    max_uri_length: size(65_536, "64KiB").optional(),
+    max_connections: int(0, 10_000_000).optional(),
+  }).strict().optional(),
+  limit_req: limitReqSchema.optional(),
+  limit_conn: int(1, 1_000_000).optional(),
+  deny_paths: denyPaths().optional(),
 }).strict();
 
 export type RawServer = z.output<typeof serverSchema>;
@@ -315,6 +368,8 @@ export const applicationSchema = z.object({
   proxy: z.unknown().optional(),
   routes: z.array(z.unknown()).optional(),
   max_body: size().optional(),
+  limit_req: limitReqSchema.optional(),
+  deny_paths: denyPaths().optional(),
 }).strict();
 
 /** A tenant; its applications are parsed one by one. */

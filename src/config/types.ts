@@ -158,6 +158,10 @@ export interface ApplicationConfig {
   readonly runtime: RuntimeConfig;
   readonly routes: readonly RouteConfig[];
   readonly max_body?: number;
+  /** Replaces `server.limit_req` for this application. */
+  readonly limit_req?: LimitReqConfig;
+  /** Added to `server.deny_paths` for this application. */
+  readonly deny_paths?: readonly string[];
 }
 
 export interface TenantConfig {
@@ -165,10 +169,58 @@ export interface TenantConfig {
   readonly applications: readonly ApplicationConfig[];
 }
 
+/** One certificate of a TLS listener. */
+export interface TlsCertificateConfig {
+  /** PEM file: the certificate, then its intermediates. */
+  readonly cert: string;
+  /** PEM file: the private key. */
+  readonly key: string;
+  /** Names that choose this certificate; absent means the certificate's DNS names. */
+  readonly domains?: readonly string[];
+}
+
+/** TLS termination on a listener. */
+export interface ListenerTlsConfig {
+  /** Chosen by SNI; the first one answers names no certificate has. */
+  readonly certificates: readonly TlsCertificateConfig[];
+  /** Milliseconds; default 10 s. */
+  readonly handshake_timeout: number;
+  /** Default true: a request for a host the connection was not opened for gets 421. */
+  readonly strict_sni: boolean;
+}
+
 export interface ListenerConfig extends HostPort {
   readonly name: string;
   /** As written. */
   readonly address: string;
+  /** Absent: plain HTTP. */
+  readonly tls?: ListenerTlsConfig;
+}
+
+/** `server.limits`: per-connection and per-request limits. Durations in ms, 0 turns one off. */
+export interface LimitsConfig {
+  /** A new connection must send a complete request head within this; default 60 s. */
+  readonly header_read_timeout: number;
+  /** A kept-alive connection may wait this long for its next request; default 75 s. */
+  readonly idle_timeout: number;
+  /** Longest gap between two chunks of a request body (408); default 60 s. */
+  readonly body_read_timeout: number;
+  /** Bytes of header lines (431); default and most 64 KiB, where Deno answers 400 itself. */
+  readonly max_header_size: number;
+  /** Header lines (431); default and most 128, where Deno answers 400 itself. */
+  readonly max_header_count: number;
+  /** Bytes of path and query (414); default 8 KiB. */
+  readonly max_uri_length: number;
+  /** Open client connections across all listeners; more wait in the backlog. 0 (default): no cap. */
+  readonly max_connections: number;
+}
+
+/** A request rate per client address: a token bucket of `burst + 1` tokens. */
+export interface LimitReqConfig {
+  /** Requests per second. */
+  readonly rate: number;
+  /** Requests allowed at once above the rate; default 0. */
+  readonly burst: number;
 }
 
 export interface ServerConfig {
@@ -210,6 +262,13 @@ export interface ServerConfig {
   };
   /** Default `shared`. */
   readonly listener_mode: "shared" | "reuseport" | "inherited";
+  readonly limits: LimitsConfig;
+  /** Per client address (after `trusted_proxies`); absent: no rate limit. */
+  readonly limit_req?: LimitReqConfig;
+  /** Open connections per peer address (trusted proxies exempt); absent: no limit. */
+  readonly limit_conn?: number;
+  /** Normalised path prefixes answered 404 before routing, for every application. */
+  readonly deny_paths: readonly string[];
 }
 
 export interface Config {

@@ -2,19 +2,29 @@
  * Validate: rules across the document, run on the provisioned parts. Pool references must
  * name a pool of `upstreams`; listener names and bound addresses, tenant names, application
  * names within a tenant and domains across the whole file must be unique; `default_host`
- * must be a configured, non-wildcard domain.
+ * must be a configured, non-wildcard domain; TLS listeners' certificates must be readable, valid
+ * and match their keys.
  */
+import { loadCertificates, type ReadText } from "./certificates.ts";
 import type { Draft, Sink } from "./provision.ts";
 import type { ServerConfig } from "./types.ts";
 
-/** Checks `draft` and appends `PATH: MESSAGE` errors to `sink`. */
-export function validate(draft: Draft, sink: Sink): void {
+/**
+ * Checks `draft` and appends `PATH: MESSAGE` errors to `sink`. The certificates of TLS
+ * listeners are read with `readText` and checked (see `certificates.ts`).
+ */
+export function validate(
+  draft: Draft,
+  sink: Sink,
+  readText: ReadText = Deno.readTextFileSync,
+): void {
   for (const ref of draft.poolRefs) {
     if (!draft.poolNames.has(ref.pool)) sink.errors.push(`${ref.path}: unknown pool "${ref.pool}"`);
   }
   const domains = validateTenants(draft, sink);
+  warnWebSockets(draft, sink);
   if (draft.server !== undefined) {
-    validateServer(draft.server, sink);
+    validateServer(draft.server, sink, readText);
     validateDefaultHost(draft.server, domains, draft.allApplications, sink);
   }
 }
@@ -53,7 +63,7 @@ function validateTenants(draft: Draft, sink: Sink): Map<string, string> {
   return domains;
 }
 
-function validateServer(server: ServerConfig, sink: Sink): void {
+function validateServer(server: ServerConfig, sink: Sink, readText: ReadText): void {
   const names = new Map<string, string>();
   const bound = new Map<string, string>();
   const bind = (path: string, a: { hostname: string; port: number }) => {
@@ -71,12 +81,42 @@ function validateServer(server: ServerConfig, sink: Sink): void {
       sink.errors.push(`${path}.name: duplicate listener "${l.name}", first at ${first}`);
     } else names.set(l.name, path);
     bind(`${path}.address`, l);
+    if (l.tls !== undefined) {
+      loadCertificates(l.tls.certificates, `${path}.tls`, readText, sink.errors, sink.warnings);
+    }
   });
   if (server.admin.remote !== undefined) bind("server.admin.remote.address", server.admin.remote);
   if (server.admin.http !== undefined) bind("server.admin.http.address", server.admin.http);
   const metrics = server.metrics;
   if (metrics.hostname !== undefined && metrics.port !== undefined) {
     bind("server.metrics.address", { hostname: metrics.hostname, port: metrics.port });
+  }
+}
+
+/**
+ * Deno 2.9.6 closes a WebSocket served on a per-connection server, so with WebSocket routes the
+ * listeners are served whole and the per-connection limits do not apply: said once, at the
+ * first such route.
+ */
+function warnWebSockets(draft: Draft, sink: Sink): void {
+  for (const tenant of draft.tenants) {
+    for (const app of tenant.applications) {
+      const cfg = app.config;
+      if (cfg === undefined) continue;
+      let at: string | undefined;
+      if (cfg.runtime.type === "proxy" && cfg.runtime.websocket) at = app.path;
+      else {
+        const i = cfg.routes.findIndex((r) => r.runtime.type === "proxy" && r.runtime.websocket);
+        if (i >= 0) at = `${app.path}.routes[${i}]`;
+      }
+      if (at !== undefined) {
+        sink.warnings.push(
+          `${at}: with websocket: true listeners are served whole, so header_read_timeout, ` +
+            "idle_timeout, max_connections, limit_conn and handshake_timeout are not enforced",
+        );
+        return;
+      }
+    }
   }
 }
 

@@ -13,6 +13,16 @@ function server(extra: Partial<ServerConfig> = {}): ServerConfig {
     max_body: 1,
     upstream_client: { keepalive: 32, idle_timeout: 1 },
     listener_mode: "shared",
+    limits: {
+      header_read_timeout: 1,
+      idle_timeout: 1,
+      body_read_timeout: 1,
+      max_header_size: 1,
+      max_header_count: 1,
+      max_uri_length: 1,
+      max_connections: 0,
+    },
+    deny_paths: [],
     ...extra,
   };
 }

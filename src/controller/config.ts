@@ -134,7 +134,9 @@ export function parseCpuList(value: unknown): number[] {
   };
   if (Array.isArray(value)) {
     for (const v of value) {
-      if (typeof v !== "number") throw new ValueError("must be a list of CPU numbers or a range such as \"0-3\"");
+      if (typeof v !== "number") {
+        throw new ValueError('must be a list of CPU numbers or a range such as "0-3"');
+      }
       add(v);
     }
   } else if (typeof value === "number") {
@@ -219,7 +221,9 @@ export function parseControllerConfig(
   const initial = raw.instances?.initial ?? min;
   if (max < min) errors.push(`instances.max: must be at least instances.min (${min})`);
   if (initial < min || initial > max) {
-    errors.push(`instances.initial: must be between instances.min (${min}) and instances.max (${max})`);
+    errors.push(
+      `instances.initial: must be between instances.min (${min}) and instances.max (${max})`,
+    );
   }
   const cpus = raw.cpus ?? cpusOfHost();
   const perInstance = raw.cpus_per_instance ?? 1;
@@ -241,7 +245,9 @@ export function parseControllerConfig(
     errors.push(`socket: path "${socket}" is longer than ${MAX_SOCKET_PATH} bytes`);
   }
   // Instances' admin sockets live in <state_dir>/sockets/web-NN.sock.
-  if (new TextEncoder().encode(`${stateDir}/sockets/web-${2 * max}.sock`).length > MAX_SOCKET_PATH) {
+  if (
+    new TextEncoder().encode(`${stateDir}/sockets/web-${2 * max}.sock`).length > MAX_SOCKET_PATH
+  ) {
     errors.push(`state_dir: path "${stateDir}" is too long for the instances' admin sockets`);
   }
   if (errors.length > 0) throw new ConfigError(file, errors);

@@ -107,13 +107,15 @@ extra: 1
 `),
     [
       "state_dir: is required",
-      "drain_timeout: invalid duration \"10x\"",
+      'drain_timeout: invalid duration "10x"',
       "autoscaling: must be on or off",
-      "(root): unknown key \"extra\"",
+      '(root): unknown key "extra"',
     ],
   );
   assert.deepEqual(
-    errorsOf("state_dir: /s\nconfig: /c\ninstances: {min: 3, max: 2}\nscale_out_above: 0.3\nscale_in_below: 0.5\n"),
+    errorsOf(
+      "state_dir: /s\nconfig: /c\ninstances: {min: 3, max: 2}\nscale_out_above: 0.3\nscale_in_below: 0.5\n",
+    ),
     [
       "instances.max: must be at least instances.min (3)",
       "instances.initial: must be between instances.min (3) and instances.max (2)",
@@ -127,7 +129,7 @@ extra: 1
     `socket: path "/${"d".repeat(100)}/control.sock" is longer than 107 bytes`,
     `state_dir: path "/${"d".repeat(100)}" is too long for the instances' admin sockets`,
   ]);
-  assert.deepEqual(errorsOf("state_dir: /s\nconfig: /c\nmetrics_base: \"127.0.0.1:65530\"\n"), [
+  assert.deepEqual(errorsOf('state_dir: /s\nconfig: /c\nmetrics_base: "127.0.0.1:65530"\n'), [
     "metrics_base: port must leave room for 9 instances below 65536",
   ]);
 });

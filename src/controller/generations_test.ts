@@ -38,7 +38,10 @@ Deno.test("validateForController requires reuseport listeners on fixed ports", (
 });
 
 Deno.test("validateForController warns that admin.http is not started by instances", () => {
-  const t = GOOD.replace("listener_mode: reuseport", 'listener_mode: reuseport\n  admin: {http: {address: "127.0.0.1:9091"}}');
+  const t = GOOD.replace(
+    "listener_mode: reuseport",
+    'listener_mode: reuseport\n  admin: {http: {address: "127.0.0.1:9091"}}',
+  );
   assert.deepEqual(validateForController(t, "scalws.yaml"), [
     "server.admin.http: not started by instances under the controller (one port per host)",
   ]);

@@ -43,7 +43,11 @@ export const RUNNING_STATES: ReadonlySet<InstanceState> = new Set([
 ]);
 
 /** States of a start not finished yet (counted as the one action in flight). */
-export const STARTING_STATES: ReadonlySet<InstanceState> = new Set(["starting", "warming", "ready"]);
+export const STARTING_STATES: ReadonlySet<InstanceState> = new Set([
+  "starting",
+  "warming",
+  "ready",
+]);
 
 /**
  * The state after `event`, or `null` when the event does not apply in `state` (a late probe

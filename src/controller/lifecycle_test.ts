@@ -58,5 +58,13 @@ Deno.test("transition walks the happy path from Stopped back to Stopped", () => 
     s = transition(s, e)!;
     seen.push(s);
   }
-  assert.deepEqual(seen, ["stopped", "starting", "warming", "ready", "active", "draining", "stopped"]);
+  assert.deepEqual(seen, [
+    "stopped",
+    "starting",
+    "warming",
+    "ready",
+    "active",
+    "draining",
+    "stopped",
+  ]);
 });

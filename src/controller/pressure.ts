@@ -54,7 +54,9 @@ export function pressureScore(i: PressureInput, p: PressureParams): Pressure {
   const cpu = i.cpuUsed / i.cpusAssigned;
   const lag = clamp(i.lagP99 / p.lagSaturated);
   const inflight = clamp(i.inflight / (i.loops * p.inflightPerLoop));
-  const latency = p.p99Target !== undefined && i.p99 !== undefined ? clamp(i.p99 / p.p99Target) : null;
+  const latency = p.p99Target !== undefined && i.p99 !== undefined
+    ? clamp(i.p99 / p.p99Target)
+    : null;
   const cpu_lag = Math.min(cpu, lag + 0.5);
   const score = Math.max(cpu_lag, inflight, latency ?? 0);
   return { cpu, lag, inflight, latency, cpu_lag, score };

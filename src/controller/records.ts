@@ -33,7 +33,11 @@ export interface InstanceRecord {
   /** True once `max_restarts` was exceeded: the slot stays Failed. */
   readonly gave_up: boolean;
   /** Why the last process ended, when it did. */
-  readonly last_exit?: { readonly code: number | null; readonly signal: string | null; readonly reason: string };
+  readonly last_exit?: {
+    readonly code: number | null;
+    readonly signal: string | null;
+    readonly reason: string;
+  };
 }
 
 const ID = /^web-(\d{1,4})$/;
@@ -68,7 +72,9 @@ export class RecordStore {
    * Every readable record, ordered by slot index. A file that is not a record (a leftover
    * temporary, a damaged file) is reported through `onBad` and skipped.
    */
-  async readAll(onBad: (file: string, reason: string) => void = () => {}): Promise<InstanceRecord[]> {
+  async readAll(
+    onBad: (file: string, reason: string) => void = () => {},
+  ): Promise<InstanceRecord[]> {
     const out: InstanceRecord[] = [];
     for await (const e of Deno.readDir(this.dir)) {
       if (!e.isFile || !e.name.endsWith(".json")) continue;

@@ -38,7 +38,10 @@ Deno.test("RecordStore writes 0600 records and reads them back in slot order, sk
     await store.write(record("web-10", 30));
     await store.write(record("web-2", 20));
     await Deno.writeTextFile(`${dir}/instances/web-3.json`, "{not json");
-    await Deno.writeTextFile(`${dir}/instances/web-4.json`, '{"id":"web-5","pid":1,"state":"active"}');
+    await Deno.writeTextFile(
+      `${dir}/instances/web-4.json`,
+      '{"id":"web-5","pid":1,"state":"active"}',
+    );
     await Deno.writeTextFile(`${dir}/instances/notes.txt`, "x");
     const bad: string[] = [];
     const all = await store.readAll((f) => bad.push(f));

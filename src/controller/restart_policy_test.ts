@@ -31,5 +31,8 @@ Deno.test("onFailure caps the delay at 60 s", () => {
 });
 
 Deno.test("onFailure with max_restarts 0 never restarts", () => {
-  assert.deepEqual(onFailure([], 5, { maxRestarts: 0, window: 1_000 }), { restart: false, failures: [5] });
+  assert.deepEqual(onFailure([], 5, { maxRestarts: 0, window: 1_000 }), {
+    restart: false,
+    failures: [5],
+  });
 });

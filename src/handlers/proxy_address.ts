@@ -7,6 +7,7 @@ import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { plain } from "../server/plain.ts";
 import { prepareBody } from "./proxy_body.ts";
 import { Attempt, errorStatus, outbound, toResponse } from "./proxy_common.ts";
+import { isWebSocketUpgrade } from "./websocket.ts";
 
 class AddressAttempt extends Attempt {
   protected ended(): void {}
@@ -32,6 +33,17 @@ export function reason(status: number): string {
   }
 }
 
+const CLOSE = { connection: "close" };
+
+/**
+ * The answer when the client's body failed (400, 408, 413) or was still arriving at the
+ * response timeout (504): the rest of the body is not read, so the connection closes.
+ */
+export function clientRefusal(ex: Exchange, status: number): Response {
+  ex.status = status;
+  return plain(status, reason(status), CLOSE);
+}
+
 /**
  * The single-address form (`upstream: "http://..."`): one member, no retries, no ejection,
  * the shortest path through the proxy.
@@ -46,19 +58,18 @@ export class AddressProxyHandler implements Handler {
 
   async handle(ex: Exchange): Promise<Response> {
     const rt = this.runtime;
-    let body = prepareBody(ex.req, this.maxBody, false);
+    let body = prepareBody(ex.req, this.maxBody, false, 0, ex.bodyTimeout);
     if (body instanceof Promise) body = await body;
-    if (typeof body === "number") {
-      ex.status = body;
-      return plain(body, reason(body));
-    }
+    if (typeof body === "number") return clientRefusal(ex, body);
     const attempt = new AddressAttempt(rt.connect_timeout, rt.response_timeout, ex.stats, ex);
     let res: UpstreamResponse;
     try {
-      res = await send(this.conns, outbound(ex, rt, this.target.authority, body), attempt);
+      const upgrade = rt.websocket && isWebSocketUpgrade(ex.req);
+      res = await send(this.conns, outbound(ex, rt, this.target.authority, body, upgrade), attempt);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
-      const status = err.kind === "client" ? body.clientFailure(err) || 400 : errorStatus(err);
+      if (err.kind === "client") return clientRefusal(ex, body.clientFailure(err) || 400);
+      const status = errorStatus(err);
       ex.status = status;
       return plain(status, reason(status));
     }

@@ -34,8 +34,11 @@ export class PreparedBody {
     const u = this.upload;
     if (u === null) return 0;
     if (u.failure === "too_large") return 413;
+    if (u.failure === "stalled") return 408;
+    // A client error with a timeout means the upload was still arriving at the response
+    // timeout; the timeout cancels the upload, which then reads as ended or aborted.
+    if (err.timeout) return 504;
     if (u.failure === "aborted") return 400;
-    if (err.timeout && !u.done) return 504;
     return 0;
   }
 }
@@ -45,28 +48,38 @@ const EMPTY_BODY = new PreparedBody(new Uint8Array(0), null, 0, true);
 
 /**
  * Prepares the body: 413 before reading when Content-Length is over the limit; small bodies
- * with a length are read into memory only when a retry is possible; everything else streams.
+ * with a length are read into memory only when a retry is possible, within `timeoutMs` (the
+ * response timeout; 504 when the upload is still arriving then); everything else streams.
+ * A chunk later than `gapMs` (`body_read_timeout`, 0: none) ends the upload with 408.
  */
 export function prepareBody(
   req: Request,
   maxBody: number,
   retryable: boolean,
+  timeoutMs = 0,
+  gapMs = 0,
 ): PreparedBody | number | Promise<PreparedBody | number> {
   if (req.body === null) return NO_BODY;
   const cl = req.headers.get("content-length");
   const length = cl === null ? -1 : Number(cl);
   if (length > maxBody) return 413;
   if (length === 0) return EMPTY_BODY;
-  if (retryable && length > 0 && length <= REPLAY_LIMIT) return keepSmallBody(req.body, length);
-  return new PreparedBody(null, new ClientBody(req.body, maxBody), length, false);
+  if (retryable && length > 0 && length <= REPLAY_LIMIT) {
+    return keepSmallBody(req.body, length, timeoutMs, gapMs);
+  }
+  return new PreparedBody(null, new ClientBody(req.body, maxBody, gapMs), length, false);
 }
 
 async function keepSmallBody(
   body: ReadableStream<Uint8Array>,
   length: number,
+  timeoutMs: number,
+  gapMs: number,
 ): Promise<PreparedBody | number> {
-  const bytes = await readSmallBody(body, length);
+  const bytes = await readSmallBody(body, length, timeoutMs, gapMs);
   if (bytes === "too_large") return 413;
+  if (bytes === "stalled") return 408;
+  if (bytes === "timeout") return 504;
   if (bytes === "aborted" || bytes === null) return 400;
   return new PreparedBody(bytes, null, length, true);
 }

@@ -10,6 +10,7 @@ import type {
 import type { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import type { PreparedBody } from "./proxy_body.ts";
+import { tunnel, upgradeHeaders } from "./websocket.ts";
 
 /** The head of one attempt: the client's request as the member should see it. */
 class Head implements HeadSource {
@@ -36,7 +37,7 @@ export function outbound(
     method: ex.req.method,
     target: ex.query.length === 0 ? ex.path : ex.path + ex.query,
     head: new Head(
-      ex.req.headers,
+      upgrade ? upgradeHeaders(ex.req.headers) : ex.req.headers,
       rt.preserve_host ? ex.authority : authority,
       ex.authority,
       ex.peer,
@@ -77,12 +78,16 @@ export function errorStatus(e: UpstreamError): number {
   return e.timeout ? 504 : 502;
 }
 
-/** The client's response from a member's answer, with an extra `Set-Cookie` when given. */
+/**
+ * The client's response from a member's answer, with an extra `Set-Cookie` when given; a 101
+ * to a WebSocket handshake becomes a tunnel.
+ */
 export function toResponse(
   ex: Exchange,
   res: UpstreamResponse,
   cookie: string | undefined,
 ): Response {
+  if (res.upgrade !== undefined) return tunnel(ex, res, cookie);
   const headers = res.headers;
   if (cookie !== undefined) headers.push(["set-cookie", cookie]);
   ex.status = res.status;

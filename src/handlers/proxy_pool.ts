@@ -12,9 +12,10 @@ import type { MemberSet, Pool } from "../upstream/pool.ts";
 import { type FailureKind, mayRetry } from "../upstream/retry_policy.ts";
 import { issueSticky, verifySticky } from "../upstream/sticky.ts";
 import type { Clock, PickContext } from "../upstream/types.ts";
-import { reason } from "./proxy_address.ts";
+import { clientRefusal, reason } from "./proxy_address.ts";
 import { prepareBody } from "./proxy_body.ts";
 import { Attempt, errorStatus, outbound, toResponse } from "./proxy_common.ts";
+import { isWebSocketUpgrade } from "./websocket.ts";
 
 /** Per-pick context, reused across the attempts of one request. */
 class Pick implements PickContext {
@@ -25,6 +26,8 @@ class Pick implements PickContext {
 /** One attempt on one member: releases its in-flight count when the response body ends. */
 class PoolAttempt extends Attempt {
   private open = true;
+  /** The answer was good but its body still streams: the body's end decides success. */
+  settleOnEnd = false;
   constructor(
     rt: ProxyRuntime,
     ex: Exchange,
@@ -37,13 +40,18 @@ class PoolAttempt extends Attempt {
     handler.pool.set.balancer.inflightChanged?.(member);
   }
 
-  /** Releases the member (idempotent); a body that broke counts against its health. */
+  /**
+   * Releases the member (idempotent). A streamed body settles a pending verdict: one that broke
+   * after the head is a failure, so a member that always cuts its bodies gets ejected.
+   */
   protected ended(ok: boolean): void {
     if (!this.open) return;
     this.open = false;
     this.member.inflight--;
     this.handler.pool.set.balancer.inflightChanged?.(this.member);
-    if (!ok) this.handler.failure(this.member, this.epoch);
+    if (!this.settleOnEnd) return;
+    if (ok) this.handler.success(this.member, this.epoch);
+    else this.handler.failure(this.member, this.epoch);
   }
 
   release(): void {
@@ -89,7 +97,8 @@ export class PoolProxyHandler implements Handler {
     }
   }
 
-  private success(m: Member, epoch: number): void {
+  /** Records a member success; logs and republishes only when it restored the member. */
+  success(m: Member, epoch: number): void {
     const now = this.clock.now();
     if (m.health.success(epoch, now)) {
       this.pool.availability.bump();
@@ -159,13 +168,12 @@ export class PoolProxyHandler implements Handler {
     }
     const settings = pool.settings;
     const rt = this.runtime;
-    const retryable = n > 1 && settings.retries > 0;
-    let body = prepareBody(ex.req, this.maxBody, retryable);
+    // A WebSocket handshake goes to one member, never retried.
+    const upgrade = rt.websocket && isWebSocketUpgrade(ex.req);
+    const retryable = !upgrade && n > 1 && settings.retries > 0;
+    let body = prepareBody(ex.req, this.maxBody, retryable, rt.response_timeout, ex.bodyTimeout);
     if (body instanceof Promise) body = await body;
-    if (typeof body === "number") {
-      ex.status = body;
-      return plain(body, reason(body));
-    }
+    if (typeof body === "number") return clientRefusal(ex, body);
 
     // A valid sticky pin or affinity cookie naming a live member wins over the policy.
     const now = this.clock.now();
@@ -202,15 +210,13 @@ export class PoolProxyHandler implements Handler {
       const attempt = new PoolAttempt(rt, ex, this, member, member.health.begin());
       let res: UpstreamResponse;
       try {
-        res = await send(member.conns, outbound(ex, rt, member.authority, body), attempt);
+        res = await send(member.conns, outbound(ex, rt, member.authority, body, upgrade), attempt);
       } catch (err) {
         attempt.release();
         if (!(err instanceof UpstreamError)) throw err;
         if (err.kind === "client") {
           // The client's body failed: neutral for the member, never retried.
-          const status = body.clientFailure(err) || 400;
-          ex.status = status;
-          return plain(status, reason(status));
+          return clientRefusal(ex, body.clientFailure(err) || 400);
         }
         member.countAttempt(0);
         this.failure(member, attempt.epoch);
@@ -230,13 +236,16 @@ export class PoolProxyHandler implements Handler {
         if (
           i + 1 < attempts && this.retry(pick, member, i, "status", ex.req.method, body.replayable)
         ) {
-          // Another member gets the request; this answer is dropped.
-          if (res.body instanceof ReadableStream) res.body.cancel().catch(() => {});
+          // Another member gets the request; this answer is dropped (released first, so the
+          // cancelled body does not count a second failure).
           attempt.release();
+          if (res.body instanceof ReadableStream) res.body.cancel().catch(() => {});
           (pick.tried ??= new Set()).add(member);
           lastStatus = s;
           continue;
         }
+      } else if (res.body instanceof ReadableStream) {
+        attempt.settleOnEnd = true;
       } else {
         this.success(member, attempt.epoch);
       }

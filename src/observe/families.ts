@@ -1,3 +1,4 @@
+import process from "node:process";
 import { type Family, type HistogramSeries, Registry, type Series } from "./metrics.ts";
 
 /** Every metric family scalwsd exports, registered once per process. */
@@ -19,6 +20,12 @@ export interface Metrics {
   readonly inflight: Series;
   readonly generation: Series;
   readonly reloads: Family<Series>;
+  /** Event-loop lag p99 in seconds over the last few seconds (set by a `LoopLagMonitor`). */
+  readonly loopLagP99: Series;
+  /** User plus system CPU time of the process, read at scrape time. */
+  readonly cpuSeconds: Series;
+  /** Resident set size of the process, read at scrape time. */
+  readonly residentBytes: Series;
 }
 
 export function createMetrics(registry = new Registry()): Metrics {
@@ -28,6 +35,21 @@ export function createMetrics(registry = new Registry()): Metrics {
     "Number of the configuration generation being served.",
     [],
   );
+  const cpuSeconds = registry.counter(
+    "scalws_process_cpu_seconds_total",
+    "User and system CPU time of the process in seconds.",
+    [],
+  ).with();
+  const residentBytes = registry.gauge(
+    "scalws_process_resident_memory_bytes",
+    "Resident set size of the process in bytes.",
+    [],
+  ).with();
+  registry.onCollect(() => {
+    const u = process.cpuUsage();
+    cpuSeconds.value = (u.user + u.system) / 1e6;
+    residentBytes.value = Deno.memoryUsage().rss;
+  });
   return {
     registry,
     requests: registry.counter(
@@ -78,6 +100,13 @@ export function createMetrics(registry = new Registry()): Metrics {
       "Configuration reloads by result (ok, error).",
       ["result"],
     ),
+    loopLagP99: registry.gauge(
+      "scalws_event_loop_lag_p99_seconds",
+      "99th percentile of event-loop lag over the last 5 seconds.",
+      [],
+    ).with(),
+    cpuSeconds,
+    residentBytes,
   };
 }
 

@@ -54,6 +54,10 @@ export class Exchange {
   upstreamAttempts = 0;
   /** Set by a handler whose response body streams; it calls `complete()` when the body ends. */
   deferred = false;
+  /** Set by a handler whose response body streams without calling `complete()` (a file). */
+  streaming = false;
+  /** `server.limits.body_read_timeout` in ms (0: none): longest wait for a body chunk. */
+  bodyTimeout = 0;
   private done = false;
 
   constructor(

@@ -4,6 +4,16 @@ import { log } from "../observe/log.ts";
 import type { Server } from "./server.ts";
 import { RemoteAdmin } from "./remote_admin.ts";
 
+/** Per-instance settings under the controller, which replace the configuration's. */
+export interface AdminOverrides {
+  /** The instance's own admin socket. */
+  readonly socket?: string;
+  /** The instance's own metrics listener (the controller reads `/metrics`, `/readyz` there). */
+  readonly metrics?: { readonly hostname: string; readonly port: number };
+  /** Leave out the listeners of which a host can have one only (`admin.http`, `admin.remote`). */
+  readonly skipHostListeners?: boolean;
+}
+
 /** The admin socket, the metrics listener and (optionally) the loopback console listener. */
 export class AdminListeners {
   private readonly servers: Deno.HttpServer[] = [];
@@ -11,14 +21,15 @@ export class AdminListeners {
   /** Bound addresses for tests: `metrics`, `http`. */
   readonly bound = new Map<string, Deno.NetAddr>();
 
-  constructor(private readonly server: Server) {}
+  constructor(private readonly server: Server, private readonly overrides: AdminOverrides = {}) {}
 
   async start(): Promise<void> {
     const cfg = this.server.config.server;
     const app = createAdminApp(this.server);
     const fetch = (req: Request) => app.fetch(req);
-    if (cfg.admin.socket) {
-      const path = cfg.admin.socket;
+    const socketPath = this.overrides.socket ?? cfg.admin.socket;
+    if (socketPath) {
+      const path = socketPath;
       try {
         await Deno.remove(path);
       } catch (err) {
@@ -29,16 +40,26 @@ export class AdminListeners {
       this.servers.push(s);
       log("info", "admin_listening", { socket: path });
     }
-    if (cfg.metrics.address) {
+    const metrics = this.overrides.metrics ??
+      (cfg.metrics.address
+        ? { hostname: cfg.metrics.hostname!, port: cfg.metrics.port! }
+        : undefined);
+    if (metrics) {
       const s = Deno.serve(
-        { hostname: cfg.metrics.hostname!, port: cfg.metrics.port!, onListen() {} },
+        { hostname: metrics.hostname, port: metrics.port, onListen() {} },
         metricsHandler(this.server),
       );
       this.servers.push(s);
       this.bound.set("metrics", s.addr);
       log("info", "metrics_listening", { address: `${s.addr.hostname}:${s.addr.port}` });
     }
-    if (cfg.admin.remote) {
+    const skip = this.overrides.skipHostListeners === true;
+    if (skip && (cfg.admin.remote || cfg.admin.http)) {
+      log("warn", "admin_listeners_skipped", {
+        reason: "one per host; not started by instances under the controller",
+      });
+    }
+    if (cfg.admin.remote && !skip) {
       const r = cfg.admin.remote;
       const subjects = new WeakMap<Request, string>();
       const remoteApp = createAdminApp(
@@ -59,7 +80,7 @@ export class AdminListeners {
       this.bound.set("remote", { transport: "tcp", hostname: r.hostname, port: this.remote.port });
       log("info", "admin_remote_listening", { address: `${r.hostname}:${this.remote.port}` });
     }
-    if (cfg.admin.http) {
+    if (cfg.admin.http && !skip) {
       const s = Deno.serve({
         hostname: cfg.admin.http.hostname,
         port: cfg.admin.http.port,
@@ -74,7 +95,7 @@ export class AdminListeners {
   async stop(): Promise<void> {
     await Promise.all(this.servers.map((s) => s.shutdown()));
     await this.remote?.stop();
-    const sock = this.server.config.server.admin.socket;
+    const sock = this.overrides.socket ?? this.server.config.server.admin.socket;
     if (sock) await Deno.remove(sock).catch(() => {});
   }
 }

@@ -10,11 +10,12 @@ import { compileTrusted } from "../http1/trusted.ts";
 import type { Metrics } from "../observe/families.ts";
 import { AppStats, type Handler } from "../pipeline/exchange.ts";
 import { HostTable } from "../pipeline/hosts.ts";
+import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import { Router } from "../pipeline/router.ts";
 import type { AffinityKey } from "../upstream/affinity.ts";
 import type { Pool } from "../upstream/pool.ts";
 import type { Clock } from "../upstream/types.ts";
-import type { AppEntry, Generation, RouteEntry } from "./generation.ts";
+import type { AppEntry, Generation, RequestLimits, RouteEntry } from "./generation.ts";
 
 /** What building a generation needs besides the config. */
 export interface BuildDeps {
@@ -23,6 +24,23 @@ export interface BuildDeps {
   readonly addresses: ReadonlyMap<string, ConnPool>;
   readonly key: AffinityKey;
   readonly clock: Clock;
+  /** Rate limiters kept across generations; absent: new ones for this generation. */
+  readonly limiters?: LimiterRegistry;
+}
+
+/** Deno.serve's own limits: heads over them get its 400 before scalwsd sees them. */
+const DENO_MAX_HEADER_COUNT = 128;
+const DENO_MAX_HEADER_SIZE = 65_536;
+
+/** The request limits of `server.limits`; header checks only where they are below Deno's. */
+function requestLimits(cfg: Config): RequestLimits {
+  const l = cfg.server.limits;
+  return {
+    maxUri: l.max_uri_length,
+    maxHeaderCount: l.max_header_count < DENO_MAX_HEADER_COUNT ? l.max_header_count : 0,
+    maxHeaderSize: l.max_header_size < DENO_MAX_HEADER_SIZE ? l.max_header_size : 0,
+    bodyTimeout: l.body_read_timeout,
+  };
 }
 
 function createHandler(rt: RuntimeConfig, maxBody: number, cfg: Config, deps: BuildDeps): Handler {
@@ -67,8 +85,11 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
     return h;
   };
   const byDomain = new Map<string, AppEntry>();
+  const limiters = deps.limiters ?? new LimiterRegistry(deps.clock);
   for (const tenant of cfg.tenants) {
     for (const app of tenant.applications) {
+      const limitReq = app.limit_req ?? cfg.server.limit_req;
+      const denied = [...cfg.server.deny_paths, ...(app.deny_paths ?? [])];
       const appMax = app.max_body ?? cfg.server.max_body;
       const routes = app.routes.map((r) => {
         const maxBody = r.max_body ?? appMax;
@@ -80,6 +101,12 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
       const entry: AppEntry = {
         stats: new AppStats(tenant.name, app.name, deps.metrics),
         router: new Router(routes, { handler: make(app.runtime, appMax), maxBody: appMax }),
+        limiter: limitReq === undefined
+          ? null
+          : limiters.get(app.limit_req ? `${tenant.name}/${app.name}` : "server", limitReq),
+        deny: denied.length === 0
+          ? null
+          : new Router(denied.map((path) => ({ path, value: true })), false),
       };
       for (const d of app.domains) byDomain.set(d, entry);
     }
@@ -94,5 +121,6 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
     pools: deps.pools,
     trusted: compileTrusted(cfg.server.trusted_proxies),
     handlers,
+    limits: requestLimits(cfg),
   });
 }

@@ -7,7 +7,89 @@ import { clientAddress } from "../pipeline/client_ip.ts";
 import { pathStart, urlAuthority } from "../pipeline/url.ts";
 import { log } from "../observe/log.ts";
 import { plain } from "./plain.ts";
-import type { Generation } from "./generation.ts";
+import { type ClientConn, type TlsState, UPGRADED } from "./client_conn.ts";
+import type { AppEntry, Generation, RequestLimits } from "./generation.ts";
+
+/** An answer before the request got an `Exchange` (malformed or unknown host). */
+function early(conn: ClientConn | null, res: Response): Response {
+  if (conn !== null) conn.requestDone();
+  return res;
+}
+
+function refuse(
+  ex: Exchange,
+  status: number,
+  text: string,
+  extra?: Record<string, string>,
+): Response {
+  ex.status = status;
+  return plain(status, text, extra);
+}
+
+const CLOSE = { connection: "close" };
+
+/** Header lines and their bytes over the limits (only called when a limit is below Deno's). */
+function headersTooLarge(headers: Headers, limits: RequestLimits): boolean {
+  let count = 0;
+  let size = 0;
+  for (const [k, v] of headers) {
+    count++;
+    size += k.length + v.length + 4;
+  }
+  return (limits.maxHeaderCount > 0 && count > limits.maxHeaderCount) ||
+    (limits.maxHeaderSize > 0 && size > limits.maxHeaderSize);
+}
+
+/**
+ * The request limits and the security step, in the pipeline's order: URI length (414), header
+ * limits (431), strict SNI (421), the client's request rate (429), deny paths (404). Returns
+ * the refusal, or null to go on routing.
+ */
+function screen(
+  req: Request,
+  uriLength: number,
+  host: string,
+  app: AppEntry,
+  ex: Exchange,
+  limits: RequestLimits,
+  conn: ClientConn | null,
+  tls: TlsState | null,
+): Response | null {
+  if (uriLength > limits.maxUri) return refuse(ex, 414, "URI Too Long");
+  if (
+    (limits.maxHeaderCount > 0 || limits.maxHeaderSize > 0) && headersTooLarge(req.headers, limits)
+  ) {
+    return refuse(ex, 431, "Request Header Fields Too Large");
+  }
+  const t = conn !== null ? conn.tls : tls;
+  if (t !== null && t.strict) {
+    // Deno does not tell the SNI name: the host must be a name of the listener's certificates,
+    // and the first request's host stands for the SNI name on the whole connection.
+    if (conn === null || conn.pinned === null) {
+      if (!t.certs.covers(host)) return refuse(ex, 421, "Misdirected Request");
+      if (conn !== null) conn.pinned = host;
+    } else if (conn.pinned !== host) return refuse(ex, 421, "Misdirected Request");
+  }
+  const limiter = app.limiter;
+  if (limiter !== null) {
+    const wait = limiter.take(ex.client);
+    if (wait > 0) {
+      return refuse(ex, 429, "Too Many Requests", { "retry-after": String(wait) });
+    }
+  }
+  if (app.deny !== null && app.deny.match(ex.path)) return refuse(ex, 404, "Not Found");
+  return null;
+}
+
+/** 413 before reading when the Content-Length is over the route's `max_body`. */
+function tooLarge(req: Request, maxBody: number, ex: Exchange): Response | null {
+  const m = req.method;
+  if (m === "GET" || m === "HEAD") return null;
+  const cl = req.headers.get("content-length");
+  if (cl === null || !(Number(cl) > maxBody)) return null;
+  // The body stays unread: the connection cannot be reused.
+  return refuse(ex, 413, "Content Too Large", CLOSE);
+}
 
 /**
  * The request path: generation -> host -> route -> handler. Holds the current generation; a
@@ -27,33 +109,39 @@ export class Dispatcher {
     this.current = gen;
   }
 
+  /**
+   * Answers one request. `conn` is the client connection when the listener tracks its
+   * connections (timeouts, strict SNI, per-peer counts), else null; `tls` is the TLS state of
+   * a listener served whole (for strict SNI without a connection).
+   */
   handle(
     req: Request,
     info: Deno.ServeHandlerInfo<Deno.Addr>,
     secure: boolean,
+    conn: ClientConn | null = null,
+    tls: TlsState | null = null,
   ): Response | Promise<Response> {
     const gen = this.current;
+    if (conn !== null) conn.requestStarted();
     let authority = req.headers.get("host");
     if (authority === null) {
       // HTTP/2 carries the authority in the URL, never in a Host header.
-      if (!secure) return plain(400, "Bad Request: missing Host header");
+      if (!secure) return early(conn, plain(400, "Bad Request: missing Host header"));
       authority = urlAuthority(req.url);
     }
     const host = hostName(authority);
     if (host === "" || authority.indexOf(",") >= 0) {
-      return plain(400, "Bad Request: invalid Host header");
+      return early(conn, plain(400, "Bad Request: invalid Host header"));
     }
     const app = gen.hosts.lookup(host);
-    if (app === undefined) return plain(404, "Not Found: unknown host");
+    if (app === undefined) return early(conn, plain(404, "Not Found: unknown host"));
 
     const url = req.url;
     const ps = pathStart(url);
     const q = url.indexOf("?", ps);
     const rawPath = q < 0 ? (ps === 0 ? url : url.slice(ps)) : url.slice(ps, q);
     const path = normalizePath(rawPath.length === 0 ? "/" : rawPath);
-    const route = app.router.match(path);
-    const addr = info.remoteAddr as Deno.NetAddr;
-    const peer = addr.hostname ?? "unix";
+    const peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
     const peerTrusted = gen.trusted(peer);
     const client = peerTrusted ? clientAddress(peer, req.headers, gen.trusted) : peer;
     const ex = new Exchange(
@@ -69,24 +157,45 @@ export class Dispatcher {
       performance.now(),
       this.log,
     );
+    const limits = gen.limits;
+    ex.bodyTimeout = limits.bodyTimeout;
     this.metrics.inflight.value++;
     let res: Response | Promise<Response>;
     try {
-      res = route.handler.handle(ex);
+      const refused = screen(req, url.length - ps, host, app, ex, limits, conn, tls);
+      if (refused !== null) res = refused;
+      else {
+        const route = app.router.match(path);
+        res = tooLarge(req, route.maxBody, ex) ?? route.handler.handle(ex);
+      }
     } catch (err) {
       res = this.fail(ex, err);
     }
     if (res instanceof Promise) {
-      return res.then((r) => this.finish(ex, r), (e) => this.finish(ex, this.fail(ex, e)));
+      return res.then(
+        (r) => this.finish(ex, r, info, conn),
+        (e) => this.finish(ex, this.fail(ex, e), info, conn),
+      );
     }
-    return this.finish(ex, res);
+    return this.finish(ex, res, info, conn);
   }
 
-  private finish(ex: Exchange, res: Response): Response {
+  private finish(
+    ex: Exchange,
+    res: Response,
+    info: Deno.ServeHandlerInfo<Deno.Addr>,
+    conn: ClientConn | null,
+  ): Response {
     this.metrics.inflight.value--;
     if (ex.status === 0) ex.status = res.status;
     if (!ex.deferred) ex.complete();
     if (this.draining) res.headers.set("connection", "close");
+    if (conn !== null) {
+      // A tunnel is no HTTP request any more: the connection's HTTP timeouts end here.
+      if (res.status === 101) conn.phase = UPGRADED;
+      else if (ex.deferred || ex.streaming) info.completed.then(conn.done, conn.done);
+      else conn.requestDone();
+    }
     return res;
   }
 

@@ -3,6 +3,7 @@ import type { Handler } from "../pipeline/exchange.ts";
 import type { AppStats } from "../pipeline/exchange.ts";
 import type { HostTable } from "../pipeline/hosts.ts";
 import type { Router } from "../pipeline/router.ts";
+import type { RateLimiter } from "../pipeline/rate_limit.ts";
 import type { Pool } from "../upstream/pool.ts";
 
 /** The handler of one route (or an application's own runtime) and its body limit. */
@@ -16,6 +17,22 @@ export interface RouteEntry {
 export interface AppEntry {
   readonly stats: AppStats;
   readonly router: Router<RouteEntry>;
+  /** `limit_req` of the application or the server; null when none. */
+  readonly limiter: RateLimiter | null;
+  /** `deny_paths` of the server and the application (true for a denied path); null when none. */
+  readonly deny: Router<boolean> | null;
+}
+
+/** `server.limits` as the request path checks them; 0 means no check. */
+export interface RequestLimits {
+  /** Bytes of path and query (414). */
+  readonly maxUri: number;
+  /** Header lines (431); 0 when Deno's own limit applies. */
+  readonly maxHeaderCount: number;
+  /** Bytes of header lines (431); 0 when Deno's own limit applies. */
+  readonly maxHeaderSize: number;
+  /** Milliseconds between request body chunks (408). */
+  readonly bodyTimeout: number;
 }
 
 /**
@@ -31,4 +48,5 @@ export interface Generation {
   /** The client address after `trusted_proxies`. */
   readonly trusted: (ip: string) => boolean;
   readonly handlers: readonly Handler[];
+  readonly limits: RequestLimits;
 }

@@ -7,11 +7,13 @@ import { log } from "../observe/log.ts";
 import { AffinityKey } from "../upstream/affinity.ts";
 import { systemClock } from "../upstream/clock.ts";
 import { PoolRegistry } from "../upstream/registry.ts";
+import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import type { Clock } from "../upstream/types.ts";
 import { AddressPools } from "../handlers/address_pools.ts";
 import { buildGeneration } from "./build.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
+import { Listener } from "./listener.ts";
 import { Lock } from "./lock.ts";
 import { preflight } from "./preflight.ts";
 
@@ -49,10 +51,9 @@ export class Server {
   private dispatcher!: Dispatcher;
   private accessLog!: AccessLog;
   private nextId = 1;
-  private readonly listeners = new Map<
-    string,
-    { cfg: ListenerConfig; server: Deno.HttpServer<Deno.NetAddr> }
-  >();
+  private readonly listeners = new Map<string, { cfg: ListenerConfig; server: Listener }>();
+  /** Rate limiters whose state outlives generations with the same definition. */
+  private readonly limiters: LimiterRegistry;
   /** Addresses actually bound, by listener name (port 0 resolved). */
   readonly bound = new Map<string, Deno.NetAddr>();
 
@@ -71,6 +72,7 @@ export class Server {
       clock: this.clock,
     });
     this.addressPools = new AddressPools((p) => Deno.readTextFileSync(p));
+    this.limiters = new LimiterRegistry(this.clock);
     this.metrics.registry.onCollect(() => this.registry.collect(this.clock.now()));
   }
 
@@ -124,6 +126,7 @@ export class Server {
         addresses: addresses.pools,
         key: this.registry.deps.key,
         clock: this.clock,
+        limiters: this.limiters,
       });
     } catch (err) {
       this.registry.discard(plan);
@@ -151,25 +154,19 @@ export class Server {
         await l.server.shutdown();
       }
     }
-    for (const cfg of wanted) {
+    for (const [index, cfg] of wanted.entries()) {
       const k = listenerKey(cfg);
       const have = this.listeners.get(k);
       if (have) {
+        // New certificates or a switch between plain and TLS rebind the same port.
+        await have.server.update(cfg, this.file, index);
+        have.cfg = cfg;
         this.bound.set(cfg.name, have.server.addr);
         continue;
       }
-      const d = this.dispatcher;
-      const server = Deno.serve({
-        hostname: cfg.hostname.startsWith("[") ? cfg.hostname.slice(1, -1) : cfg.hostname,
-        port: cfg.port,
-        // Under the controller every instance binds the same address (needs --unstable-net).
-        reusePort: this.config.server.listener_mode === "reuseport",
-        onListen() {},
-        onError: (err) => {
-          log("error", "request_failed", { error: String(err) });
-          return new Response("Internal Server Error\n", { status: 500 });
-        },
-      }, (req, info) => d.handle(req, info, false));
+      // Under the controller every instance binds the same address (needs --unstable-net).
+      const reusePort = this.config.server.listener_mode === "reuseport";
+      const server = new Listener(cfg, this.dispatcher, reusePort, this.file, index);
       this.listeners.set(k, { cfg, server });
       this.bound.set(cfg.name, server.addr);
       log("info", "listening", {

@@ -1,0 +1,78 @@
+import { parseArgs } from "node:util";
+import { ConfigError } from "../src/config/errors.ts";
+import { loadControllerConfig } from "../src/controller/config.ts";
+import { createControlApp, serveControlSocket } from "../src/controller/control_app.ts";
+import { Controller } from "../src/controller/controller.ts";
+import { findExecutable, selfCommand } from "../src/controller/launch.ts";
+import { log } from "../src/observe/log.ts";
+
+const CONTROLLER_USAGE = `usage: scalwsd controller --config CONTROLLER_FILE
+  Starts and manages scalwsd instances on this host (see README, "Controller").
+  SIGTERM/SIGINT stop the controller and leave the instances serving; SIGHUP reloads;
+  "scalwsd ctl --controller-socket PATH stop" drains every instance, then stops.`;
+
+/** `scalwsd controller --config FILE`: returns the exit status. */
+export async function controller(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: { config: { type: "string", short: "c" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+    }));
+  } catch (err) {
+    console.error(`scalwsd controller: ${(err as Error).message}\n${CONTROLLER_USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(CONTROLLER_USAGE);
+    return 0;
+  }
+  if (!values.config) {
+    console.error(`scalwsd controller: --config FILE is required\n${CONTROLLER_USAGE}`);
+    return 2;
+  }
+  let ctl: Controller;
+  try {
+    const cfg = await loadControllerConfig(values.config);
+    ctl = new Controller(cfg, {
+      command: selfCommand(Deno.execPath(), new URL("../main.ts", import.meta.url).href),
+      taskset: findExecutable(["/usr/bin/taskset", "/bin/taskset"]),
+    });
+    await ctl.start();
+  } catch (err) {
+    console.error(
+      err instanceof ConfigError
+        ? err.message
+        : `scalwsd controller: ${(err as Error).message ?? err}`,
+    );
+    return 1;
+  }
+  const { promise: done, resolve } = Promise.withResolvers<string>();
+  let server: Deno.HttpServer;
+  try {
+    server = await serveControlSocket(ctl.cfg.socket, createControlApp(ctl, () => resolve("stop")));
+  } catch (err) {
+    console.error(
+      `scalwsd controller: cannot listen on ${ctl.cfg.socket}: ${(err as Error).message}`,
+    );
+    await ctl.close();
+    return 1;
+  }
+  log("info", "control_listening", { socket: ctl.cfg.socket });
+  Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
+  Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
+  Deno.addSignalListener("SIGHUP", () => {
+    ctl.reload().catch((err) => log("error", "reload_failed", { error: (err as Error).message }));
+  });
+  const reason = await done;
+  if (reason === "stop") await ctl.stopAll();
+  else await ctl.close();
+  await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 1_000))]);
+  await Deno.remove(ctl.cfg.socket).catch(() => {});
+  log("info", "controller_stopped", {
+    reason,
+    instances: reason === "stop" ? "stopped" : "left serving; re-adopted on the next start",
+  });
+  return 0;
+}

@@ -1,0 +1,196 @@
+/** `scalwsd ctl --controller-socket PATH ...`: the client of the controller's control socket. */
+import { table } from "./ctl_format.ts";
+import { formatPool, formatPools } from "./ctl_format.ts";
+
+export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH [--json] COMMAND
+  status                 every instance and generation, the desired count, the last evaluation
+  reload                 validate the configuration, write a new generation, roll to it
+  rollback               roll back to the previous generation
+  scale N                set the instance count (instances.min .. instances.max)
+  enable | disable       turn autoscaling on or off (off freezes the count at once)
+  upstreams [show NAME]  the pools of one serving instance
+  stop                   drain every instance, then stop the controller`;
+
+class ControlCallError extends Error {}
+
+async function call(
+  socket: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
+  try {
+    await Deno.stat(socket);
+  } catch {
+    throw new ControlCallError(
+      `cannot reach the control socket ${socket}: no such file (is scalwsd controller running?)`,
+    );
+  }
+  const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
+  try {
+    let res: Response;
+    try {
+      res = await fetch(`http://localhost${path}`, {
+        client,
+        method,
+        headers: body === undefined ? {} : { "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new ControlCallError(
+        `cannot reach the control socket ${socket}: ${(err as Error).message}`,
+      );
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = { error: text.trim() };
+    }
+    if (!res.ok) {
+      throw new ControlCallError(
+        `${res.status}: ${(json as { error?: string }).error ?? `HTTP ${res.status}`}`,
+      );
+    }
+    return json;
+  } finally {
+    client.close();
+  }
+}
+
+interface StatusJson {
+  controller: {
+    generation: number;
+    previous_generation: number | null;
+    desired: number;
+    autoscaling: boolean;
+    next_step: string;
+    limits: { cpu_affinity: string; cgroups: string };
+  };
+  instances: {
+    id: string;
+    state: string;
+    pid: number;
+    generation: number;
+    cpus: number[];
+    wanted: boolean;
+    adopted: boolean;
+    state_since: string;
+    gave_up: boolean;
+    restart_at: string | null;
+  }[];
+  last_evaluation: { class: string; action: string; reason: string; score: number | null } | null;
+}
+
+/** The status as a few lines and a table of instances. */
+export function formatStatus(s: StatusJson): string {
+  const c = s.controller;
+  const lines = [
+    `generation ${c.generation}${
+      c.previous_generation === null ? "" : ` (previous ${c.previous_generation})`
+    }` +
+    `  desired ${c.desired}  autoscaling ${c.autoscaling ? "on" : "off"}  next ${c.next_step}`,
+    `cpu affinity ${c.limits.cpu_affinity}; cgroups ${c.limits.cgroups}`,
+  ];
+  const e = s.last_evaluation;
+  if (e) {
+    lines.push(
+      `last evaluation: class=${e.class} action=${e.action} score=${
+        e.score ?? "-"
+      } reason="${e.reason}"`,
+    );
+  }
+  const rows = s.instances.map((i) => [
+    i.id,
+    i.state + (i.gave_up ? " (gave up)" : "") +
+    (!i.wanted && i.state !== "stopped" && i.state !== "failed" ? " (removing)" : ""),
+    String(i.pid),
+    String(i.generation),
+    i.cpus.join(","),
+    i.adopted ? "yes" : "no",
+    i.restart_at ?? i.state_since,
+  ]);
+  lines.push(
+    table(["ID", "STATE", "PID", "GENERATION", "CPUS", "ADOPTED", "SINCE / RESTART AT"], rows),
+  );
+  return lines.join("\n");
+}
+
+/** Runs one command against the control socket; returns the exit status. */
+export async function ctlController(
+  socket: string,
+  p: readonly string[],
+  json: boolean,
+): Promise<number> {
+  const out = (data: unknown, text: () => string) =>
+    console.log(json ? JSON.stringify(data, null, 2) : text());
+  try {
+    if (p[0] === "status" && p.length === 1) {
+      const r = await call(socket, "GET", "/v1/status") as StatusJson;
+      out(r, () => formatStatus(r));
+      return 0;
+    }
+    if ((p[0] === "reload" || p[0] === "rollback") && p.length === 1) {
+      const r = await call(socket, "POST", `/v1/${p[0]}`) as {
+        generation: number;
+        previous: number;
+        warnings?: string[];
+      };
+      out(r, () =>
+        [
+          `${
+            p[0] === "reload" ? "reloading" : "rolling back"
+          }: generation ${r.generation} (was ${r.previous}), rolling one instance at a time`,
+          ...(r.warnings ?? []).map((w) => `warning: ${w}`),
+        ].join("\n"));
+      return 0;
+    }
+    if (p[0] === "scale" && p.length === 2) {
+      if (!/^\d+$/.test(p[1])) {
+        console.error(`scalwsd ctl: invalid instance count "${p[1]}"`);
+        return 2;
+      }
+      const r = await call(socket, "POST", "/v1/scale", { instances: Number(p[1]) }) as {
+        desired: number;
+        previous: number;
+      };
+      out(r, () => `scaling: ${r.previous} -> ${r.desired} instances`);
+      return 0;
+    }
+    if ((p[0] === "enable" || p[0] === "disable") && p.length === 1) {
+      const r = await call(socket, "POST", `/v1/autoscaling/${p[0]}`) as { autoscaling: boolean };
+      out(r, () => `autoscaling ${r.autoscaling ? "on" : "off"}`);
+      return 0;
+    }
+    if (p[0] === "upstreams" && p.length === 1) {
+      const r = await call(socket, "GET", "/v1/upstreams") as {
+        instance: string;
+        upstreams: Record<string, unknown>[];
+      };
+      out(r, () => `from ${r.instance}\n${formatPools(r.upstreams)}`);
+      return 0;
+    }
+    if (p[0] === "upstreams" && p[1] === "show" && p.length === 3) {
+      const r = await call(socket, "GET", `/v1/upstreams/${encodeURIComponent(p[2])}`) as Record<
+        string,
+        unknown
+      >;
+      out(r, () => `from ${r.instance}\n${formatPool(r)}`);
+      return 0;
+    }
+    if (p[0] === "stop" && p.length === 1) {
+      const r = await call(socket, "POST", "/v1/stop");
+      out(r, () => "stopping: draining every instance");
+      return 0;
+    }
+  } catch (err) {
+    if (err instanceof ControlCallError) {
+      console.error(`scalwsd ctl: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+  console.error(`scalwsd ctl: unknown command "${p.join(" ")}"\n${CONTROLLER_CTL_USAGE}`);
+  return 2;
+}

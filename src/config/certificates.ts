@@ -1,0 +1,151 @@
+/**
+ * The certificates of TLS listeners, read and checked: both PEM files readable, every
+ * certificate block parses, the key parses and belongs to the first certificate, and each
+ * listed domain is a name of the certificate. `scalwsd check`, every load and every reload run
+ * this, so a bad certificate is refused before anything changes.
+ */
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import type { TlsCertificateConfig } from "./types.ts";
+
+/** A checked certificate, ready for a TLS listener. */
+export interface LoadedCertificate {
+  /** PEM: the certificate chain as read. */
+  readonly cert: string;
+  /** PEM: the private key as read. */
+  readonly key: string;
+  /** Lower-cased names that choose it: `domains`, else its DNS subject alternative names. */
+  readonly names: readonly string[];
+  /** Milliseconds since the epoch. */
+  readonly notAfter: number;
+}
+
+/** Reads a text file; throws on failure (`Deno.readTextFileSync` in production). */
+export type ReadText = (path: string) => string;
+
+const BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** DNS names of a certificate's subject alternative names, lower-cased. */
+export function dnsNames(cert: X509Certificate): string[] {
+  const san = cert.subjectAltName;
+  if (san === undefined) return [];
+  const names: string[] = [];
+  for (const part of san.split(",")) {
+    const t = part.trim();
+    if (t.startsWith("DNS:")) names.push(t.slice(4).toLowerCase());
+  }
+  return names;
+}
+
+/** Whether `name` (a host or a `*.` domain) is covered by one of the certificate's names. */
+export function coveredBy(name: string, certNames: readonly string[]): boolean {
+  for (const c of certNames) {
+    if (c === name) return true;
+    if (c.startsWith("*.") && !name.startsWith("*.")) {
+      const dot = name.indexOf(".");
+      if (dot > 0 && name.slice(dot + 1) === c.slice(2)) return true;
+    }
+  }
+  return false;
+}
+
+function read(
+  path: string,
+  file: string,
+  readText: ReadText,
+  errors: string[],
+): string | undefined {
+  try {
+    return readText(file);
+  } catch (err) {
+    errors.push(`${path}: cannot read "${file}": ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/**
+ * Reads and checks one certificate of a listener at `path`
+ * (`server.listeners[0].tls.certificates[1]`); problems become `PATH: MESSAGE` errors, an
+ * expired certificate a warning.
+ */
+export function loadCertificate(
+  entry: TlsCertificateConfig,
+  path: string,
+  readText: ReadText,
+  errors: string[],
+  warnings: string[],
+  now: number = Date.now(),
+): LoadedCertificate | undefined {
+  const before = errors.length;
+  const certText = read(`${path}.cert`, entry.cert, readText, errors);
+  const keyText = read(`${path}.key`, entry.key, readText, errors);
+  let leaf: X509Certificate | undefined;
+  if (certText !== undefined) {
+    const blocks = certText.match(BLOCK) ?? [];
+    if (blocks.length === 0) errors.push(`${path}.cert: "${entry.cert}" holds no PEM certificate`);
+    for (let i = 0; i < blocks.length; i++) {
+      try {
+        const c = new X509Certificate(blocks[i]);
+        if (i === 0) leaf = c;
+      } catch {
+        errors.push(`${path}.cert: certificate ${i + 1} in "${entry.cert}" does not parse`);
+      }
+    }
+  }
+  if (keyText !== undefined) {
+    let key;
+    try {
+      key = createPrivateKey(keyText);
+    } catch {
+      errors.push(`${path}.key: "${entry.key}" holds no valid PEM private key`);
+    }
+    if (key !== undefined && leaf !== undefined && !leaf.checkPrivateKey(key)) {
+      errors.push(`${path}.key: does not belong to the certificate in "${entry.cert}"`);
+    }
+  }
+  if (leaf === undefined || errors.length !== before) return undefined;
+  const own = dnsNames(leaf);
+  const domains = entry.domains;
+  if (domains !== undefined) {
+    domains.forEach((d, i) => {
+      if (!coveredBy(d, own)) {
+        errors.push(`${path}.domains[${i}]: "${d}" is not a name of the certificate`);
+      }
+    });
+    if (errors.length !== before) return undefined;
+  }
+  const notAfter = leaf.validToDate.getTime();
+  if (notAfter < now) {
+    warnings.push(`${path}.cert: certificate expired on ${leaf.validToDate.toISOString()}`);
+  }
+  return { cert: certText!, key: keyText!, names: domains ?? own, notAfter };
+}
+
+/**
+ * Loads every certificate of a listener's `tls` at `path` (`server.listeners[0].tls`); the
+ * same name listed under `domains` of two certificates is an error. Returns undefined when any
+ * certificate failed.
+ */
+export function loadCertificates(
+  certificates: readonly TlsCertificateConfig[],
+  path: string,
+  readText: ReadText,
+  errors: string[],
+  warnings: string[],
+  now: number = Date.now(),
+): LoadedCertificate[] | undefined {
+  const before = errors.length;
+  const loaded: LoadedCertificate[] = [];
+  const listed = new Map<string, number>();
+  certificates.forEach((entry, i) => {
+    const at = `${path}.certificates[${i}]`;
+    entry.domains?.forEach((d, j) => {
+      const first = listed.get(d);
+      if (first !== undefined) {
+        errors.push(`${at}.domains[${j}]: "${d}" is already listed by certificates[${first}]`);
+      } else listed.set(d, i);
+    });
+    const c = loadCertificate(entry, at, readText, errors, warnings, now);
+    if (c !== undefined) loaded.push(c);
+  });
+  return errors.length === before ? loaded : undefined;
+}

@@ -1,0 +1,113 @@
+import assert from "node:assert/strict";
+import { makePki } from "../server/_test_certs.ts";
+import { coveredBy, loadCertificate, loadCertificates } from "./certificates.ts";
+
+const read = (p: string) => Deno.readTextFileSync(p);
+
+Deno.test("coveredBy matches exact names and single-label wildcards", () => {
+  const names = ["a.test", "*.b.test"];
+  assert.equal(coveredBy("a.test", names), true);
+  assert.equal(coveredBy("x.b.test", names), true);
+  assert.equal(coveredBy("*.b.test", names), true);
+  assert.equal(coveredBy("b.test", names), false);
+  assert.equal(coveredBy("x.y.b.test", names), false);
+  assert.equal(coveredBy("*.a.test", names), false);
+});
+
+Deno.test("loadCertificate reads a certificate, checks its key and takes its DNS names", async () => {
+  const pki = await makePki();
+  try {
+    const a = await pki.issue("a", ["a.test", "*.a.test", "127.0.0.1"]);
+    const b = await pki.issue("b", ["b.test"]);
+    const errors: string[] = [];
+    const warnings: string[] = [];
+    const ok = loadCertificate({ cert: a.cert, key: a.key }, "c", read, errors, warnings);
+    assert.deepEqual([errors, warnings], [[], []]);
+    assert.deepEqual(ok?.names, ["a.test", "*.a.test"]);
+    assert.equal(ok?.cert, read(a.cert));
+    assert.equal(ok?.key, read(a.key));
+
+    const listed = loadCertificate(
+      { cert: a.cert, key: a.key, domains: ["x.a.test"] },
+      "c",
+      read,
+      errors,
+      warnings,
+    );
+    assert.deepEqual(listed?.names, ["x.a.test"]);
+
+    // A chain: the leaf first, then its issuer.
+    const chain = `${pki.dir}/chain.pem`;
+    await Deno.writeTextFile(chain, read(a.cert) + read(pki.caFile));
+    assert.notEqual(
+      loadCertificate({ cert: chain, key: a.key }, "c", read, errors, warnings),
+      undefined,
+    );
+    assert.deepEqual(errors, []);
+
+    const later = Date.now() + 10 * 86_400_000;
+    loadCertificate({ cert: a.cert, key: a.key }, "c", read, errors, warnings, later);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /^c\.cert: certificate expired on \d{4}-\d\d-\d\dT/);
+
+    const junk = `${pki.dir}/junk.pem`;
+    await Deno.writeTextFile(
+      junk,
+      "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+    );
+    const cases: [Parameters<typeof loadCertificate>[0], string[]][] = [
+      [{ cert: a.cert, key: b.key }, [`c.key: does not belong to the certificate in "${a.cert}"`]],
+      [{ cert: junk, key: a.key }, [`c.cert: certificate 1 in "${junk}" does not parse`]],
+      [{ cert: a.key, key: a.key }, [`c.cert: "${a.key}" holds no PEM certificate`]],
+      [{ cert: a.cert, key: a.cert }, [`c.key: "${a.cert}" holds no valid PEM private key`]],
+      [
+        { cert: b.cert, key: b.key, domains: ["b.test", "*.b.test", "c.test"] },
+        [
+          'c.domains[1]: "*.b.test" is not a name of the certificate',
+          'c.domains[2]: "c.test" is not a name of the certificate',
+        ],
+      ],
+    ];
+    for (const [entry, expected] of cases) {
+      const errs: string[] = [];
+      assert.equal(loadCertificate(entry, "c", read, errs, []), undefined);
+      assert.deepEqual(errs, expected, JSON.stringify(entry));
+    }
+  } finally {
+    await pki.close();
+  }
+});
+
+Deno.test("loadCertificates refuses a domain listed by two certificates", async () => {
+  const pki = await makePki();
+  try {
+    const a = await pki.issue("a", ["a.test", "b.test"]);
+    const b = await pki.issue("b", ["b.test"]);
+    const errors: string[] = [];
+    const certs = loadCertificates(
+      [{ cert: a.cert, key: a.key, domains: ["b.test"] }, {
+        cert: b.cert,
+        key: b.key,
+        domains: ["b.test"],
+      }],
+      "server.listeners[0].tls",
+      read,
+      errors,
+      [],
+    );
+    assert.equal(certs, undefined);
+    assert.deepEqual(errors, [
+      'server.listeners[0].tls.certificates[1].domains[0]: "b.test" is already listed by certificates[0]',
+    ]);
+    const both = loadCertificates(
+      [{ cert: a.cert, key: a.key }, { cert: b.cert, key: b.key }],
+      "t",
+      read,
+      [],
+      [],
+    );
+    assert.deepEqual(both?.map((c) => c.names), [["a.test", "b.test"], ["b.test"]]);
+  } finally {
+    await pki.close();
+  }
+});

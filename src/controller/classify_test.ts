@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { classify } from "./classify.ts";
+import { pressureScore } from "./pressure.ts";
+
+const T = { scaleOutAbove: 0.75, scaleInBelow: 0.30 };
+const P = { lagSaturated: 5, inflightPerLoop: 256, p99Target: 200 };
+const base = { cpuUsed: 0, cpusAssigned: 1, lagP99: 0, inflight: 0, loops: 1 };
+
+Deno.test("classify: busy CPU with lagging loops is a saturated web tier", () => {
+  const c = classify(pressureScore({ ...base, cpuUsed: 0.9, lagP99: 3 }, P), T);
+  assert.equal(c.class, "WebTierSaturated");
+  assert.equal(
+    c.reason,
+    "web tier cpu_lag 0.90 >= 0.75 (cpu 0.90, lag 0.60): event loops are falling behind",
+  );
+});
+
+Deno.test("classify: many requests in flight while the loops keep up is the application, not the web tier", () => {
+  const c = classify(
+    pressureScore({ ...base, cpuUsed: 0.9, lagP99: 0, inflight: 240, p99: 180 }, P),
+    T,
+  );
+  assert.equal(c.class, "UpstreamSaturated");
+  assert.equal(
+    c.reason,
+    "in-flight 0.94, latency 0.90 with web tier cpu_lag 0.50 < 0.75: requests are waiting on the " +
+      "application behind the web tier; adding scalws instances would not help",
+  );
+});
+
+Deno.test("classify: below scale_in_below is underused, between the thresholds is normal", () => {
+  assert.deepEqual(classify(pressureScore({ ...base, cpuUsed: 0.1 }, P), T), {
+    class: "Underused",
+    reason: "score 0.10 < scale_in_below 0.30",
+  });
+  assert.deepEqual(classify(pressureScore({ ...base, cpuUsed: 0.5, lagP99: 1 }, P), T), {
+    class: "Normal",
+    reason: "score 0.50 between scale_in_below 0.30 and scale_out_above 0.75",
+  });
+  // Exactly at scale_in_below is inside the band.
+  assert.equal(classify(pressureScore({ ...base, cpuUsed: 0.3 }, P), T).class, "Normal");
+});
+
+Deno.test("classify: no measurement is NoData", () => {
+  assert.deepEqual(classify(null, T), {
+    class: "NoData",
+    reason: "no metrics from active instances yet",
+  });
+});

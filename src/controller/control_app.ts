@@ -1,0 +1,130 @@
+/**
+ * The control API, served on a local Unix socket only (no remote mode): status of every
+ * instance and generation, reload and rollback, scale, autoscaling on/off, the pools of one
+ * serving instance, stop. Errors are `{"error": "..."}`.
+ */
+import { Hono } from "hono";
+import { log } from "../observe/log.ts";
+import { ControlError } from "./controller.ts";
+
+/** What the API drives; `Controller` implements it. */
+export interface ControlTarget {
+  status(): Promise<Record<string, unknown>>;
+  reload(): Promise<{ generation: number; previous: number; warnings: string[] }>;
+  rollback(): Promise<{ generation: number; previous: number }>;
+  scale(n: number): Promise<{ desired: number; previous: number }>;
+  setAutoscaling(enabled: boolean): Promise<{ autoscaling: boolean }>;
+  fromServingInstance(
+    path: string,
+  ): Promise<{ id: string; generation: number; status: number; body: string }>;
+}
+
+/** Request bodies are small JSON objects. */
+export const MAX_CONTROL_BODY = 64 * 1024;
+
+function audit(action: string, result: string, detail: Record<string, unknown> = {}): void {
+  log("info", "control_audit", { action, result, ...detail });
+}
+
+/** `onStop` is called after the `POST /v1/stop` answer is on its way. */
+export function createControlApp(target: ControlTarget, onStop: () => void): Hono {
+  const app = new Hono();
+
+  app.get("/v1/status", async (c) => c.json(await target.status()));
+
+  app.post("/v1/reload", async (c) => {
+    const r = await target.reload();
+    audit("reload", "ok", { generation: r.generation });
+    return c.json(r);
+  });
+
+  app.post("/v1/rollback", async (c) => {
+    const r = await target.rollback();
+    audit("rollback", "ok", { generation: r.generation });
+    return c.json(r);
+  });
+
+  app.post("/v1/scale", async (c) => {
+    const len = Number(c.req.header("content-length") ?? 0);
+    if (len > MAX_CONTROL_BODY) {
+      return c.json({ error: `body is larger than ${MAX_CONTROL_BODY} bytes` }, 413);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      return c.json({ error: "body: invalid JSON" }, 400);
+    }
+    const n = (body as { instances?: unknown } | null)?.instances;
+    if (typeof n !== "number") return c.json({ error: 'body: expected {"instances": N}' }, 400);
+    const r = await target.scale(n);
+    audit("scale", "ok", { desired: r.desired });
+    return c.json(r);
+  });
+
+  app.post("/v1/autoscaling/:what{enable|disable}", async (c) => {
+    const r = await target.setAutoscaling(c.req.param("what") === "enable");
+    audit(c.req.param("what"), "ok");
+    return c.json(r);
+  });
+
+  const upstreams = async (path: string) => {
+    const r = await target.fromServingInstance(path);
+    let body: unknown;
+    try {
+      body = JSON.parse(r.body);
+    } catch {
+      body = { error: r.body.trim() };
+    }
+    const obj = typeof body === "object" && body !== null ? body : { value: body };
+    return new Response(JSON.stringify({ instance: r.id, generation: r.generation, ...obj }), {
+      status: r.status,
+      headers: { "content-type": "application/json" },
+    });
+  };
+  app.get("/upstreams", () => upstreams("/v1/upstreams"));
+  app.get("/v1/upstreams", () => upstreams("/v1/upstreams"));
+  app.get(
+    "/v1/upstreams/:name",
+    (c) => upstreams(`/v1/upstreams/${encodeURIComponent(c.req.param("name"))}`),
+  );
+  app.put("/v1/upstreams/:name", (c) => {
+    audit("set_members", "refused 501", { pool: c.req.param("name") });
+    return c.json({
+      error:
+        "run-time members are not supported under the controller: use members_from: file and reload",
+    }, 501);
+  });
+
+  app.post("/v1/stop", (c) => {
+    audit("stop", "ok");
+    setTimeout(onStop, 0);
+    return c.json({ stopping: true }, 202);
+  });
+
+  app.notFound((c) => c.json({ error: "not found" }, 404));
+  app.onError((err, c) => {
+    if (err instanceof ControlError) {
+      audit(c.req.path, `refused ${err.status}`, { error: err.message });
+      return c.json(
+        err.errors ? { error: err.message, errors: err.errors } : { error: err.message },
+        err.status,
+      );
+    }
+    log("error", "control_failed", { error: String(err), stack: (err as Error)?.stack });
+    return c.json({ error: "internal error" }, 500);
+  });
+  return app;
+}
+
+/** Serves `app` on the Unix socket `path` (mode 0600), replacing a stale socket file. */
+export async function serveControlSocket(path: string, app: Hono): Promise<Deno.HttpServer> {
+  try {
+    await Deno.remove(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  const server = Deno.serve({ path, onListen() {} }, (req) => app.fetch(req));
+  await Deno.chmod(path, 0o600);
+  return server;
+}

@@ -1,0 +1,138 @@
+import assert from "node:assert/strict";
+import { setLogSink } from "../observe/log.ts";
+import { type ControlTarget, createControlApp, serveControlSocket } from "./control_app.ts";
+import { ControlError } from "./controller.ts";
+
+function fake(calls: string[]): ControlTarget {
+  return {
+    status: () => Promise.resolve({ controller: { desired: 2 } }),
+    reload: () => {
+      calls.push("reload");
+      return Promise.resolve({ generation: 3, previous: 2, warnings: [] });
+    },
+    rollback: () => Promise.reject(new ControlError(409, "no previous generation to roll back to")),
+    scale: (n) => {
+      calls.push(`scale ${n}`);
+      if (n > 4) {
+        return Promise.reject(
+          new ControlError(400, `instances: must be an integer between 1 and 4, not ${n}`),
+        );
+      }
+      return Promise.resolve({ desired: n, previous: 1 });
+    },
+    setAutoscaling: (on) => {
+      calls.push(`autoscaling ${on}`);
+      return Promise.resolve({ autoscaling: on });
+    },
+    fromServingInstance: (path) => {
+      calls.push(`get ${path}`);
+      return Promise.resolve({ id: "web-1", generation: 3, status: 200, body: '{"upstreams":[]}' });
+    },
+  };
+}
+
+async function withApp(
+  fn: (app: ReturnType<typeof createControlApp>, calls: string[], stops: number[]) => Promise<void>,
+) {
+  const calls: string[] = [];
+  const stops: number[] = [];
+  setLogSink(() => {});
+  try {
+    await fn(createControlApp(fake(calls), () => stops.push(1)), calls, stops);
+  } finally {
+    setLogSink(null);
+  }
+}
+
+Deno.test("control API: status, reload, scale, autoscaling", async () => {
+  await withApp(async (app, calls) => {
+    assert.deepEqual(await (await app.request("/v1/status")).json(), {
+      controller: { desired: 2 },
+    });
+    const r = await app.request("/v1/reload", { method: "POST" });
+    assert.deepEqual([r.status, await r.json()], [200, {
+      generation: 3,
+      previous: 2,
+      warnings: [],
+    }]);
+    const s = await app.request("/v1/scale", { method: "POST", body: '{"instances": 3}' });
+    assert.deepEqual([s.status, await s.json()], [200, { desired: 3, previous: 1 }]);
+    const d = await app.request("/v1/autoscaling/disable", { method: "POST" });
+    assert.deepEqual(await d.json(), { autoscaling: false });
+    await app.request("/v1/autoscaling/enable", { method: "POST" });
+    assert.deepEqual(calls, ["reload", "scale 3", "autoscaling false", "autoscaling true"]);
+  });
+});
+
+Deno.test("control API: refusals carry their status and message", async () => {
+  await withApp(async (app) => {
+    const big = await app.request("/v1/scale", { method: "POST", body: '{"instances": 9}' });
+    assert.deepEqual([big.status, await big.json()], [400, {
+      error: "instances: must be an integer between 1 and 4, not 9",
+    }]);
+    const bad = await app.request("/v1/scale", { method: "POST", body: "{" });
+    assert.deepEqual([bad.status, await bad.json()], [400, { error: "body: invalid JSON" }]);
+    const shape = await app.request("/v1/scale", { method: "POST", body: '{"n": 2}' });
+    assert.deepEqual([shape.status, await shape.json()], [400, {
+      error: 'body: expected {"instances": N}',
+    }]);
+    const rb = await app.request("/v1/rollback", { method: "POST" });
+    assert.deepEqual([rb.status, await rb.json()], [409, {
+      error: "no previous generation to roll back to",
+    }]);
+    assert.equal((await app.request("/v1/nope")).status, 404);
+  });
+});
+
+Deno.test("control API: upstreams come from one serving instance; PUT answers 501", async () => {
+  await withApp(async (app, calls) => {
+    for (const path of ["/upstreams", "/v1/upstreams"]) {
+      const r = await app.request(path);
+      assert.deepEqual([r.status, await r.json()], [200, {
+        instance: "web-1",
+        generation: 3,
+        upstreams: [],
+      }]);
+    }
+    await app.request("/v1/upstreams/api");
+    assert.deepEqual(calls, ["get /v1/upstreams", "get /v1/upstreams", "get /v1/upstreams/api"]);
+    const put = await app.request("/v1/upstreams/api", { method: "PUT", body: '{"members": []}' });
+    assert.equal(put.status, 501);
+    assert.deepEqual(await put.json(), {
+      error:
+        "run-time members are not supported under the controller: use members_from: file and reload",
+    });
+  });
+});
+
+Deno.test("control API: stop answers 202, then calls onStop", async () => {
+  await withApp(async (app, _calls, stops) => {
+    const r = await app.request("/v1/stop", { method: "POST" });
+    assert.deepEqual([r.status, await r.json()], [202, { stopping: true }]);
+    assert.equal(stops.length, 0);
+    await new Promise((res) => setTimeout(res, 5));
+    assert.equal(stops.length, 1);
+  });
+});
+
+Deno.test("serveControlSocket serves on a 0600 Unix socket", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-control-" });
+  setLogSink(() => {});
+  const path = `${dir}/control.sock`;
+  await Deno.writeTextFile(path, "stale");
+  const server = await serveControlSocket(path, createControlApp(fake([]), () => {}));
+  try {
+    assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
+    const client = Deno.createHttpClient({ proxy: { transport: "unix", path } });
+    try {
+      const r = await fetch("http://localhost/v1/status", { client });
+      assert.deepEqual(await r.json(), { controller: { desired: 2 } });
+    } finally {
+      client.close();
+    }
+  } finally {
+    await server.shutdown();
+    setLogSink(null);
+    await Deno.remove(dir, { recursive: true });
+  }
+});

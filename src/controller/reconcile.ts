@@ -1,0 +1,98 @@
+/**
+ * The reconciler's next step towards `desired` instances on the current generation, one
+ * action at a time. A rolling reload needs no special mode: an instance on an older generation
+ * is replaced by first starting one on the current generation (count + 1), then, once it is
+ * Active, retiring an old one (count back to `desired`), so capacity never drops below it.
+ * Pure: the controller carries the step out.
+ */
+import { type InstanceState, RUNNING_STATES, STARTING_STATES } from "./lifecycle.ts";
+
+/** What the planner needs to know about a slot. */
+export interface SlotView {
+  readonly id: string;
+  readonly index: number;
+  readonly state: InstanceState;
+  /** False once the slot is being removed. */
+  readonly wanted: boolean;
+  readonly generation: number;
+  /** `max_restarts` exceeded: stays Failed, still holds its place in the count. */
+  readonly gaveUp: boolean;
+}
+
+export type Step =
+  /** A start is in flight: wait for it to become Active (or fail). */
+  | { readonly kind: "wait"; readonly reason: string }
+  /** Spawn a new instance in slot `id` on the current generation. */
+  | { readonly kind: "start"; readonly id: string; readonly reason: string }
+  /** Drain (or, if it has no process, forget) slot `id`. */
+  | { readonly kind: "retire"; readonly id: string; readonly reason: string }
+  | { readonly kind: "idle" };
+
+/** Slots that count towards the instance count: wanted and running, or wanted and Failed. */
+function counted(s: SlotView): boolean {
+  return s.wanted &&
+    ((RUNNING_STATES.has(s.state) && s.state !== "draining") || s.state === "failed");
+}
+
+/** Retire first what serves least: given-up, then failed, then older generations, then the highest id. */
+function retireRank(s: SlotView, generation: number): number[] {
+  return [
+    s.gaveUp ? 0 : 1,
+    s.state === "failed" ? 0 : 1,
+    s.generation !== generation ? 0 : 1,
+    s.state === "active" ? 1 : 0,
+    -s.index,
+  ];
+}
+
+function compareRanks(a: number[], b: number[]): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}
+
+/** The lowest slot index not held by a process or a wanted slot, below `limit`. */
+export function freeIndex(slots: readonly SlotView[], limit: number): number | undefined {
+  const used = new Set(
+    slots.filter((s) => RUNNING_STATES.has(s.state) || (s.wanted && s.state === "failed")).map((
+      s,
+    ) => s.index),
+  );
+  for (let i = 0; i < limit; i++) if (!used.has(i)) return i;
+  return undefined;
+}
+
+export function planStep(
+  slots: readonly SlotView[],
+  desired: number,
+  generation: number,
+  indexLimit: number,
+): Step {
+  const starting = slots.find((s) => s.wanted && STARTING_STATES.has(s.state));
+  if (starting) return { kind: "wait", reason: `${starting.id} is ${starting.state}` };
+  const live = slots.filter(counted);
+  if (live.length > desired) {
+    const victim = [...live].sort((a, b) =>
+      compareRanks(retireRank(a, generation), retireRank(b, generation))
+    )[0];
+    const why = victim.generation !== generation
+      ? `replaced by generation ${generation}`
+      : `${live.length} instances, ${desired} wanted`;
+    return { kind: "retire", id: victim.id, reason: why };
+  }
+  const start = (reason: string): Step => {
+    const i = freeIndex(slots, indexLimit);
+    return i === undefined
+      ? { kind: "wait", reason: "no free instance id (instances still draining)" }
+      : { kind: "start", id: `web-${i}`, reason };
+  };
+  if (live.length < desired) return start(`${live.length} instances, ${desired} wanted`);
+  const old = live.filter((s) => s.generation !== generation);
+  if (old.length > 0) {
+    return start(
+      `rolling to generation ${generation}: ${
+        old.map((s) => `${s.id} (generation ${s.generation})`).join(", ")
+      } to replace`,
+    );
+  }
+  return { kind: "idle" };
+}

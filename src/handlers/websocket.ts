@@ -1,0 +1,307 @@
+/**
+ * WebSockets through proxy routes with `websocket: true`. Deno.serve gives no raw access to an
+ * upgraded client connection (`upgradeHttpRaw` is internal and not exposed in 2.9.6), so the
+ * tunnel terminates the client's WebSocket with `Deno.upgradeWebSocket` and speaks WebSocket
+ * to the member over the HTTP/1 client's upgraded connection, relaying messages both ways.
+ * Pings are answered on each side; close codes and reasons are passed on; a member that
+ * breaks the connection closes the client with 1011 (1014, "bad gateway", is refused by
+ * common clients, Deno's included). Compression is not
+ * negotiated with the member (`Sec-WebSocket-Extensions` is not forwarded).
+ */
+import type { Socket, UpstreamResponse } from "../http1/types.ts";
+import { log } from "../observe/log.ts";
+import type { Exchange } from "../pipeline/exchange.ts";
+import { plain } from "../server/plain.ts";
+import {
+  closePayload,
+  encodeFrame,
+  type Frame,
+  FrameError,
+  FrameReader,
+  OP_BINARY,
+  OP_CLOSE,
+  OP_CONTINUATION,
+  OP_PING,
+  OP_PONG,
+  OP_TEXT,
+  parseClose,
+} from "./ws_frame.ts";
+
+/** Largest message relayed from a member (16 MiB); a larger one closes with 1009. */
+export const MAX_MESSAGE = 16 * 1024 * 1024;
+/** Member reads pause while the client has more than this queued (1 MiB). */
+const CLIENT_BACKLOG = 1024 * 1024;
+/** After a close frame to the member, how long its answer is awaited (ms). */
+const CLOSE_WAIT = 1000;
+
+const UPGRADE = /(^|[\s,])websocket($|[\s,])/i;
+const CONNECTION = /(^|[\s,])upgrade($|[\s,])/i;
+
+/** A WebSocket handshake: GET with `Upgrade: websocket`, `Connection: upgrade` and a key. */
+export function isWebSocketUpgrade(req: Request): boolean {
+  if (req.method !== "GET") return false;
+  const h = req.headers;
+  const up = h.get("upgrade");
+  if (up === null || !UPGRADE.test(up)) return false;
+  const conn = h.get("connection");
+  return conn !== null && CONNECTION.test(conn) && h.get("sec-websocket-key") !== null;
+}
+
+/** Request headers to a member for an upgrade: a copy without the extensions offer. */
+export function upgradeHeaders(headers: Headers): Headers {
+  const h = new Headers(headers);
+  h.delete("sec-websocket-extensions");
+  return h;
+}
+
+/** Headers of the member's 101 that Deno's own 101 does not carry already. */
+const OWN = new Set([
+  "upgrade",
+  "connection",
+  "sec-websocket-accept",
+  "sec-websocket-protocol",
+  "sec-websocket-extensions",
+  "content-length",
+  "transfer-encoding",
+  "date",
+]);
+
+function closeQuietly(s: Socket): void {
+  try {
+    s.close();
+  } catch {
+    // already closed
+  }
+}
+
+/**
+ * Answers the client's handshake after the member accepted it (101 in `res`) and starts
+ * relaying. `cookie` is an affinity or sticky cookie to set.
+ */
+export function tunnel(ex: Exchange, res: UpstreamResponse, cookie: string | undefined): Response {
+  const up = res.upgrade!;
+  let protocol: string | undefined;
+  for (const [k, v] of res.headers) if (k === "sec-websocket-protocol") protocol = v;
+  let ws: { socket: WebSocket; response: Response };
+  try {
+    ws = Deno.upgradeWebSocket(ex.req, protocol === undefined ? {} : { protocol });
+  } catch (err) {
+    closeQuietly(up.conn);
+    ex.status = 400;
+    return plain(400, `Bad Request: ${(err as Error).message}`);
+  }
+  const headers = ws.response.headers;
+  for (const [k, v] of res.headers) if (!OWN.has(k)) headers.append(k, v);
+  if (cookie !== undefined) headers.append("set-cookie", cookie);
+  new Relay(ws.socket, up.conn, up.leftover).start();
+  ex.status = 101;
+  return ws.response;
+}
+
+function mask(): Uint8Array {
+  return crypto.getRandomValues(new Uint8Array(4));
+}
+
+async function writeAll(s: Socket, bytes: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) done += await s.write(bytes.subarray(done));
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
+
+/** One tunnel: the client's WebSocket on one side, the member's raw connection on the other. */
+class Relay {
+  private readonly reader = new FrameReader(MAX_MESSAGE);
+  /** A fragmented message being assembled: its opcode (0: none) and parts. */
+  private partsOp = 0;
+  private parts: Uint8Array[] = [];
+  private partsLength = 0;
+  private writes: Promise<void> = Promise.resolve();
+  /** A close frame went to the member. */
+  private closeSent = false;
+  /** The member connection is finished with. */
+  private ended = false;
+
+  constructor(
+    private readonly client: WebSocket,
+    private readonly member: Socket,
+    private readonly leftover: Uint8Array,
+  ) {}
+
+  start(): void {
+    const c = this.client;
+    c.binaryType = "arraybuffer";
+    c.onopen = () => this.readMember();
+    c.onmessage = (e) => this.fromClient(e.data);
+    c.onclose = (e) => this.clientClosed(e.code, e.reason);
+    c.onerror = () => {};
+  }
+
+  private send(opcode: number, payload: Uint8Array): void {
+    if (this.ended) return;
+    const frame = encodeFrame(opcode, payload, mask());
+    this.writes = this.writes.then(() => writeAll(this.member, frame)).catch(() =>
+      this.memberLost()
+    );
+  }
+
+  private fromClient(data: unknown): void {
+    if (this.closeSent) return;
+    if (typeof data === "string") this.send(OP_TEXT, encoder.encode(data));
+    else this.send(OP_BINARY, new Uint8Array(data as ArrayBuffer));
+  }
+
+  /** The client's closing handshake is done: pass it on and wait briefly for the member's. */
+  private clientClosed(code: number, reason: string): void {
+    if (this.ended || this.closeSent) {
+      this.end();
+      return;
+    }
+    this.closeSent = true;
+    // 1005: the client sent no code; 1006: it vanished without a close frame.
+    const relayed = code === 1005 ? undefined : code === 1006 ? 1001 : code;
+    this.send(OP_CLOSE, closePayload(relayed, code === 1006 ? "client went away" : reason));
+    const timer = setTimeout(() => this.end(), CLOSE_WAIT);
+    Deno.unrefTimer(timer);
+  }
+
+  private closeClient(code: number | undefined, reason: string): void {
+    const c = this.client;
+    if (c.readyState === WebSocket.CLOSED || c.readyState === WebSocket.CLOSING) return;
+    try {
+      if (code === undefined) c.close();
+      else c.close(code, reason);
+    } catch (err) {
+      log("warn", "websocket_close_failed", { error: String(err) });
+      c.close();
+    }
+  }
+
+  /** The member broke the connection without a closing handshake. */
+  private memberLost(): void {
+    if (this.ended) return;
+    this.end();
+    this.closeClient(1011, "upstream connection lost");
+  }
+
+  /** A protocol error by the member: tell both sides. */
+  private fail(err: FrameError): void {
+    log("warn", "websocket_member_error", { error: err.message });
+    if (!this.closeSent) {
+      this.closeSent = true;
+      this.send(OP_CLOSE, closePayload(err.code, ""));
+    }
+    this.writes.finally(() => this.end());
+    this.closeClient(1011, "bad frame from upstream");
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.writes.finally(() => closeQuietly(this.member));
+  }
+
+  private async readMember(): Promise<void> {
+    if (this.leftover.length > 0) {
+      this.reader.push(this.leftover);
+      if (!this.drain()) return;
+    }
+    const buf = new Uint8Array(65536);
+    while (!this.ended) {
+      let n: number | null;
+      try {
+        n = await this.member.read(buf);
+      } catch {
+        n = null;
+      }
+      if (n === null) {
+        // EOF after our close frame is the normal end; before it, the member is gone.
+        if (this.closeSent) this.end();
+        else this.memberLost();
+        return;
+      }
+      this.reader.push(buf.subarray(0, n));
+      if (!this.drain()) return;
+      while (this.client.bufferedAmount > CLIENT_BACKLOG && !this.ended) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+  }
+
+  /** Handles the complete frames read so far; false when the tunnel is over. */
+  private drain(): boolean {
+    try {
+      for (let f = this.reader.next(); f !== null; f = this.reader.next()) {
+        if (!this.frame(f)) return false;
+      }
+      return true;
+    } catch (err) {
+      if (!(err instanceof FrameError)) throw err;
+      this.fail(err);
+      return false;
+    }
+  }
+
+  private frame(f: Frame): boolean {
+    switch (f.opcode) {
+      case OP_PING:
+        this.send(OP_PONG, f.payload);
+        return true;
+      case OP_PONG:
+        return true;
+      case OP_CLOSE: {
+        const { code, reason } = parseClose(f.payload);
+        if (!this.closeSent) {
+          // Answer the member's closing handshake, then close the client alike.
+          this.closeSent = true;
+          this.send(OP_CLOSE, closePayload(code, ""));
+          this.closeClient(code, reason);
+        }
+        this.end();
+        return false;
+      }
+      case OP_CONTINUATION:
+        if (this.partsOp === 0) throw new FrameError(1002, "continuation without a message");
+        this.parts.push(f.payload.slice());
+        this.partsLength += f.payload.length;
+        if (this.partsLength > MAX_MESSAGE) throw new FrameError(1009, "message too large");
+        if (f.fin) {
+          const whole = new Uint8Array(this.partsLength);
+          let at = 0;
+          for (const p of this.parts) {
+            whole.set(p, at);
+            at += p.length;
+          }
+          const op = this.partsOp;
+          this.partsOp = 0;
+          this.parts = [];
+          this.partsLength = 0;
+          this.deliver(op, whole);
+        }
+        return true;
+      default:
+        if (this.partsOp !== 0) throw new FrameError(1002, "message inside a fragmented one");
+        if (f.fin) this.deliver(f.opcode, f.payload);
+        else {
+          this.partsOp = f.opcode;
+          this.parts = [f.payload.slice()];
+          this.partsLength = f.payload.length;
+        }
+        return true;
+    }
+  }
+
+  private deliver(opcode: number, payload: Uint8Array): void {
+    if (this.client.readyState !== WebSocket.OPEN) return;
+    if (opcode === OP_TEXT) {
+      let text: string;
+      try {
+        text = utf8.decode(payload);
+      } catch {
+        throw new FrameError(1007, "text message is not UTF-8");
+      }
+      this.client.send(text);
+    } else this.client.send(payload.slice());
+  }
+}

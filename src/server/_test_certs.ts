@@ -1,0 +1,90 @@
+/**
+ * Test helper: a throwaway CA and server certificates made with `openssl` in a temporary
+ * directory (EC P-256, valid two days). Tests only.
+ */
+
+export interface Issued {
+  /** Paths of the PEM files. */
+  readonly cert: string;
+  readonly key: string;
+}
+
+export interface TestPki {
+  readonly dir: string;
+  /** The CA certificate, PEM text. */
+  readonly ca: string;
+  readonly caFile: string;
+  /** A server certificate for `names` (DNS names, or IP addresses), signed by the CA. */
+  issue(file: string, names: readonly string[]): Promise<Issued>;
+  close(): Promise<void>;
+}
+
+async function openssl(dir: string, args: string[]): Promise<void> {
+  const out = await new Deno.Command("openssl", { args, cwd: dir, stdout: "null", stderr: "piped" })
+    .output();
+  if (!out.success) {
+    throw new Error(`openssl ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+
+/** Creates the CA; `issue` then signs server certificates with it. */
+export async function makePki(): Promise<TestPki> {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-pki-" });
+  await openssl(dir, [
+    "req",
+    "-x509",
+    ...EC,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=scalwsd test CA",
+  ]);
+  const ca = await Deno.readTextFile(`${dir}/ca.crt`);
+  return {
+    dir,
+    ca,
+    caFile: `${dir}/ca.crt`,
+    async issue(file, names) {
+      const san = names.map((n) => (/^[\d.]+$|:/.test(n) ? `IP:${n}` : `DNS:${n}`)).join(",");
+      await Deno.writeTextFile(
+        `${dir}/${file}.ext`,
+        `subjectAltName=${san}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
+      );
+      await openssl(dir, [
+        "req",
+        ...EC,
+        "-keyout",
+        `${file}.key`,
+        "-out",
+        `${file}.csr`,
+        "-subj",
+        `/CN=${names[0]}`,
+      ]);
+      await openssl(dir, [
+        "x509",
+        "-req",
+        "-in",
+        `${file}.csr`,
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        `${file}.crt`,
+        "-days",
+        "2",
+        "-extfile",
+        `${file}.ext`,
+      ]);
+      return { cert: `${dir}/${file}.crt`, key: `${dir}/${file}.key` };
+    },
+    close: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
+  };
+}

@@ -1,0 +1,93 @@
+import type { ConnServer } from "./deno_internal.ts";
+import type { CertificateSet } from "./sni.ts";
+
+/**
+ * A TLS listener's certificates as one connection saw them at its handshake; a reload that
+ * keeps the certificates updates the settings in place.
+ */
+export interface TlsState {
+  readonly certs: CertificateSet;
+  /** `strict_sni`. */
+  strict: boolean;
+  /** Milliseconds. */
+  handshakeTimeout: number;
+}
+
+/** The TLS handshake is running (bounded by `handshake_timeout`). */
+export const HANDSHAKE = 0;
+/** Serving HTTP: idle ones are bounded by `header_read_timeout` or `idle_timeout`. */
+export const SERVING = 1;
+/** Handed to a WebSocket: no HTTP timeout applies any more. */
+export const UPGRADED = 2;
+/** Closed or being closed. */
+export const CLOSED = 3;
+
+function ignore(): void {}
+
+/**
+ * One client connection: what the request path and the connection timers know of it. Times are
+ * `performance.now()` milliseconds.
+ */
+export class ClientConn {
+  phase = HANDSHAKE;
+  /** Requests whose response is still being sent. */
+  active = 0;
+  /** Requests seen; 0 means the first request head is still awaited. */
+  requests = 0;
+  /** When `active` last dropped to 0 (or the connection started serving). */
+  idleSince: number;
+  /** End of the TLS handshake allowance. */
+  deadline = 0;
+  /** Strict SNI: the host of the first request; later requests must name the same host. */
+  pinned: string | null = null;
+  /** Over `limit_conn`: its requests are refused. */
+  refused = false;
+  server: ConnServer | null = null;
+  /** `requestDone` bound once, for `info.completed` of streamed responses. */
+  readonly done: () => void;
+
+  constructor(
+    readonly conn: Deno.Conn,
+    /** The peer's address (`remoteAddr.hostname`). */
+    readonly peer: string,
+    /** Null for plain HTTP. */
+    readonly tls: TlsState | null,
+    now: number,
+  ) {
+    this.idleSince = now;
+    this.done = () => this.requestDone();
+  }
+
+  /** A request arrived. */
+  requestStarted(): void {
+    this.active++;
+    this.requests++;
+  }
+
+  /** A response was sent (or failed). */
+  requestDone(): void {
+    if (--this.active === 0) this.idleSince = performance.now();
+  }
+
+  /**
+   * Closes the connection: an idle one (or one with a partial request head) at once, one with
+   * requests in flight after them, one in its TLS handshake by dropping it. (Deno keeps the
+   * socket of a stalled handshake open until the peer sends or closes; it is no longer served
+   * or counted.)
+   */
+  close(): void {
+    if (this.phase === CLOSED) return;
+    this.phase = CLOSED;
+    const server = this.server;
+    if (server !== null) {
+      // Not the abort signal: aborting after Deno closed the connection throws uncatchably.
+      server.shutdown().catch(ignore);
+      return;
+    }
+    try {
+      this.conn.close();
+    } catch {
+      ignore();
+    }
+  }
+}

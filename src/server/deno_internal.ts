@@ -1,0 +1,127 @@
+/**
+ * The Deno internals scalwsd depends on, kept in this one file. Deno 2.9.6 has no public API to
+ * choose a certificate by SNI (only `listenTls` with the internal `unstableSniResolver` symbol),
+ * to serve HTTP on one accepted connection (only the internal `serveHttpOnConnection`, which is
+ * what gives scalwsd per-connection timeouts and limits), nor to serve a listener it bound
+ * itself (the internal `serveHttpOnListener` that `Deno.serve` uses). `deno_internal_test.ts`
+ * fails loudly when a Deno upgrade removes or changes any of them.
+ */
+
+/** A certificate chain and its private key, both PEM. */
+export interface KeyPair {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** HTTP served on one connection; the shape `serveHttpOnConnection` returns. */
+export interface ConnServer {
+  /** Settles when the connection is done. */
+  readonly finished: Promise<void>;
+  /** Graceful: in-flight requests finish, then the connection closes (h2: GOAWAY). */
+  shutdown(): Promise<void>;
+}
+
+/** The request handler of one connection. */
+export type ConnHandler = (
+  req: Request,
+  info: Deno.ServeHandlerInfo<Deno.Addr>,
+) => Response | Promise<Response>;
+
+interface Internals {
+  readonly resolverSymbol: symbol;
+  serveHttpOnListener(
+    listener: Deno.Listener,
+    signal: AbortSignal | undefined,
+    handler: ConnHandler,
+    onError: (err: unknown) => Response,
+    onListen: () => void,
+  ): ConnServer;
+  serveHttpOnConnection(
+    conn: Deno.Conn,
+    signal: AbortSignal | undefined,
+    handler: ConnHandler,
+    onError: (err: unknown) => Response,
+    onListen: () => void,
+  ): ConnServer;
+}
+
+function lookup(): Internals | string {
+  const ns = (Deno as unknown as Record<symbol, Record<string, unknown> | undefined>)[
+    (Deno as unknown as { internal: symbol }).internal
+  ];
+  if (ns === undefined) return "Deno[Deno.internal] is missing";
+  if (typeof ns.resolverSymbol !== "symbol") return "Deno internal resolverSymbol is missing";
+  if (typeof ns.serveHttpOnConnection !== "function") {
+    return "Deno internal serveHttpOnConnection is missing";
+  }
+  if (typeof ns.serveHttpOnListener !== "function") {
+    return "Deno internal serveHttpOnListener is missing";
+  }
+  return ns as unknown as Internals;
+}
+
+const found = lookup();
+
+/** Why the internals are unusable with this Deno, or undefined when they are there. */
+export const internalsProblem: string | undefined = typeof found === "string"
+  ? `${found} (Deno ${Deno.version.deno}; scalwsd needs 2.9.x)`
+  : undefined;
+
+function need(): Internals {
+  if (typeof found === "string") throw new Error(internalsProblem);
+  return found;
+}
+
+/** Options of `listenTlsBySni`. */
+export interface TlsListenOptions {
+  readonly hostname: string;
+  readonly port: number;
+  readonly reusePort: boolean;
+}
+
+/**
+ * Binds a TLS listener offering ALPN `h2` and `http/1.1` whose certificate is chosen by
+ * `resolve(sni)` ("" when the client sent no SNI). Deno asks once per name and listener and
+ * keeps the answer (errors included), so new certificates need a new listener.
+ */
+export function listenTlsBySni(
+  opts: TlsListenOptions,
+  resolve: (sni: string) => KeyPair,
+): Deno.TlsListener {
+  const i = need();
+  const options: Record<string | symbol, unknown> = {
+    hostname: opts.hostname,
+    port: opts.port,
+    alpnProtocols: ["h2", "http/1.1"],
+    [i.resolverSymbol]: resolve,
+  };
+  if (opts.reusePort) options.reusePort = true;
+  return Deno.listenTls(options as unknown as Deno.ListenTlsOptions & Deno.TlsCertifiedKeyPem);
+}
+
+function noop(): void {}
+
+/**
+ * Serves HTTP/1.1 on `conn`, or HTTP/2 when TLS negotiated `h2`, until the peer closes or the
+ * server is shut down. No abort signal: Deno's abort handler throws an uncatchable error when
+ * it fires after the connection closed by itself.
+ */
+export function serveConnection(
+  conn: Deno.Conn,
+  handler: ConnHandler,
+  onError: (err: unknown) => Response,
+): ConnServer {
+  return need().serveHttpOnConnection(conn, undefined, handler, onError, noop);
+}
+
+/**
+ * Serves HTTP on every connection `listener` accepts, as `Deno.serve` does (one server for the
+ * listener; WebSocket upgrades outlive their request). `shutdown()` stops accepting and drains.
+ */
+export function serveListener(
+  listener: Deno.Listener,
+  handler: ConnHandler,
+  onError: (err: unknown) => Response,
+): ConnServer {
+  return need().serveHttpOnListener(listener, undefined, handler, onError, noop);
+}
