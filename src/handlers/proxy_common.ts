@@ -63,14 +63,15 @@ export abstract class Attempt implements SendOptions, FinishListener {
     protected readonly ex: Exchange,
   ) {}
 
-  bodyFinished(ok: boolean, bytes: number): void {
-    this.ended(ok);
+  bodyFinished(ok: boolean, bytes: number, cancelled = false): void {
+    this.ended(ok, cancelled);
     this.ex.bytes = bytes;
     if (this.ex.deferred) this.ex.complete();
   }
 
   /** Called once when the response body is done (or the attempt is dropped). */
-  protected abstract ended(ok: boolean): void;
+  /** `cancelled`: the client stopped reading the body, which says nothing about the member. */
+  protected abstract ended(ok: boolean, cancelled: boolean): void;
 }
 
 /** 504 for timeouts, 502 for everything else scalwsd answers on a member's behalf. */

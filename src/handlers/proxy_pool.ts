@@ -44,18 +44,18 @@ class PoolAttempt extends Attempt {
    * Releases the member (idempotent). A streamed body settles a pending verdict: one that broke
    * after the head is a failure, so a member that always cuts its bodies gets ejected.
    */
-  protected ended(ok: boolean): void {
+  protected ended(ok: boolean, cancelled: boolean): void {
     if (!this.open) return;
     this.open = false;
     this.member.inflight--;
     this.handler.pool.set.balancer.inflightChanged?.(this.member);
-    if (!this.settleOnEnd) return;
+    if (!this.settleOnEnd || cancelled) return;
     if (ok) this.handler.success(this.member, this.epoch);
     else this.handler.failure(this.member, this.epoch);
   }
 
   release(): void {
-    this.ended(true);
+    this.ended(true, false);
   }
 }
 

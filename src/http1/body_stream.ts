@@ -59,7 +59,8 @@ export class BodySource implements UnderlyingDefaultSource<Bytes> {
     if (this.#done) return;
     this.#done = true;
     this.#pool.release(this.#conn, false);
-    this.#listener?.bodyFinished(false, this.#bytes);
+    // The consumer (the client) went away: not the member's fault.
+    this.#listener?.bodyFinished(false, this.#bytes, true);
   }
 
   async #pull(c: Controller): Promise<void> {

@@ -62,10 +62,11 @@ export interface SendStats {
 /** Told once when the response body of a successful `send` has been delivered or failed. */
 export interface FinishListener {
   /**
-   * `ok` is false when the body broke, was malformed or the consumer cancelled it; `bytes`
+   * `ok` is false when the body broke, was malformed or the consumer cancelled it;
+   * `cancelled` tells the last case apart (the client went away, not the member). `bytes`
    * counts decoded body bytes delivered. Never called when `send` itself rejects.
    */
-  bodyFinished(ok: boolean, bytes: number): void;
+  bodyFinished(ok: boolean, bytes: number, cancelled?: boolean): void;
 }
 
 /** Per-attempt settings of `send`. One object may serve many requests. */
