@@ -45,8 +45,10 @@ export class RawConn {
 
   /** Waits for more bytes or a close, at most until `deadline`; false when time ran out. */
   private async more(deadline: number): Promise<boolean> {
-    let timer: number | undefined;
-    const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), Math.max(1, deadline - Date.now()))));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((
+      r,
+    ) => (timer = setTimeout(() => r("late"), Math.max(1, deadline - Date.now()))));
     const r = await Promise.race([this.read(), late]);
     clearTimeout(timer);
     return r !== "late";
