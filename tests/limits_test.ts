@@ -81,13 +81,15 @@ Deno.test("limits: header_read_timeout closes a connection without a request hea
   const port = portOf(s.url);
   const conns: RawConn[] = [];
   try {
+    const start = performance.now();
     const silent = await RawConn.open(port);
     const partial = await RawConn.open(port);
     conns.push(silent, partial);
     await partial.write("GET / HTTP/1.1\r\nhost: a.test\r\n");
     for (const c of [silent, partial]) {
-      const ms = await c.closedWithin(3000);
-      assert.ok(ms >= 200 && ms < 2000, `closed after ${ms} ms`);
+      assert.ok((await c.closedWithin(3000)) >= 0);
+      const ms = performance.now() - start;
+      assert.ok(ms >= 250 && ms < 2000, `closed after ${ms} ms`);
     }
     // A head that arrives in time is answered, and the connection then gets idle_timeout.
     const prompt = await RawConn.open(port);
@@ -146,7 +148,7 @@ Deno.test("limits: Content-Length over max_body is 413 before the body is read, 
       ["/direct", 1025, 413],
       ["/pool", 5000, 413],
     ];
-    for (const [path, length, status] of cases) {
+    await Promise.all(cases.map(async ([path, length, status]) => {
       const c = await RawConn.open(port);
       try {
         // Only the head: a 413 must not wait for the body.
@@ -161,7 +163,7 @@ Deno.test("limits: Content-Length over max_body is 413 before the body is read, 
       } finally {
         await c.close();
       }
-    }
+    }));
     assert.equal(m.count, 0, "the member never saw the refused requests");
   } finally {
     await s.close();
@@ -174,7 +176,7 @@ Deno.test("limits: a chunked body over max_body is cut with 413 and the connecti
   const s = await startScalwsd(config("", m));
   const port = portOf(s.url);
   try {
-    for (const path of ["/direct", "/pool"]) {
+    await Promise.all(["/direct", "/pool"].map(async (path) => {
       const c = await RawConn.open(port);
       try {
         await c.write(
@@ -190,7 +192,7 @@ Deno.test("limits: a chunked body over max_body is cut with 413 and the connecti
       } finally {
         await c.close();
       }
-    }
+    }));
     // Within the limit it streams through.
     const ok = await request(s.url + "/direct", {
       method: "POST",
@@ -211,7 +213,7 @@ Deno.test("limits: a body chunk later than body_read_timeout is 408 and the conn
   const port = portOf(s.url);
   try {
     // /direct streams the body; /pool (two members, retries) reads a small one into memory.
-    for (const path of ["/direct", "/pool"]) {
+    await Promise.all(["/direct", "/pool"].map(async (path) => {
       const c = await RawConn.open(port);
       try {
         const start = performance.now();
@@ -227,9 +229,9 @@ Deno.test("limits: a body chunk later than body_read_timeout is 408 and the conn
       } finally {
         await c.close();
       }
-    }
+    }));
     // Chunks that keep coming in time are fine, however long the whole upload takes.
-    for (const path of ["/direct", "/pool"]) {
+    await Promise.all(["/direct", "/pool"].map(async (path) => {
       const c = await RawConn.open(port);
       try {
         await c.write(`POST ${path} HTTP/1.1\r\nhost: a.test\r\ncontent-length: 50\r\n\r\n`);
@@ -243,7 +245,7 @@ Deno.test("limits: a body chunk later than body_read_timeout is 408 and the conn
       } finally {
         await c.close();
       }
-    }
+    }));
   } finally {
     await s.close();
     await m.close();

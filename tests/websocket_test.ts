@@ -320,3 +320,48 @@ Deno.test("websocket: fragments and pings from the member; a broken member close
     await member.close();
   }
 });
+
+Deno.test("websocket: a reload that adds websocket: true serves the listener whole on the same port", async () => {
+  const m = wsMember("a");
+  const pool = `    members: [{address: "${m.address}"}]`;
+  const s = await startScalwsd(config(pool).replace(", websocket: true", ""));
+  try {
+    const port = s.server.bound.get("http")!.port;
+    const before = new Client(s.url.replace("http:", "ws:") + "/");
+    await assert.rejects(before.opened);
+    await before.closed;
+    await s.write(config(pool));
+    const r = await s.server.reload();
+    assert.equal(r.ok, true);
+    assert.equal(s.server.bound.get("http")!.port, port);
+    const after = new Client(s.url.replace("http:", "ws:") + "/");
+    await after.opened;
+    after.ws.send("who");
+    assert.equal(await after.next(), "a");
+    after.ws.close();
+    await after.closed;
+  } finally {
+    await s.close();
+    await m.close();
+  }
+});
+
+Deno.test("websocket: a client that vanishes is reported to the member as 1001", async () => {
+  const m = wsMember("a");
+  const s = await startScalwsd(config(`    members: [{address: "${m.address}"}]`));
+  try {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(s.url).port) });
+    await conn.write(new TextEncoder().encode(
+      "GET / HTTP/1.1\r\nhost: a.test\r\nupgrade: websocket\r\nconnection: Upgrade\r\n" +
+        "sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+    ));
+    assert.match(await readHead(conn), /^HTTP\/1\.1 101 /);
+    await until(() => m.headers !== null, "the member's handshake");
+    conn.close();
+    await until(() => m.closes.length === 1, "the member's close");
+    assert.deepEqual(m.closes[0], [1001, "client went away"]);
+  } finally {
+    await s.close();
+    await m.close();
+  }
+});

@@ -207,7 +207,7 @@ export interface LimitsConfig {
   readonly body_read_timeout: number;
   /** Bytes of header lines (431); default and most 64 KiB, where Deno answers 400 itself. */
   readonly max_header_size: number;
-  /** Header lines (431); default and most 128, where Deno answers 400 itself. */
+  /** Header fields, a repeated name counting once (431); default and most 128 (Deno's own). */
   readonly max_header_count: number;
   /** Bytes of path and query (414); default 8 KiB. */
   readonly max_uri_length: number;

@@ -41,6 +41,7 @@ const CLOSE = { connection: "close" };
  */
 export function clientRefusal(ex: Exchange, status: number): Response {
   ex.status = status;
+  ex.closeConnection = true;
   return plain(status, reason(status), CLOSE);
 }
 

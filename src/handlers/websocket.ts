@@ -98,6 +98,12 @@ export function tunnel(ex: Exchange, res: UpstreamResponse, cookie: string | und
   return ws.response;
 }
 
+/** A close code a close frame may carry (RFC 6455 section 7.4). */
+function sendable(code: number): boolean {
+  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) ||
+    (code >= 3000 && code <= 4999);
+}
+
 function mask(): Uint8Array {
   return crypto.getRandomValues(new Uint8Array(4));
 }
@@ -159,9 +165,11 @@ class Relay {
       return;
     }
     this.closeSent = true;
-    // 1005: the client sent no code; 1006: it vanished without a close frame.
-    const relayed = code === 1005 ? undefined : code === 1006 ? 1001 : code;
-    this.send(OP_CLOSE, closePayload(relayed, code === 1006 ? "client went away" : reason));
+    // 1005: the client sent no code. Deno reports a client that vanished without a close frame
+    // as 1006 or 0, codes no frame may carry: the member hears 1001, going away.
+    if (code === 1005) this.send(OP_CLOSE, closePayload(undefined));
+    else if (sendable(code)) this.send(OP_CLOSE, closePayload(code, reason));
+    else this.send(OP_CLOSE, closePayload(1001, "client went away"));
     const timer = setTimeout(() => this.end(), CLOSE_WAIT);
     Deno.unrefTimer(timer);
   }

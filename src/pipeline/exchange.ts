@@ -58,6 +58,8 @@ export class Exchange {
   streaming = false;
   /** `server.limits.body_read_timeout` in ms (0: none): longest wait for a body chunk. */
   bodyTimeout = 0;
+  /** Set with an answer that leaves the request body unread: the connection must close. */
+  closeConnection = false;
   private done = false;
 
   constructor(

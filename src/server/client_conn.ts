@@ -1,4 +1,4 @@
-import type { ConnServer } from "./deno_internal.ts";
+import type { ServedConnection } from "./deno_internal.ts";
 import type { CertificateSet } from "./sni.ts";
 
 /**
@@ -21,6 +21,14 @@ export const SERVING = 1;
 export const UPGRADED = 2;
 /** Closed or being closed. */
 export const CLOSED = 3;
+/** Answered with the request body unread: closed once `deadline` passes. */
+export const LINGERING = 4;
+
+/**
+ * How long a connection answered with its request body unread stays open (ms): long enough
+ * for the answer to be written and read, the rest of the body being discarded meanwhile.
+ */
+export const LINGER = 500;
 
 function ignore(): void {}
 
@@ -36,15 +44,19 @@ export class ClientConn {
   requests = 0;
   /** When `active` last dropped to 0 (or the connection started serving). */
   idleSince: number;
-  /** End of the TLS handshake allowance. */
+  /** End of the TLS handshake allowance, or of lingering. */
   deadline = 0;
   /** Strict SNI: the host of the first request; later requests must name the same host. */
   pinned: string | null = null;
   /** Over `limit_conn`: its requests are refused. */
   refused = false;
-  server: ConnServer | null = null;
+  server: ServedConnection | null = null;
   /** `requestDone` bound once, for `info.completed` of streamed responses. */
   readonly done: () => void;
+  /** `close` bound once. */
+  readonly kill: () => void;
+  /** `linger` bound once, for `info.completed` of answers that leave a body unread. */
+  readonly lingerOn: () => void;
 
   constructor(
     readonly conn: Deno.Conn,
@@ -56,6 +68,16 @@ export class ClientConn {
   ) {
     this.idleSince = now;
     this.done = () => this.requestDone();
+    this.kill = () => this.close();
+    this.lingerOn = () => this.linger();
+  }
+
+  /** The answer went out with the body unread: the connection closes after `LINGER`. */
+  linger(): void {
+    this.active--;
+    if (this.phase === CLOSED) return;
+    this.phase = LINGERING;
+    this.deadline = performance.now() + LINGER;
   }
 
   /** A request arrived. */
@@ -70,18 +92,15 @@ export class ClientConn {
   }
 
   /**
-   * Closes the connection: an idle one (or one with a partial request head) at once, one with
-   * requests in flight after them, one in its TLS handshake by dropping it. (Deno keeps the
-   * socket of a stalled handshake open until the peer sends or closes; it is no longer served
-   * or counted.)
+   * Closes the connection at once, in whatever phase. (Deno keeps the socket of a stalled TLS
+   * handshake open until the peer sends or closes; it is no longer served or counted.)
    */
   close(): void {
     if (this.phase === CLOSED) return;
     this.phase = CLOSED;
     const server = this.server;
     if (server !== null) {
-      // Not the abort signal: aborting after Deno closed the connection throws uncatchably.
-      server.shutdown().catch(ignore);
+      server.kill();
       return;
     }
     try {

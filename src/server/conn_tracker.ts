@@ -1,5 +1,5 @@
 import type { LimitsConfig } from "../config/types.ts";
-import { type ClientConn, HANDSHAKE, SERVING } from "./client_conn.ts";
+import { type ClientConn, HANDSHAKE, LINGER, LINGERING, SERVING } from "./client_conn.ts";
 
 /** The sweep runs at a quarter of the shortest timeout, between these bounds (ms). */
 const MIN_TICK = 5;
@@ -68,7 +68,7 @@ export class ConnTracker {
     const now = this.now();
     const lim = this.limits();
     for (const c of this.conns) {
-      if (c.phase === HANDSHAKE) {
+      if (c.phase === HANDSHAKE || c.phase === LINGERING) {
         if (now >= c.deadline) c.close();
       } else if (c.phase === SERVING && c.active === 0) {
         const limit = c.requests === 0 ? lim.header_read_timeout : lim.idle_timeout;
@@ -86,6 +86,7 @@ export class ConnTracker {
     if (lim.idle_timeout > 0 && lim.idle_timeout < shortest) shortest = lim.idle_timeout;
     const hs = c?.tls?.handshakeTimeout ?? Infinity;
     if (hs < shortest) shortest = hs;
+    if (LINGER < shortest) shortest = LINGER;
     if (this.tick > 0 && this.tick * 4 < shortest) shortest = this.tick * 4;
     return Math.min(MAX_TICK, Math.max(MIN_TICK, Math.floor(shortest / 4)));
   }

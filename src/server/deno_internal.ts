@@ -101,17 +101,52 @@ export function listenTlsBySni(
 
 function noop(): void {}
 
+/** HTTP served on one connection, which scalwsd can also close at once. */
+export interface ServedConnection extends ConnServer {
+  /** Closes the connection now, whatever is in flight or still unread (idempotent). */
+  kill(): void;
+}
+
+/** Set while `kill` aborts: Deno's abort handler throws when the connection already ended. */
+let killing = false;
+let guarded = false;
+
+function guard(): void {
+  if (guarded) return;
+  guarded = true;
+  // That throw happens inside an event listener, where it cannot be caught; only the global
+  // error event sees it. Only a BadResource raised during a kill is swallowed.
+  globalThis.addEventListener("error", (e) => {
+    if (killing && e.error instanceof Deno.errors.BadResource) e.preventDefault();
+  });
+}
+
 /**
- * Serves HTTP/1.1 on `conn`, or HTTP/2 when TLS negotiated `h2`, until the peer closes or the
- * server is shut down. No abort signal: Deno's abort handler throws an uncatchable error when
- * it fires after the connection closed by itself.
+ * Serves HTTP/1.1 on `conn`, or HTTP/2 when TLS negotiated `h2`, until the peer closes, the
+ * server is shut down (graceful: in-flight requests finish, an idle connection closes), or
+ * `kill()` closes it at once (the only way out while a request body is still unread).
  */
 export function serveConnection(
   conn: Deno.Conn,
   handler: ConnHandler,
   onError: (err: unknown) => Response,
-): ConnServer {
-  return need().serveHttpOnConnection(conn, undefined, handler, onError, noop);
+): ServedConnection {
+  guard();
+  const abort = new AbortController();
+  const served = need().serveHttpOnConnection(conn, abort.signal, handler, onError, noop);
+  return {
+    finished: served.finished,
+    shutdown: () => served.shutdown(),
+    kill() {
+      if (abort.signal.aborted) return;
+      killing = true;
+      try {
+        abort.abort();
+      } finally {
+        killing = false;
+      }
+    },
+  };
 }
 
 /**

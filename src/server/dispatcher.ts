@@ -42,7 +42,7 @@ function headersTooLarge(headers: Headers, limits: RequestLimits): boolean {
 
 /**
  * The request limits and the security step, in the pipeline's order: URI length (414), header
- * limits (431), strict SNI (421), the client's request rate (429), deny paths (404). Returns
+ * limits (431), the client's request rate (429), strict SNI (421), deny paths (404). Returns
  * the refusal, or null to go on routing.
  */
 function screen(
@@ -61,6 +61,13 @@ function screen(
   ) {
     return refuse(ex, 431, "Request Header Fields Too Large");
   }
+  const limiter = app.limiter;
+  if (limiter !== null) {
+    const wait = limiter.take(ex.client);
+    if (wait > 0) {
+      return refuse(ex, 429, "Too Many Requests", { "retry-after": String(wait) });
+    }
+  }
   const t = conn !== null ? conn.tls : tls;
   if (t !== null && t.strict) {
     // Deno does not tell the SNI name: the host must be a name of the listener's certificates,
@@ -69,13 +76,6 @@ function screen(
       if (!t.certs.covers(host)) return refuse(ex, 421, "Misdirected Request");
       if (conn !== null) conn.pinned = host;
     } else if (conn.pinned !== host) return refuse(ex, 421, "Misdirected Request");
-  }
-  const limiter = app.limiter;
-  if (limiter !== null) {
-    const wait = limiter.take(ex.client);
-    if (wait > 0) {
-      return refuse(ex, 429, "Too Many Requests", { "retry-after": String(wait) });
-    }
   }
   if (app.deny !== null && app.deny.match(ex.path)) return refuse(ex, 404, "Not Found");
   return null;
@@ -88,6 +88,7 @@ function tooLarge(req: Request, maxBody: number, ex: Exchange): Response | null 
   const cl = req.headers.get("content-length");
   if (cl === null || !(Number(cl) > maxBody)) return null;
   // The body stays unread: the connection cannot be reused.
+  ex.closeConnection = true;
   return refuse(ex, 413, "Content Too Large", CLOSE);
 }
 
@@ -193,6 +194,7 @@ export class Dispatcher {
     if (conn !== null) {
       // A tunnel is no HTTP request any more: the connection's HTTP timeouts end here.
       if (res.status === 101) conn.phase = UPGRADED;
+      else if (ex.closeConnection) info.completed.then(conn.lingerOn, conn.lingerOn);
       else if (ex.deferred || ex.streaming) info.completed.then(conn.done, conn.done);
       else conn.requestDone();
     }

@@ -2,16 +2,16 @@ import { loadCertificates } from "../config/certificates.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { Config, ListenerConfig } from "../config/types.ts";
 import { log } from "../observe/log.ts";
-import { ClientConn, CLOSED, HANDSHAKE, SERVING, type TlsState } from "./client_conn.ts";
+import { ClientConn, CLOSED, HANDSHAKE, LINGERING, SERVING, type TlsState } from "./client_conn.ts";
 import { ConnTracker } from "./conn_tracker.ts";
 import {
   type ConnServer,
   listenTlsBySni,
   serveConnection,
+  type ServedConnection,
   serveListener,
 } from "./deno_internal.ts";
 import type { Dispatcher } from "./dispatcher.ts";
-import { plain } from "./plain.ts";
 import { CertificateSet } from "./sni.ts";
 
 /** Pause after an accept error such as EMFILE before trying again (ms). */
@@ -43,10 +43,9 @@ const REFUSED = {
 };
 
 /** The answer on a connection over `limit_conn`; the connection closes after it. */
-function refuse(c: ClientConn): Response {
+function refuse(c: ClientConn, info: Deno.ServeHandlerInfo<Deno.Addr>): Response {
   c.requestStarted();
-  c.requestDone();
-  c.server?.shutdown().catch(() => {});
+  info.completed.then(c.lingerOn, c.lingerOn);
   return new Response("Too Many Requests: too many connections from this address\n", {
     status: 429,
     headers: REFUSED,
@@ -255,9 +254,9 @@ export class Listener {
     c.phase = SERVING;
     c.idleSince = performance.now();
     const handler = c.refused
-      ? () => refuse(c)
+      ? (_req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => refuse(c, info)
       : (req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => d.handle(req, info, secure, c);
-    let server;
+    let server: ServedConnection;
     try {
       server = serveConnection(c.conn, handler, onError);
     } catch (err) {
@@ -295,6 +294,7 @@ export class Listener {
     const waits: Promise<void>[] = [];
     for (const c of this.mine) {
       if (c.server === null) this.forget(c);
+      else if (c.phase === LINGERING) c.close(); // its unread body would hold a graceful close
       else waits.push(c.server.shutdown().catch(() => {}));
     }
     await Promise.all(waits);
