@@ -41,6 +41,13 @@ export async function run(
     server.metrics.loopLagP99.value = lag.p99Seconds();
   });
   const { promise: stopped, resolve } = Promise.withResolvers<string>();
+  // Installed before binding: the default action of these signals would end the process.
+  Deno.addSignalListener("SIGHUP", () => {
+    if (managed) log("warn", "reload_ignored", { reason: "the controller rolls generations" });
+    else server.reload();
+  });
+  Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
+  Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
   if (managed) {
     // Installed before /readyz can answer: the default action of SIGUSR2 ends the process.
     let activating = false;
@@ -71,12 +78,6 @@ export async function run(
     ...(managed ? { instance: opts.instanceId, cpus: opts.cpus ?? null, state: server.state } : {}),
   });
 
-  Deno.addSignalListener("SIGHUP", () => {
-    if (managed) log("warn", "reload_ignored", { reason: "the controller rolls generations" });
-    else server.reload();
-  });
-  Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
-  Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
   const signal = await stopped;
   log("info", "draining", { signal, drain_timeout_ms: opts.drainTimeout });
   // Listening sockets close first (inside drain); /readyz keeps answering "draining" meanwhile.
