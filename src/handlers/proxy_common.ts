@@ -94,6 +94,15 @@ export function toResponse(
   ex.status = res.status;
   const body = res.body;
   if (body instanceof ReadableStream) ex.deferred = true;
-  else if (body !== null) ex.bytes = body.length;
+  else if (body !== null) {
+    ex.bytes = body.length;
+    // Deno.serve writes the length of a byte body itself; one header fewer to convert.
+    for (let i = 0; i < headers.length; i++) {
+      if (headers[i][0] === "content-length") {
+        headers.splice(i, 1);
+        break;
+      }
+    }
+  }
   return new Response(body as BodyInit | null, { status: res.status, headers });
 }

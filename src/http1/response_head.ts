@@ -254,6 +254,10 @@ export function parseResponseHead(buf: Uint8Array, start: number, end: number): 
           }}
         if (!keepAll) continue;
         break;
+      case "date":
+        // Like nginx, the client gets scalwsd's own Date (Deno.serve writes it).
+        if (!keepAll) continue;
+        break;
       case "keep-alive":
       case "proxy-connection":
       case "te":
