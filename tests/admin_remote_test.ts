@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import https from "node:https";
-import { makePki } from "./_certs.ts";
+import { makePki } from "../src/server/_test_certs.ts";
 import { get, startScalwsd } from "./_harness.ts";
 
 function httpsGet(
@@ -31,18 +31,17 @@ function httpsGet(
 }
 
 Deno.test("the remote admin listener requires a client certificate signed by client_ca", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-pki-" });
-  const pki = await makePki(dir);
-  const [cert, key] = await pki.issue("server", "localhost", "DNS:localhost,IP:127.0.0.1");
-  const [ccert, ckey] = await pki.issue("client", "ops", "DNS:ops", true);
-  const other = await makePki(dir, "other");
-  const [bcert, bkey] = await other.issue("bad", "mallory", "DNS:mallory", true);
+  const pki = await makePki();
+  const { cert, key } = await pki.issue("server", ["localhost", "127.0.0.1"]);
+  const { cert: ccert, key: ckey } = await pki.issue("client", ["ops"], { clientAuth: true });
+  const other = await makePki();
+  const { cert: bcert, key: bkey } = await other.issue("bad", ["mallory"], { clientAuth: true });
   const s = await startScalwsd(`
 server:
   listeners: [{name: http, address: "127.0.0.1:0"}]
   admin:
     socket: "{{dir}}/admin.sock"
-    remote: {address: "127.0.0.1:0", tls: {cert: "${cert}", key: "${key}", client_ca: "${pki.caCert}"}}
+    remote: {address: "127.0.0.1:0", tls: {cert: "${cert}", key: "${key}", client_ca: "${pki.caFile}"}}
   metrics: {address: "127.0.0.1:0"}
 upstreams:
   dyn: {members_from: api}
@@ -53,7 +52,7 @@ tenants:
 `);
   try {
     const port = s.admin.bound.get("remote")!.port;
-    const ca = await Deno.readTextFile(pki.caCert);
+    const ca = pki.ca;
     const c = { ca, cert: await Deno.readTextFile(ccert), key: await Deno.readTextFile(ckey) };
     const r = await httpsGet(port, "/v1/upstreams", c);
     assert.equal(r.status, 200);
@@ -78,6 +77,7 @@ tenants:
     assert.equal((await get(`http://127.0.0.1:${metrics.port}/v1/upstreams`)).status, 404);
   } finally {
     await s.close();
-    await Deno.remove(dir, { recursive: true });
+    await pki.close();
+    await other.close();
   }
 });

@@ -11,76 +11,21 @@ import {
   sendOptions,
   sha256,
 } from "../src/http1/_test_servers.ts";
+import { makePki } from "../src/server/_test_certs.ts";
 
-async function openssl(dir: string, args: string[]): Promise<void> {
-  const out = await new Deno.Command("openssl", { args, cwd: dir, stdout: "null", stderr: "piped" })
-    .output();
-  if (!out.success) {
-    throw new Error(`openssl ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
-  }
-}
-
-/** A throwaway CA and a server certificate for member.test and 127.0.0.1. */
-async function makePki(): Promise<{ dir: string; ca: string; cert: string; key: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-tls-" });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  await openssl(dir, [
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=scalwsd test CA",
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign,cRLSign",
-  ]);
-  await openssl(dir, [
-    "req",
-    ...ec,
-    "-keyout",
-    "server.key",
-    "-out",
-    "server.csr",
-    "-subj",
-    "/CN=member.test",
-  ]);
-  await Deno.writeTextFile(
-    `${dir}/ext.cnf`,
-    "subjectAltName=DNS:member.test,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-  );
-  await openssl(dir, [
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "server.pem",
-    "-days",
-    "2",
-    "-extfile",
-    "ext.cnf",
-  ]);
+/** A throwaway CA and a server certificate for member.test and 127.0.0.1 (PEM texts). */
+async function makeMemberPki(): Promise<{ dir: string; ca: string; cert: string; key: string }> {
+  const pki = await makePki();
+  const issued = await pki.issue("server", ["member.test", "127.0.0.1"]);
   return {
-    dir,
-    ca: await Deno.readTextFile(`${dir}/ca.pem`),
-    cert: await Deno.readTextFile(`${dir}/server.pem`),
-    key: await Deno.readTextFile(`${dir}/server.key`),
+    dir: pki.dir,
+    ca: pki.ca,
+    cert: await Deno.readTextFile(issued.cert),
+    key: await Deno.readTextFile(issued.key),
   };
 }
 
-const pki = await makePki();
+const pki = await makeMemberPki();
 addEventListener("unload", () => Deno.removeSync(pki.dir, { recursive: true }));
 
 function address(port: number): MemberAddress {
@@ -203,7 +148,7 @@ Deno.test("http1 tls: system roots are trusted besides the pool CA", async (t) =
   const m = tlsMember();
   const settings: TlsSettings = { caCerts: [], serverName: "member.test" };
   const previous = Deno.env.get("SSL_CERT_FILE");
-  Deno.env.set("SSL_CERT_FILE", `${pki.dir}/ca.pem`);
+  Deno.env.set("SSL_CERT_FILE", `${pki.dir}/ca.crt`);
   let first: Connector;
   try {
     first = new Connector(address(m.port), settings);

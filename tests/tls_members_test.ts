@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { makePki } from "./_certs.ts";
+import { makePki } from "../src/server/_test_certs.ts";
 import { get, startScalwsd } from "./_harness.ts";
 
 async function tlsMember(
@@ -18,10 +18,9 @@ async function tlsMember(
 }
 
 Deno.test("scheme: https verifies members against tls.ca_file under tls.server_name", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-pki-" });
-  const pki = await makePki(dir);
-  const [cert, key] = await pki.issue("api", "api.internal", "DNS:api.internal");
-  const [ipCert, ipKey] = await pki.issue("ip", "127.0.0.1", "IP:127.0.0.1");
+  const pki = await makePki();
+  const { cert, key } = await pki.issue("api", ["api.internal"]);
+  const { cert: ipCert, key: ipKey } = await pki.issue("ip", ["127.0.0.1"]);
   const named = await tlsMember(cert, key, "named");
   const byIp = await tlsMember(ipCert, ipKey, "ip");
   const yaml = (pool: string) => `
@@ -41,7 +40,7 @@ tenants:
   p:
     scheme: https
     members: [{address: "127.0.0.1:${named.port}"}]
-    tls: {ca_file: "${pki.caCert}", server_name: api.internal}
+    tls: {ca_file: "${pki.caFile}", server_name: api.internal}
 `));
     try {
       const r = await get(s.url + "/", { host: "a.test" });
@@ -58,7 +57,7 @@ tenants:
     members: [{address: "127.0.0.1:${byIp.port}"}, {address: "127.0.0.1:${named.port}"}]
     retries: 0
     passive_health: {failures: 0}
-    tls: {ca_file: "${pki.caCert}"}
+    tls: {ca_file: "${pki.caFile}"}
 `));
     try {
       const statuses = new Map<string, number>();
@@ -73,29 +72,29 @@ tenants:
     }
 
     // A CA the member does not chain to: always 502.
-    const other = await makePki(dir, "other");
+    const other = await makePki();
     s = await startScalwsd(yaml(`
   p:
     scheme: https
     members: [{address: "127.0.0.1:${named.port}"}]
-    tls: {ca_file: "${other.caCert}", server_name: api.internal}
+    tls: {ca_file: "${other.caFile}", server_name: api.internal}
 `));
     try {
       assert.equal((await get(s.url + "/", { host: "a.test" })).status, 502);
     } finally {
       await s.close();
+      await other.close();
     }
   } finally {
     await named.close();
     await byIp.close();
-    await Deno.remove(dir, { recursive: true });
+    await pki.close();
   }
 });
 
 Deno.test("a reload with an unreadable tls.ca_file is refused and changes nothing", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-pki-" });
-  const pki = await makePki(dir);
-  const [cert, key] = await pki.issue("api", "api.internal", "DNS:api.internal");
+  const pki = await makePki();
+  const { cert, key } = await pki.issue("api", ["api.internal"]);
   const member = await tlsMember(cert, key, "named");
   const yaml = (ca: string) => `
 server:
@@ -111,10 +110,10 @@ tenants:
     applications:
       - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: p}}}
 `;
-  const s = await startScalwsd(yaml(pki.caCert));
+  const s = await startScalwsd(yaml(pki.caFile));
   try {
     assert.equal((await get(s.url + "/", { host: "a.test" })).status, 200);
-    await s.write(yaml(`${dir}/missing.pem`));
+    await s.write(yaml(`${pki.dir}/missing.pem`));
     const r = await s.server.reload();
     assert.equal(r.ok, false);
     assert.match(r.ok ? "" : r.errors.join("\n"), /upstreams\.p\.tls\.ca_file: cannot read/);
@@ -123,6 +122,6 @@ tenants:
   } finally {
     await s.close();
     await member.close();
-    await Deno.remove(dir, { recursive: true });
+    await pki.close();
   }
 });

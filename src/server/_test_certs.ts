@@ -14,8 +14,15 @@ export interface TestPki {
   /** The CA certificate, PEM text. */
   readonly ca: string;
   readonly caFile: string;
-  /** A server certificate for `names` (DNS names, or IP addresses), signed by the CA. */
-  issue(file: string, names: readonly string[]): Promise<Issued>;
+  /**
+   * A certificate for `names` (DNS names, or IP addresses) signed by the CA: a server
+   * certificate, or with `clientAuth` a client certificate whose subject CN is `names[0]`.
+   */
+  issue(
+    file: string,
+    names: readonly string[],
+    options?: { clientAuth?: boolean },
+  ): Promise<Issued>;
   close(): Promise<void>;
 }
 
@@ -50,11 +57,12 @@ export async function makePki(): Promise<TestPki> {
     dir,
     ca,
     caFile: `${dir}/ca.crt`,
-    async issue(file, names) {
+    async issue(file, names, options = {}) {
       const san = names.map((n) => (/^[\d.]+$|:/.test(n) ? `IP:${n}` : `DNS:${n}`)).join(",");
+      const usage = options.clientAuth ? "clientAuth" : "serverAuth";
       await Deno.writeTextFile(
         `${dir}/${file}.ext`,
-        `subjectAltName=${san}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
+        `subjectAltName=${san}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=${usage}\n`,
       );
       await openssl(dir, [
         "req",
