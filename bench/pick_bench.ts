@@ -7,6 +7,7 @@
 
 import { createBalancer, type PolicyBalancer } from "../src/upstream/balance/index.ts";
 import type { Candidate, PickContext } from "../src/upstream/types.ts";
+import { seeded } from "../src/upstream/seeded.ts";
 
 class BenchMember implements Candidate {
   inflight = 0;
@@ -15,18 +16,6 @@ class BenchMember implements Candidate {
   available(_now: number): boolean {
     return this.up;
   }
-}
-
-/** A deterministic generator so that runs compare. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 type Weights = "equal" | "mixed 1..10" | "mixed 1..1000";

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { adminFetch, type Running, startScalwsd } from "./_harness.ts";
+import { seeded as prng } from "../src/upstream/seeded.ts";
 
 const enc = new TextEncoder();
 
@@ -840,18 +841,6 @@ Deno.test(
 
 // ---------------------------------------------------------------------------------------------
 // Member side: malformed responses end to end.
-
-/** mulberry32: a small seeded generator, so that a failing case can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What the client must see for one generated response. */
 type FuzzExpect =

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { adminFetch, type Running, startScalwsd } from "./_harness.ts";
 import { ManualClock } from "../src/upstream/clock.ts";
+import { seeded as prng } from "../src/upstream/seeded.ts";
 
 /** How the faulty member answers. */
 type Mode = "ok" | "reset" | "silent" | "flaky_close" | "unavailable" | "truncate";
@@ -17,18 +18,6 @@ const HEAD_END = enc.encode("\r\n\r\n");
 /** What `truncate` declares and what it sends before closing. */
 const TRUNCATED_LENGTH = 100_000;
 const TRUNCATED_SENT = 40_000;
-
-/** mulberry32: a small seeded generator, so that a failure can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

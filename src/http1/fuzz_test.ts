@@ -13,18 +13,7 @@ import { findHeadEnd, parseResponseHead } from "./response_head.ts";
 import { send } from "./send.ts";
 import type { OutboundRequest, SendOptions } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
-
-/** mulberry32: small, fast, good enough to drive a fuzzer reproducibly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded as prng } from "../upstream/seeded.ts";
 
 const BUDGET_MS = 2000;
 const enc = new TextEncoder();

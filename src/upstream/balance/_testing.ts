@@ -4,6 +4,7 @@
  */
 
 import type { Candidate, PickContext } from "../types.ts";
+export { seeded } from "../seeded.ts";
 
 /** A member whose availability and load tests set directly. */
 export class TestMember implements Candidate {
@@ -45,18 +46,6 @@ export function ctx(
     key: opts.key,
     tried: opts.tried ?? null,
     healthVersion: opts.version,
-  };
-}
-
-/** A small seeded generator (mulberry32) giving numbers in [0, 1). */
-export function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
