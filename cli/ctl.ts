@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { formatPool, formatPools } from "./ctl_format.ts";
 import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
+import { callSocket, SocketCallError } from "./socket_call.ts";
 
 /** Where `scalwsd ctl` looks for the admin socket without `--socket`. */
 export const DEFAULT_SOCKET = "/run/scalws/admin.sock";
@@ -23,49 +24,9 @@ export function parseMemberArg(arg: string): { address: string; weight?: number 
   return { address: arg.slice(0, eq), weight: Number(w) };
 }
 
-class CtlError extends Error {}
-
-async function call(
-  socket: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<unknown> {
-  try {
-    await Deno.stat(socket);
-  } catch {
-    throw new CtlError(
-      `cannot reach the admin socket ${socket}: no such file (is scalwsd running with server.admin.socket set? use --socket PATH)`,
-    );
-  }
-  const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
-  try {
-    let res: Response;
-    try {
-      res = await fetch(`http://localhost${path}`, {
-        client,
-        method,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (err) {
-      throw new CtlError(`cannot reach the admin socket ${socket}: ${(err as Error).message}`);
-    }
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = { error: text.trim() };
-    }
-    if (!res.ok) {
-      const msg = (json as { error?: string }).error ?? `HTTP ${res.status}`;
-      throw new CtlError(`${res.status}: ${msg}`);
-    }
-    return json;
-  } finally {
-    client.close();
-  }
+function call(socket: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const hint = "is scalwsd running with server.admin.socket set? use --socket PATH";
+  return callSocket(socket, "the admin socket", hint, method, path, body);
 }
 
 /** `scalwsd ctl ...`: returns the exit status. */
@@ -146,7 +107,7 @@ export async function ctl(args: string[]): Promise<number> {
       return 0;
     }
   } catch (err) {
-    if (err instanceof CtlError) {
+    if (err instanceof SocketCallError) {
       console.error(`scalwsd ctl: ${err.message}`);
       return 1;
     }

@@ -1,6 +1,7 @@
 /** `scalwsd ctl --controller-socket PATH ...`: the client of the controller's control socket. */
 import { table } from "./ctl_format.ts";
 import { formatPool, formatPools } from "./ctl_format.ts";
+import { callSocket, SocketCallError } from "./socket_call.ts";
 
 export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH [--json] COMMAND
   status                 every instance and generation, the desired count, the last evaluation
@@ -11,52 +12,9 @@ export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH
   upstreams [show NAME]  the pools of one serving instance
   stop                   drain every instance, then stop the controller`;
 
-class ControlCallError extends Error {}
-
-async function call(
-  socket: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<unknown> {
-  try {
-    await Deno.stat(socket);
-  } catch {
-    throw new ControlCallError(
-      `cannot reach the control socket ${socket}: no such file (is scalwsd controller running?)`,
-    );
-  }
-  const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
-  try {
-    let res: Response;
-    try {
-      res = await fetch(`http://localhost${path}`, {
-        client,
-        method,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (err) {
-      throw new ControlCallError(
-        `cannot reach the control socket ${socket}: ${(err as Error).message}`,
-      );
-    }
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = { error: text.trim() };
-    }
-    if (!res.ok) {
-      throw new ControlCallError(
-        `${res.status}: ${(json as { error?: string }).error ?? `HTTP ${res.status}`}`,
-      );
-    }
-    return json;
-  } finally {
-    client.close();
-  }
+function call(socket: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const hint = "is scalwsd controller running?";
+  return callSocket(socket, "the control socket", hint, method, path, body);
 }
 
 interface StatusJson {
@@ -185,7 +143,7 @@ export async function ctlController(
       return 0;
     }
   } catch (err) {
-    if (err instanceof ControlCallError) {
+    if (err instanceof SocketCallError) {
       console.error(`scalwsd ctl: ${err.message}`);
       return 1;
     }
