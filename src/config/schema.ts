@@ -22,7 +22,7 @@ import {
 } from "./syntax.ts";
 
 /** A value checked by a function that throws `ValueError`; `undefined` is "is required". */
-function leaf<T>(parse: (value: unknown) => T) {
+export function leaf<T>(parse: (value: unknown) => T) {
   return z.unknown().transform((value, ctx): T => {
     if (value === undefined) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, message: "is required" });

@@ -12,6 +12,7 @@ import { formatDuration, parseDuration } from "../config/duration.ts";
 import { ConfigError, ValueError } from "../config/errors.ts";
 import { deepFreeze } from "../config/freeze.ts";
 import { parseUnit } from "../config/issues.ts";
+import { leaf } from "../config/schema.ts";
 
 /** The provisioned controller configuration; durations in milliseconds. */
 export interface ControllerConfig {
@@ -67,22 +68,6 @@ export interface ControllerConfig {
 
 /** Longest Unix socket path Linux accepts (sun_path is 108 bytes with the NUL). */
 export const MAX_SOCKET_PATH = 107;
-
-function leaf<T>(parse: (value: unknown) => T) {
-  return z.unknown().transform((value, ctx): T => {
-    if (value === undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: "is required" });
-      return z.NEVER;
-    }
-    try {
-      return parse(value);
-    } catch (e) {
-      if (!(e instanceof ValueError)) throw e;
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: e.message });
-      return z.NEVER;
-    }
-  });
-}
 
 const text = () =>
   leaf((v) => {
