@@ -181,8 +181,12 @@ interface Cell {
   runs: Run[];
 }
 
+/** The median run by req/s, among the undisturbed runs when there are any. */
 function median(runs: Run[]): Run {
-  const sorted = [...runs].sort((x, y) => x.requestsPerSec - y.requestsPerSec);
+  const clean = runs.filter((r) => (r.otherPct ?? 0) <= DISTURBED_PCT);
+  const sorted = [...(clean.length > 0 ? clean : runs)].sort((x, y) =>
+    x.requestsPerSec - y.requestsPerSec
+  );
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 

@@ -104,5 +104,11 @@ export function toResponse(
       }
     }
   }
-  return new Response(body as BodyInit | null, { status: res.status, headers });
+  // Deno.serve has a fast path for a lone content-type given as a plain object.
+  return new Response(body as BodyInit | null, {
+    status: res.status,
+    headers: headers.length === 1 && headers[0][0] === "content-type"
+      ? { "content-type": headers[0][1] }
+      : headers,
+  });
 }

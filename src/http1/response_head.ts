@@ -255,7 +255,9 @@ export function parseResponseHead(buf: Uint8Array, start: number, end: number): 
         if (!keepAll) continue;
         break;
       case "date":
-        // Like nginx, the client gets scalwsd's own Date (Deno.serve writes it).
+      case "server":
+        // Like nginx (proxy_hide_header's defaults), the member's Date and Server stay behind;
+        // Deno.serve writes its own Date.
         if (!keepAll) continue;
         break;
       case "keep-alive":

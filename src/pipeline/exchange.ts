@@ -86,7 +86,8 @@ export class Exchange {
   complete(): void {
     if (this.done) return;
     this.done = true;
-    this.stats.record(this.status, (performance.now() - this.start) / 1000);
+    const seconds = (performance.now() - this.start) / 1000;
+    this.stats.record(this.status, seconds);
     if (this.log.enabled) {
       this.log.write({
         tenant: this.stats.tenant,
@@ -95,7 +96,7 @@ export class Exchange {
         path: this.path,
         status: this.status,
         bytes: this.bytes,
-        duration: (performance.now() - this.start) / 1000,
+        duration: seconds,
         upstream_member: this.upstreamMember,
         upstream_attempts: this.upstreamAttempts,
         client: this.client,

@@ -1,0 +1,101 @@
+import assert from "node:assert/strict";
+import { parseConfig } from "../src/config/load.ts";
+import {
+  type BenchLayout,
+  cookieLua,
+  haproxyConf,
+  memberNginxConf,
+  postLua,
+  proxyNginxConf,
+  scalwsdYaml,
+} from "./configs.ts";
+import { findExecutable } from "./procs.ts";
+
+function layout(dir: string): BenchLayout {
+  return {
+    dir,
+    members: [40001, 40002],
+    scalwsd: 40003,
+    nginx: 40004,
+    haproxy: 40005,
+    affinity: ["a".repeat(32), "b".repeat(32)],
+    root: Deno.uid() === 0,
+    keepalive: 48,
+  };
+}
+
+Deno.test("scalwsdYaml is a valid scalwsd configuration with the bench's routes and pools", () => {
+  const { config } = parseConfig(scalwsdYaml(layout("/tmp/x")), "bench.yaml");
+  assert.equal(config.server.access_log, "off");
+  assert.equal(config.server.upstream_client.keepalive, 48);
+  assert.deepEqual(Object.keys(config.upstreams).sort(), ["hashed", "one", "rr"]);
+  assert.equal(config.upstreams.rr.members.length, 2);
+  assert.equal(config.upstreams.hashed.balance, "hash");
+  const app = config.tenants[0].applications[0];
+  assert.deepEqual(app.routes.map((r) => r.path), ["/one", "/rr", "/hash"]);
+});
+
+Deno.test("the proxies' configs give every member the same idle keep-alive cap", () => {
+  const l = layout("/tmp/x");
+  assert.equal(proxyNginxConf(l).match(/keepalive 48;/g)?.length, 3);
+  assert.equal(haproxyConf(l).match(/pool-max-conn 48/g)?.length, 3);
+  assert.match(haproxyConf(l), /server b 127\.0\.0\.1:40002 cookie b{32}/);
+  assert.match(proxyNginxConf(l), /hash \$cookie_BENCHAFF consistent;/);
+});
+
+Deno.test("wrk scripts: a POST of the given size and one cookie per thread", () => {
+  assert.match(postLua(65536), /wrk\.method = "POST"\nwrk\.body = string\.rep\("x", 65536\)/);
+  const lua = cookieLua(["v1", "v2"]);
+  assert.match(lua, /local cookies = \{ "BENCHAFF=v1", "BENCHAFF=v2" \}/);
+  assert.match(lua, /wrk\.headers\["Cookie"\] = cookie/);
+});
+
+const nginx = findExecutable("nginx");
+const haproxy = findExecutable("haproxy");
+
+Deno.test({
+  name: "nginx accepts the member and proxy configurations (nginx -t)",
+  ignore: nginx === undefined,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "bench-conf-" });
+    try {
+      const l = layout(dir);
+      for (const name of ["member-a", "nginx"]) {
+        for (const t of ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]) {
+          await Deno.mkdir(`${dir}/${name}-tmp/${t}`, { recursive: true });
+        }
+      }
+      await Deno.writeTextFile(`${dir}/member-a.conf`, memberNginxConf(l, 0));
+      await Deno.writeTextFile(`${dir}/nginx.conf`, proxyNginxConf(l));
+      for (const name of ["member-a", "nginx"]) {
+        const out = await new Deno.Command(nginx!, {
+          args: ["-t", "-q", "-p", dir, "-e", `${dir}/t.log`, "-c", `${dir}/${name}.conf`],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        assert.equal(out.code, 0, `${name}: ${new TextDecoder().decode(out.stderr)}`);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "HAProxy accepts its configuration (haproxy -c)",
+  ignore: haproxy === undefined,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "bench-conf-" });
+    try {
+      await Deno.writeTextFile(`${dir}/haproxy.cfg`, haproxyConf(layout(dir)));
+      const out = await new Deno.Command(haproxy!, {
+        args: ["-c", "-q", "-f", `${dir}/haproxy.cfg`],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

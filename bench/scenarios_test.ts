@@ -1,0 +1,20 @@
+import assert from "node:assert/strict";
+import { SCENARIOS, selectScenarios, selectServers } from "./scenarios.ts";
+
+Deno.test("selectScenarios keeps the run order and refuses unknown names", () => {
+  assert.equal(selectScenarios(undefined).length, SCENARIOS.length);
+  assert.deepEqual(selectScenarios("pool-rr, get-64").map((s) => s.name), ["get-64", "pool-rr"]);
+  assert.throws(() => selectScenarios("get-65"), /Unknown scenario "get-65" \(known: get-64, /);
+});
+
+Deno.test("selectServers takes each name once and refuses unknown ones", () => {
+  assert.deepEqual(selectServers(""), ["scalwsd", "nginx", "haproxy"]);
+  assert.deepEqual(selectServers("nginx,scalwsd,nginx"), ["nginx", "scalwsd"]);
+  assert.throws(() => selectServers("envoy"), /Unknown server "envoy"/);
+});
+
+Deno.test("the headline comes first and pool-1 runs on scalwsd only", () => {
+  assert.equal(SCENARIOS[0].name, "get-64");
+  assert.equal(SCENARIOS[0].connections, 64);
+  assert.deepEqual(SCENARIOS.find((s) => s.name === "pool-1")?.servers, ["scalwsd"]);
+});
