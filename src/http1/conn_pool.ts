@@ -6,7 +6,11 @@ import type { SocketFactory } from "./types.ts";
 
 /** Settings of a `ConnPool`. */
 export interface ConnPoolOptions {
-  /** Idle connections kept, default 32; when full, the oldest is closed. */
+  /**
+   * Idle connections kept, default 32. More may sit idle for up to `SURPLUS_GRACE` after a
+   * burst (HAProxy purges its surplus the same way): closing and reopening them at once, under
+   * a load just above the limit, would cost a connect per request.
+   */
   readonly maxIdle?: number;
   /** Idle connections older than this (ms) are closed, default 60 s. */
   readonly idleTimeout?: number;
@@ -15,6 +19,9 @@ export interface ConnPoolOptions {
 }
 
 const wallClock: Clock = { now: Date.now };
+
+/** How long idle connections beyond `maxIdle` are kept before the sweep closes them (ms). */
+export const SURPLUS_GRACE = 1000;
 
 function sweepPool(pool: ConnPool): void {
   pool.sweep();
@@ -35,6 +42,8 @@ export class ConnPool {
   #active = 0;
   #closed = false;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** The period of the running sweep timer. */
+  #period = 0;
 
   constructor(connector: SocketFactory, options: ConnPoolOptions = {}) {
     this.connector = connector;
@@ -98,12 +107,22 @@ export class ConnPool {
     conn.bodyReader = null;
     conn.idleSince = this.#clock.now();
     const idle = this.#idle;
-    if (idle.length >= this.maxIdle) idle.shift()!.close();
     idle.push(conn);
-    if (this.#timer === undefined) {
-      this.#timer = setInterval(sweepPool, sweepInterval(this.idleTimeout), this);
-      Deno.unrefTimer(this.#timer);
+    this.#schedule(idle.length > this.maxIdle);
+  }
+
+  /** Runs the sweep timer: every `SURPLUS_GRACE` while there is a surplus, else slower. */
+  #schedule(surplus: boolean): void {
+    const period = surplus
+      ? Math.min(SURPLUS_GRACE, sweepInterval(this.idleTimeout))
+      : sweepInterval(this.idleTimeout);
+    if (this.#timer !== undefined) {
+      if (this.#period <= period) return;
+      clearInterval(this.#timer);
     }
+    this.#period = period;
+    this.#timer = setInterval(sweepPool, period, this);
+    Deno.unrefTimer(this.#timer);
   }
 
   /** Takes a connection out of the pool for good (a 101 upgrade); the caller owns it. */
@@ -113,16 +132,27 @@ export class ConnPool {
     this.#active--;
   }
 
-  /** Closes idle connections older than the idle timeout; stops the timer when none is left. */
+  /**
+   * Closes idle connections older than the idle timeout, and the oldest of those beyond
+   * `maxIdle` that sat idle for `SURPLUS_GRACE`; stops the timer when none is left.
+   */
   sweep(): void {
     const idle = this.#idle;
     const now = this.#clock.now();
     let expired = 0;
-    while (expired < idle.length && now - idle[expired].idleSince >= this.idleTimeout) {
+    while (
+      expired < idle.length &&
+      (now - idle[expired].idleSince >= this.idleTimeout ||
+        (idle.length - expired > this.maxIdle && now - idle[expired].idleSince >= SURPLUS_GRACE))
+    ) {
       idle[expired++].close();
     }
     if (expired > 0) idle.splice(0, expired);
     if (idle.length === 0) this.#stopTimer();
+    else if (idle.length <= this.maxIdle && this.#period < sweepInterval(this.idleTimeout)) {
+      this.#stopTimer();
+      this.#schedule(false);
+    }
   }
 
   /** Closes every idle connection (the member left the pool or its settings changed). */
@@ -142,6 +172,7 @@ export class ConnPool {
     if (this.#timer !== undefined) {
       clearInterval(this.#timer);
       this.#timer = undefined;
+      this.#period = 0;
     }
   }
 }

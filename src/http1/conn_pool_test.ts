@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "../upstream/clock.ts";
 import { FakeFactory, FakeSocket } from "./_fake_socket.ts";
-import { ConnPool } from "./conn_pool.ts";
+import { ConnPool, SURPLUS_GRACE } from "./conn_pool.ts";
 import type { Http1Conn } from "./connection.ts";
 
 function factory(n: number): FakeFactory {
@@ -45,16 +45,38 @@ Deno.test("ConnPool marks fresh connections with idleFor -1", async () => {
   pool.close();
 });
 
-Deno.test("ConnPool keeps at most maxIdle, closing the oldest", async () => {
-  const pool = new ConnPool(factory(3), { maxIdle: 2, clock: new ManualClock() });
-  const [a, b, c] = await openAll(pool, 3);
+Deno.test("ConnPool keeps at most maxIdle; a surplus is closed oldest first after its grace", async () => {
+  const clock = new ManualClock();
+  const pool = new ConnPool(factory(4), { maxIdle: 2, clock });
+  const [a, b, c, d] = await openAll(pool, 4);
   pool.release(a, true);
   pool.release(b, true);
   pool.release(c, true);
+  clock.advance(SURPLUS_GRACE - 1);
+  pool.release(d, true);
+  assert.equal(pool.idle, 4); // a burst's surplus is not closed at once
+  pool.sweep();
+  assert.equal(pool.idle, 4);
+  clock.advance(1);
+  pool.sweep(); // a, b, c sat idle for the grace; only a and b are beyond maxIdle
   assert.equal(pool.idle, 2);
   assert.equal((a.socket as FakeSocket).closed, true);
+  assert.equal((b.socket as FakeSocket).closed, true);
+  assert.equal((c.socket as FakeSocket).closed, false);
+  assert.equal(pool.acquire(), d);
   assert.equal(pool.acquire(), c);
-  assert.equal(pool.acquire(), b);
+  pool.close();
+});
+
+Deno.test("ConnPool trims a surplus by itself on a timer", async () => {
+  const pool = new ConnPool(factory(3), { maxIdle: 1 });
+  const conns = await openAll(pool, 3);
+  for (const c of conns) pool.release(c, true);
+  assert.equal(pool.idle, 3);
+  const until = Date.now() + 3000;
+  while (pool.idle > 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(pool.idle, 1);
+  assert.equal((conns[2].socket as FakeSocket).closed, false);
   pool.close();
 });
 
