@@ -26,10 +26,15 @@ export function metricsHandler(server: Server): (req: Request) => Response {
   };
 }
 
-/** `{"generation": N, "state": "..."}`; 200 once ready, 503 before and while draining. */
+/**
+ * `{"generation": N, "state": "..."}`; 200 once ready, 503 before and while draining. A process
+ * on its own (`listener_mode: shared`) answers `ready` while it serves; `active` is the
+ * controller's state of an instance that joined the `SO_REUSEPORT` group (ADR-0035).
+ */
 export function readyz(server: Server): Response {
   const ok = server.state === "ready" || server.state === "active";
-  return Response.json({ generation: server.generation.id, state: server.state }, {
-    status: ok ? 200 : 503,
-  });
+  const state = server.state === "active" && server.config.server.listener_mode === "shared"
+    ? "ready"
+    : server.state;
+  return Response.json({ generation: server.generation.id, state }, { status: ok ? 200 : 503 });
 }

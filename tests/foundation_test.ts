@@ -126,7 +126,7 @@ Deno.test("the admin socket answers readyz and metrics with mode 0600", async ()
     assert.equal((await Deno.stat(sock)).mode! & 0o777, 0o600);
     const r = await adminFetch(sock, "/readyz");
     assert.equal(r.status, 200);
-    assert.deepEqual(await r.json(), { generation: 1, state: "active" });
+    assert.deepEqual(await r.json(), { generation: 1, state: "ready" });
     await get(s.url + "/", { host: "example.test" });
     const m = await (await adminFetch(sock, "/metrics")).text();
     assert.match(m, /scalws_http_requests_total\{tenant="acme",app="www",class="2xx"\} 1/);
@@ -168,7 +168,7 @@ Deno.test("a reload swaps the generation; a refused reload changes nothing and a
     assert.equal((await get(s.url + "/", { host: "example.test" })).text, "www2");
     assert.deepEqual(await (await adminFetch(sock, "/readyz")).json(), {
       generation: 2,
-      state: "active",
+      state: "ready",
     });
   } finally {
     await s.close();
