@@ -11,13 +11,17 @@ import { Prober } from "./active_health.ts";
 import { AvailabilityVersion } from "./availability_version.ts";
 import { ActiveHealthState } from "./active_health_state.ts";
 
-/** One immutable member set of a pool; replaced whole, never edited. */
-export interface MemberSet {
+/** A member set before its balancer is built: what planning produces. */
+export interface PlannedSet {
   readonly members: readonly Member[];
-  readonly balancer: Balancer<Member>;
   /** Affinity cookie value -> member. */
   readonly byAffinity: ReadonlyMap<string, Member>;
   readonly byAddress: ReadonlyMap<string, Member>;
+}
+
+/** One immutable member set of a pool; replaced whole, never edited. */
+export interface MemberSet extends PlannedSet {
+  readonly balancer: Balancer<Member>;
 }
 
 /** What every pool of a process shares. */
@@ -62,7 +66,8 @@ export class Pool {
         serverName: settings.tls?.server_name ?? "",
       }
       : null;
-    this.set = this.plan(settings.members);
+    const first = this.plan(settings.members);
+    this.set = { ...first, balancer: createBalancer(settings.balance, first.members) };
   }
 
   get name(): string {
@@ -79,7 +84,7 @@ export class Pool {
   }
 
   /** Builds a member set beside the current one; members that keep their address are reused. */
-  plan(list: readonly MemberConfig[]): MemberSet {
+  plan(list: readonly MemberConfig[]): PlannedSet {
     const old = this.set?.byAddress;
     const members: Member[] = [];
     const byAddress = new Map<string, Member>();
@@ -103,19 +108,15 @@ export class Pool {
       byAddress.set(m.address, member);
       byAffinity.set(member.affinity, member);
     }
-    return {
-      members,
-      byAddress,
-      byAffinity,
-      balancer: createBalancer(this.settings.balance, members),
-    };
+    return { members, byAddress, byAffinity };
   }
 
   /**
-   * Swaps in a planned set: weights take their new values, removed members close their idle
-   * connections and lose their series. Requests in flight keep the objects they hold.
+   * Swaps in a planned set with a balancer built for it: weights take their new values,
+   * removed members close their idle connections and lose their series. Requests in flight
+   * keep the set and objects they hold.
    */
-  install(next: MemberSet, weights: readonly MemberConfig[]): void {
+  install(next: PlannedSet, weights: readonly MemberConfig[]): void {
     for (const m of weights) {
       const member = next.byAddress.get(m.address);
       if (member !== undefined) member.weight = m.weight;

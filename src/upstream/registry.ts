@@ -1,10 +1,10 @@
 import type { Config, MemberConfig } from "../config/types.ts";
-import { type MemberSet, Pool, type PoolDeps, settingsKey } from "./pool.ts";
+import { type PlannedSet, Pool, type PoolDeps, settingsKey } from "./pool.ts";
 
 /** A kept pool's member change, installed after the generation swap. */
 interface PendingMembers {
   readonly pool: Pool;
-  readonly set: MemberSet;
+  readonly set: PlannedSet;
   readonly list: readonly MemberConfig[];
 }
 
