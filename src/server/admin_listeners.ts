@@ -14,6 +14,15 @@ export interface AdminOverrides {
   readonly skipHostListeners?: boolean;
 }
 
+/** Runs a bind, naming what it binds in the error (`admin socket /run/x.sock: ...`). */
+function named<T>(what: string, bind: () => T): T {
+  try {
+    return bind();
+  } catch (err) {
+    throw new Error(`${what}: ${(err as Error).message ?? err}`, { cause: err });
+  }
+}
+
 /** The admin socket, the metrics listener and (optionally) the loopback console listener. */
 export class AdminListeners {
   private readonly servers: Deno.HttpServer[] = [];
@@ -35,7 +44,7 @@ export class AdminListeners {
       } catch (err) {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
       }
-      const s = Deno.serve({ path, onListen() {} }, fetch);
+      const s = named(`admin socket ${path}`, () => Deno.serve({ path, onListen() {} }, fetch));
       await Deno.chmod(path, 0o600);
       this.servers.push(s);
       log("info", "admin_listening", { socket: path });
@@ -45,10 +54,11 @@ export class AdminListeners {
         ? { hostname: cfg.metrics.hostname!, port: cfg.metrics.port! }
         : undefined);
     if (metrics) {
-      const s = Deno.serve(
-        { hostname: metrics.hostname, port: metrics.port, onListen() {} },
-        metricsHandler(this.server),
-      );
+      const s = named(`metrics listener ${metrics.hostname}:${metrics.port}`, () =>
+        Deno.serve(
+          { hostname: metrics.hostname, port: metrics.port, onListen() {} },
+          metricsHandler(this.server),
+        ));
       this.servers.push(s);
       this.bound.set("metrics", s.addr);
       log("info", "metrics_listening", { address: `${s.addr.hostname}:${s.addr.port}` });
@@ -76,16 +86,18 @@ export class AdminListeners {
         subjects.set(req, who);
         return remoteApp.fetch(req);
       });
-      await this.remote.start();
+      await this.remote.start().catch((err) => {
+        throw new Error(`remote admin listener ${r.address}: ${(err as Error).message ?? err}`);
+      });
       this.bound.set("remote", { transport: "tcp", hostname: r.hostname, port: this.remote.port });
       log("info", "admin_remote_listening", { address: `${r.hostname}:${this.remote.port}` });
     }
     if (cfg.admin.http && !skip) {
-      const s = Deno.serve({
-        hostname: cfg.admin.http.hostname,
-        port: cfg.admin.http.port,
-        onListen() {},
-      }, fetch);
+      const h = cfg.admin.http;
+      const s = named(
+        `admin http listener ${h.address}`,
+        () => Deno.serve({ hostname: h.hostname, port: h.port, onListen() {} }, fetch),
+      );
       this.servers.push(s);
       this.bound.set("http", s.addr);
       log("info", "admin_http_listening", { address: `${s.addr.hostname}:${s.addr.port}` });

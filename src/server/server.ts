@@ -166,7 +166,18 @@ export class Server {
       }
       // Under the controller every instance binds the same address (needs --unstable-net).
       const reusePort = this.config.server.listener_mode === "reuseport";
-      const server = new Listener(cfg, this.dispatcher, reusePort, this.file, index);
+      let server: Listener;
+      try {
+        server = new Listener(cfg, this.dispatcher, reusePort, this.file, index);
+      } catch (err) {
+        if (err instanceof ConfigError) throw err;
+        throw new Error(
+          `listener "${cfg.name}" on ${cfg.address}: ${(err as Error).message ?? err}`,
+          {
+            cause: err,
+          },
+        );
+      }
       this.listeners.set(k, { cfg, server });
       this.bound.set(cfg.name, server.addr);
       log("info", "listening", {
