@@ -42,6 +42,12 @@ export class ConnPool {
   #active = 0;
   #closed = false;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** An idle connection the member closed (or wrote to): out of the pool, closed. */
+  readonly #lost = (conn: Http1Conn): void => {
+    const i = this.#idle.indexOf(conn);
+    if (i >= 0) this.#idle.splice(i, 1);
+    conn.close();
+  };
   /** The period of the running sweep timer. */
   #period = 0;
 
@@ -108,6 +114,7 @@ export class ConnPool {
     conn.idleSince = this.#clock.now();
     const idle = this.#idle;
     idle.push(conn);
+    if (this.connector.watchable === true) conn.watchIdle(this.#lost);
     this.#schedule(idle.length > this.maxIdle);
   }
 

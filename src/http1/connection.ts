@@ -34,6 +34,12 @@ export class Http1Conn implements Expirable {
   bodyReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   /** Request bytes written in the current exchange. */
   sent = 0;
+  /**
+   * A read started when the connection went idle, so that a member closing it is noticed at
+   * once (nginx watches idle upstream connections the same way). The next exchange's first
+   * read takes it over.
+   */
+  private watch: Promise<number | null> | null = null;
   /** Response bytes received in the current exchange. */
   received = 0;
 
@@ -92,6 +98,33 @@ export class Http1Conn implements Expirable {
 
   /** Reads into the free space after `end`; the caller adds the count to `end`. */
   read(): Promise<number | null> {
+    const w = this.watch;
+    if (w !== null) {
+      // Started into `buf` at offset 0 while idle; `end` is still 0 at an exchange's first read.
+      this.watch = null;
+      return w;
+    }
     return this.socket.read(this.end === 0 ? this.buf : this.buf.subarray(this.end));
+  }
+
+  /**
+   * Starts watching an idle connection (`end` is 0): if the member closes it, or sends bytes
+   * nobody asked for, while it is idle, `onLost` is called with it.
+   */
+  watchIdle(onLost: (conn: Http1Conn) => void): void {
+    const p = this.socket.read(this.buf);
+    this.watch = p;
+    this.settleWatch(p, onLost);
+  }
+
+  private async settleWatch(p: Promise<number | null>, onLost: (conn: Http1Conn) => void) {
+    try {
+      await p;
+    } catch {
+      // closed by us, or reset by the member: either way not usable while idle
+    }
+    if (this.watch !== p || this.inUse) return; // an exchange owns the result now
+    this.watch = null;
+    onLost(this);
   }
 }

@@ -40,6 +40,7 @@ function closeQuietly(conn: Socket): void {
  */
 export class Connector implements SocketFactory {
   readonly address: MemberAddress;
+  readonly watchable = true;
   readonly #tls: Deno.StartTlsOptions | null;
 
   constructor(address: MemberAddress, tls: TlsSettings | null) {

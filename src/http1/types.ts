@@ -10,6 +10,12 @@ export type Socket = Pick<Deno.Conn, "read" | "write" | "close">;
 export interface SocketFactory {
   /** Rejects with `UpstreamError` (phase `connect`). */
   connect(timeoutMs: number): Promise<Socket>;
+  /**
+   * Its sockets' reads wait for data or a close, as real sockets do, so a pool may keep a read
+   * pending on an idle connection to notice the member closing it. Test doubles that answer
+   * end-of-file when their script runs out leave this unset.
+   */
+  readonly watchable?: boolean;
 }
 
 /** TLS towards a member. Build one object per pool and share it across its members. */
