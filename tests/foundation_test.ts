@@ -128,8 +128,11 @@ Deno.test("the admin socket answers readyz and metrics with mode 0600", async ()
     assert.equal(r.status, 200);
     assert.deepEqual(await r.json(), { generation: 1, state: "ready" });
     await get(s.url + "/", { host: "example.test" });
+    await get(s.url + "/", { host: "nope.test" });
     const m = await (await adminFetch(sock, "/metrics")).text();
     assert.match(m, /scalws_http_requests_total\{tenant="acme",app="www",class="2xx"\} 1/);
+    // Refused before routing (unknown host): counted under tenant and app "-".
+    assert.match(m, /scalws_http_requests_total\{tenant="-",app="-",class="4xx"\} 1/);
   } finally {
     await s.close();
   }

@@ -1,6 +1,6 @@
 import type { AccessLog } from "../observe/access_log.ts";
 import type { Metrics } from "../observe/families.ts";
-import { Exchange } from "../pipeline/exchange.ts";
+import { AppStats, Exchange } from "../pipeline/exchange.ts";
 import { hostName } from "../pipeline/hosts.ts";
 import { normalizePath } from "../pipeline/path.ts";
 import { clientAddress } from "../pipeline/client_ip.ts";
@@ -102,12 +102,46 @@ export class Dispatcher {
   /** When set, responses carry `Connection: close` (draining). */
   draining = false;
 
+  /** Requests answered before an application was found (bad or unknown host): `-`, `-`. */
+  private readonly unmatched: AppStats;
+
   constructor(
     gen: Generation,
     private readonly metrics: Metrics,
     private readonly log: AccessLog,
   ) {
     this.current = gen;
+    this.unmatched = new AppStats("-", "-", metrics);
+  }
+
+  /** Answers a request refused before routing; it is counted and logged like any other. */
+  private early(
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.Addr>,
+    conn: ClientConn | null,
+    res: Response,
+  ): Response {
+    const peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
+    const url = req.url;
+    const ps = pathStart(url);
+    const q = url.indexOf("?", ps);
+    const path = q < 0 ? url.slice(ps) : url.slice(ps, q);
+    const ex = new Exchange(
+      req,
+      path || "/",
+      "",
+      "",
+      peer,
+      false,
+      peer,
+      false,
+      this.unmatched,
+      performance.now(),
+      this.log,
+    );
+    ex.status = res.status;
+    ex.complete();
+    return early(conn, res);
   }
 
   /**
@@ -127,15 +161,19 @@ export class Dispatcher {
     let authority = req.headers.get("host");
     if (authority === null) {
       // HTTP/2 carries the authority in the URL, never in a Host header.
-      if (!secure) return early(conn, plain(400, "Bad Request: missing Host header"));
+      if (!secure) {
+        return this.early(req, info, conn, plain(400, "Bad Request: missing Host header"));
+      }
       authority = urlAuthority(req.url);
     }
     const host = hostName(authority);
     if (host === "" || authority.indexOf(",") >= 0) {
-      return early(conn, plain(400, "Bad Request: invalid Host header"));
+      return this.early(req, info, conn, plain(400, "Bad Request: invalid Host header"));
     }
     const app = gen.hosts.lookup(host);
-    if (app === undefined) return early(conn, plain(404, "Not Found: unknown host"));
+    if (app === undefined) {
+      return this.early(req, info, conn, plain(404, "Not Found: unknown host"));
+    }
 
     const url = req.url;
     const ps = pathStart(url);
