@@ -210,11 +210,22 @@ export class Dispatcher {
     } catch (err) {
       res = this.fail(ex, err);
     }
-    if (res instanceof Promise) {
-      return res.then(
-        (r) => this.finish(ex, r, info, conn),
-        (e) => this.finish(ex, this.fail(ex, e), info, conn),
-      );
+    if (res instanceof Promise) return this.settle(ex, res, info, conn);
+    return this.finish(ex, res, info, conn);
+  }
+
+  /** Finishes an asynchronous handler's answer: a method, not two closures per request. */
+  private async settle(
+    ex: Exchange,
+    pending: Promise<Response>,
+    info: Deno.ServeHandlerInfo<Deno.Addr>,
+    conn: ClientConn | null,
+  ): Promise<Response> {
+    let res: Response;
+    try {
+      res = await pending;
+    } catch (err) {
+      res = this.fail(ex, err);
     }
     return this.finish(ex, res, info, conn);
   }
