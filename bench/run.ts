@@ -47,6 +47,9 @@ import { parseWrk, type WrkResult } from "./wrk_output.ts";
 /** Someone else's CPU use (% of a core) above which a run is flagged as disturbed. */
 const DISTURBED_PCT = 15;
 
+/** How long after get-512 the settled RSS is read. */
+const SETTLE_MS = 6_000;
+
 const USAGE = `usage: deno task bench [options]
   --duration D    measured time per run (default 5s; --quick: 3s)
   --warmup D      warm-up before each run (default 2s; --quick: 1s)
@@ -393,6 +396,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   const rssIdle = new Map<ServerName, number | undefined>();
   for (const s of opt.servers) rssIdle.set(s, await rssOf(s));
   const rssAfter512 = new Map<ServerName, number | undefined>();
+  const rssSettled512 = new Map<ServerName, number | undefined>();
   const memberAccepts = async () => {
     const [x, y] = [await accepts(l.members[0]), await accepts(l.members[1])];
     return x === undefined || y === undefined ? undefined : x + y;
@@ -435,7 +439,12 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
             ...w,
             ...derive(before, await snapshot(probe), w, hz, probe.statusConns),
           };
-          if (s.name === "get-512") rssAfter512.set(server, await rssOf(server));
+          if (s.name === "get-512") {
+            rssAfter512.set(server, await rssOf(server));
+            // scalwsd gives memory back after 3 s of quiet (src/observe/memory_trim.ts).
+            await new Promise((r) => setTimeout(r, SETTLE_MS));
+            rssSettled512.set(server, await rssOf(server));
+          }
           const dead = await procs.exited();
           if (dead.length > 0) throw new Error(`Exited during ${s.name}: ${dead.join(", ")}`);
           const disturbed = (r.otherPct ?? 0) > DISTURBED_PCT;
@@ -498,7 +507,10 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   const rssLine = (m: Map<ServerName, number | undefined>) =>
     opt.servers.filter((s) => m.has(s)).map((s) => `${s} ${mib(m.get(s))}`).join(", ");
   console.log(`\nRSS idle: ${rssLine(rssIdle)} (nginx: its worker)`);
-  if (rssAfter512.size > 0) console.log(`RSS after get-512: ${rssLine(rssAfter512)}`);
+  if (rssAfter512.size > 0) {
+    console.log(`RSS at the end of get-512: ${rssLine(rssAfter512)}`);
+    console.log(`RSS ${SETTLE_MS / 1000} s after get-512: ${rssLine(rssSettled512)}`);
+  }
 
   // scalwsd writes its profile as it exits, so stop it before reading.
   let profile: { file: string; summary: ProfileSummary } | undefined;
@@ -544,7 +556,11 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       haproxyCookiePool: `cookie ${COOKIE} insert indirect nocache (scalwsd's affinity values)`,
     },
     results: cells.map((c, i) => ({ ...c, ratioToNginx: ratioToNginx(rows, rows[i]) })),
-    rssKiB: { idle: Object.fromEntries(rssIdle), after512: Object.fromEntries(rssAfter512) },
+    rssKiB: {
+      idle: Object.fromEntries(rssIdle),
+      after512: Object.fromEntries(rssAfter512),
+      settled512: Object.fromEntries(rssSettled512),
+    },
     profile,
   };
   await Deno.mkdir(OUT_DIR, { recursive: true });

@@ -1,6 +1,8 @@
 import { ConfigError } from "../src/config/errors.ts";
 import { log } from "../src/observe/log.ts";
 import { LoopLagMonitor } from "../src/observe/loop_lag.ts";
+import { processReleaser } from "../src/observe/memory_release.ts";
+import { MemoryTrimmer } from "../src/observe/memory_trim.ts";
 import { AdminListeners } from "../src/server/admin_listeners.ts";
 import { Server } from "../src/server/server.ts";
 import { DEFAULT_DRAIN_TIMEOUT, type RunOptions } from "./run_options.ts";
@@ -71,10 +73,16 @@ export async function run(
     console.error(`scalwsd: cannot listen: ${(err as Error).message ?? err}`);
     return 1;
   }
+  const releaser = processReleaser();
+  // Start-up garbage (modules, the parsed configuration) goes before the first request.
+  releaser.release();
+  const trimmer = new MemoryTrimmer(() => server.requests, releaser);
+  trimmer.start();
   log("info", "started", {
     file,
     generation: server.generation.id,
     pid: Deno.pid,
+    memory_release: releaser.describe(),
     ...(managed ? { instance: opts.instanceId, cpus: opts.cpus ?? null, state: server.state } : {}),
   });
 
@@ -88,6 +96,7 @@ export async function run(
   // shutdown() has no deadline of its own and abort() after it crashes: bound the wait, then exit.
   await Promise.race([admin.stop(), new Promise((r) => setTimeout(r, 1_000))]);
   lag.stop();
+  trimmer.stop();
   if (!drained) {
     log("error", "drain_timeout", {
       drain_timeout_ms: opts.drainTimeout,

@@ -101,6 +101,8 @@ export class Dispatcher {
   current: Generation;
   /** When set, responses carry `Connection: close` (draining). */
   draining = false;
+  /** Requests received since the start (the memory trimmer reads the rate). */
+  requests = 0;
 
   /** Requests answered before an application was found (bad or unknown host): `-`, `-`. */
   private readonly unmatched: AppStats;
@@ -157,6 +159,7 @@ export class Dispatcher {
     tls: TlsState | null = null,
   ): Response | Promise<Response> {
     const gen = this.current;
+    this.requests++;
     if (conn !== null) conn.requestStarted();
     let authority = req.headers.get("host");
     if (authority === null) {

@@ -102,6 +102,11 @@ export class Server {
     return this.dispatcher.current.config;
   }
 
+  /** Requests received since the start, over every generation. */
+  get requests(): number {
+    return this.dispatcher.requests;
+  }
+
   /** Builds a generation beside the current one; on any failure nothing live has changed. */
   private build(loaded: Loaded): Generation {
     const problems = preflight(loaded.config);
