@@ -8,18 +8,28 @@ interface Tracked {
   logPath?: string;
 }
 
+/** `cmd args` under `taskset -c cpus` when `cpus` is given. */
+function pinned(cmd: string, args: string[], cpus: string | undefined): [string, string[]] {
+  return cpus === undefined ? [cmd, args] : ["taskset", ["-c", cpus, cmd, ...args]];
+}
+
 /** Every process the bench started; `stopAll` ends them (SIGTERM, then SIGKILL after 5 s). */
 export class Procs {
   readonly #tracked: Tracked[] = [];
 
-  /** Starts `cmd args`, stdout discarded, stderr appended to `logPath`. */
+  /**
+   * Starts `cmd args`, stdout discarded, stderr appended to `logPath`; with `cpus` (a `taskset`
+   * list such as "0"), on those CPUs only (taskset execs the command: the PID is the command's).
+   */
   async spawn(
     name: string,
     cmd: string,
     args: string[],
     logPath: string,
+    cpus?: string,
   ): Promise<Deno.ChildProcess> {
     const log = await Deno.open(logPath, { create: true, append: true });
+    [cmd, args] = pinned(cmd, args, cpus);
     const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "piped" })
       .spawn();
     const piped = child.stderr.pipeTo(log.writable).catch(() => {});
@@ -33,7 +43,9 @@ export class Procs {
     name: string,
     cmd: string,
     args: string[],
+    cpus?: string,
   ): Promise<{ code: number; stdout: string; stderr: string }> {
+    [cmd, args] = pinned(cmd, args, cpus);
     const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "piped", stderr: "piped" })
       .spawn();
     const t: Tracked = { name, child, done: child.status };

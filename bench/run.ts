@@ -62,6 +62,10 @@ const USAGE = `usage: deno task bench [options]
   --threads N     wrk threads (default 2)
   --keepalive N   idle connections to members each proxy keeps (default ${KEEPALIVE})
   --profile       scalwsd alone under --cpu-prof (default scenario get-64); prints its top functions
+  --pin           the proxy on CPU 0, members and wrk on CPU 1 (taskset): the proxy alone on its
+                  core, so that its cost is not mixed with the scheduling of the others
+  --interleave    with --repeat: every scenario once per round, rather than all rounds of one
+                  scenario before the next (pairs runs for ratios such as pool against get-64)
   --keep          keep the temporary directory (configs, logs)`;
 
 const MAIN_TS = new URL("../main.ts", import.meta.url).pathname;
@@ -78,6 +82,8 @@ interface Options {
   threads: number;
   keepalive: number;
   profile: boolean;
+  interleave: boolean;
+  pin: boolean;
   keep: boolean;
 }
 
@@ -117,6 +123,8 @@ function options(argv: string[]): Options | null {
       keepalive: { type: "string", default: String(KEEPALIVE) },
       profile: { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
+      interleave: { type: "boolean", default: false },
+      pin: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -136,6 +144,8 @@ function options(argv: string[]): Options | null {
     keepalive: int(values.keepalive, "keepalive", 1, 1024),
     profile,
     keep: values.keep,
+    interleave: values.interleave,
+    pin: values.pin,
   };
 }
 
@@ -332,23 +342,36 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   await prepare(l);
 
   const cores = navigator.hardwareConcurrency;
+  if (opt.pin && cores < 2) throw new Error("--pin needs at least 2 CPUs");
   const load = Deno.loadavg();
   console.log(
-    `bench: ${cores} cores, nothing pinned: wrk (${opt.threads} threads), the proxy and the member ` +
-      `share them; ${opt.warmupS}s warm-up + ${opt.durationS}s per run, ${opt.repeat} run(s) per ` +
+    `bench: ${cores} cores, ` +
+      (opt.pin
+        ? `pinned: the proxy on CPU 0, wrk (${opt.threads} threads) and the members on CPU 1; `
+        : `nothing pinned: wrk (${opt.threads} threads), the proxy and the members share them; `) +
+      `${opt.warmupS}s warm-up + ${opt.durationS}s per run, ${opt.repeat} run(s) per ` +
       `cell, ${opt.keepalive} idle member connections per proxy`,
   );
   if (load[0] > 0.5) {
     console.log(`bench: warning: load average ${load[0].toFixed(2)} before starting`);
   }
 
+  // With --pin: the proxy measured alone on CPU 0, everything else on CPU 1.
+  const proxyCpus = opt.pin ? "0" : undefined;
+  const sideCpus = opt.pin ? "1" : undefined;
   // Members first, then the proxies in front of them.
   const nginxArgs = (
     name: string,
   ) => ["-p", dir, "-e", `${dir}/${name}.err.log`, "-c", `${dir}/${name}.conf`];
   const memberPids: number[] = [];
   for (const [i, name] of [[0, "member-a"], [1, "member-b"]] as const) {
-    const child = await procs.spawn(name, bin.nginx, nginxArgs(name), `${dir}/${name}.log`);
+    const child = await procs.spawn(
+      name,
+      bin.nginx,
+      nginxArgs(name),
+      `${dir}/${name}.log`,
+      sideCpus,
+    );
     await waitReady(`http://127.0.0.1:${l.members[i]}/`, 10_000, running(child));
     memberPids.push(child.pid);
   }
@@ -369,15 +392,22 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
         "--config",
         `${dir}/scalwsd.yaml`,
       ];
-      child = await procs.spawn(server, Deno.execPath(), args, `${dir}/scalwsd.log`);
+      child = await procs.spawn(server, Deno.execPath(), args, `${dir}/scalwsd.log`, proxyCpus);
     } else if (server === "nginx") {
-      child = await procs.spawn(server, bin.nginx, nginxArgs("nginx"), `${dir}/nginx.log`);
+      child = await procs.spawn(
+        server,
+        bin.nginx,
+        nginxArgs("nginx"),
+        `${dir}/nginx.log`,
+        proxyCpus,
+      );
     } else {
       child = await procs.spawn(
         server,
         bin.haproxy,
         ["-db", "-f", `${dir}/haproxy.cfg`],
         `${dir}/haproxy.log`,
+        proxyCpus,
       );
     }
     children.set(server, child);
@@ -408,55 +438,74 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     for (const h of s.headers ?? []) args.push("-H", h);
     if (s.script !== undefined) args.push("-s", `${dir}/${s.script}.lua`);
     args.push(`http://127.0.0.1:${ports[server]}${s.path}`);
-    const out = await procs.output("wrk", bin.wrk, args);
+    const out = await procs.output("wrk", bin.wrk, args, sideCpus);
     if (out.code !== 0) {
       throw new Error(`wrk failed (exit ${out.code}) on ${s.name}/${server}: ${out.stderr.trim()}`);
     }
     return parseWrk(out.stdout);
   };
 
-  const cells: Cell[] = [];
-  for (const s of opt.scenarios) {
-    const servers = opt.servers.filter((x) => s.servers === undefined || s.servers.includes(x));
-    const runs = new Map<ServerName, Run[]>(servers.map((x) => [x, []]));
+  /** One measured run of `s` on `server`; a run that others' CPU use disturbed is done again. */
+  const measure = async (s: Scenario, server: ServerName): Promise<Run> => {
+    const probe: Probe = {
+      proxyPid: workPid.get(server)!,
+      memberPids,
+      benchPid: Deno.pid,
+      accepts: memberAccepts,
+      statusConns: 2,
+    };
+    // The least disturbed attempt counts.
+    let best: Run | undefined;
+    for (let attempt = 0; attempt <= opt.retries; attempt++) {
+      if (opt.quietWaitS > 0) await waitQuiet(DISTURBED_PCT, opt.quietWaitS, hz);
+      if (opt.warmupS > 0) await wrk(s, server, opt.warmupS);
+      const before = await snapshot(probe);
+      const w = await wrk(s, server, opt.durationS);
+      const r: Run = {
+        ...w,
+        ...derive(before, await snapshot(probe), w, hz, probe.statusConns),
+      };
+      if (s.name === "get-512") {
+        rssAfter512.set(server, await rssOf(server));
+        // scalwsd gives memory back after 3 s of quiet (src/observe/memory_trim.ts).
+        await new Promise((r) => setTimeout(r, SETTLE_MS));
+        rssSettled512.set(server, await rssOf(server));
+      }
+      const dead = await procs.exited();
+      if (dead.length > 0) throw new Error(`Exited during ${s.name}: ${dead.join(", ")}`);
+      const disturbed = (r.otherPct ?? 0) > DISTURBED_PCT;
+      console.log(progress(s.name, server, r) + (disturbed ? "  (disturbed)" : ""));
+      if (best === undefined || (r.otherPct ?? 0) < (best.otherPct ?? 0)) best = r;
+      if (!disturbed) break;
+    }
+    return best!;
+  };
+
+  const serversOf = (s: Scenario) =>
+    opt.servers.filter((x) => s.servers === undefined || s.servers.includes(x));
+  const runs = new Map<string, Run[]>();
+  const keepRun = (s: Scenario, server: ServerName, r: Run) => {
+    const key = `${s.name}/${server}`;
+    runs.set(key, [...(runs.get(key) ?? []), r]);
+  };
+  if (opt.interleave) {
+    // Every scenario once per round: slow drifts of the machine hit all of them alike.
     for (let rep = 0; rep < opt.repeat; rep++) {
-      for (const server of servers) {
-        const probe: Probe = {
-          proxyPid: workPid.get(server)!,
-          memberPids,
-          benchPid: Deno.pid,
-          accepts: memberAccepts,
-          statusConns: 2,
-        };
-        // A run that others' CPU use disturbed is done again; the least disturbed one counts.
-        let best: Run | undefined;
-        for (let attempt = 0; attempt <= opt.retries; attempt++) {
-          if (opt.quietWaitS > 0) await waitQuiet(DISTURBED_PCT, opt.quietWaitS, hz);
-          if (opt.warmupS > 0) await wrk(s, server, opt.warmupS);
-          const before = await snapshot(probe);
-          const w = await wrk(s, server, opt.durationS);
-          const r: Run = {
-            ...w,
-            ...derive(before, await snapshot(probe), w, hz, probe.statusConns),
-          };
-          if (s.name === "get-512") {
-            rssAfter512.set(server, await rssOf(server));
-            // scalwsd gives memory back after 3 s of quiet (src/observe/memory_trim.ts).
-            await new Promise((r) => setTimeout(r, SETTLE_MS));
-            rssSettled512.set(server, await rssOf(server));
-          }
-          const dead = await procs.exited();
-          if (dead.length > 0) throw new Error(`Exited during ${s.name}: ${dead.join(", ")}`);
-          const disturbed = (r.otherPct ?? 0) > DISTURBED_PCT;
-          console.log(progress(s.name, server, r) + (disturbed ? "  (disturbed)" : ""));
-          if (best === undefined || (r.otherPct ?? 0) < (best.otherPct ?? 0)) best = r;
-          if (!disturbed) break;
-        }
-        runs.get(server)!.push(best!);
+      for (const s of opt.scenarios) {
+        for (const server of serversOf(s)) keepRun(s, server, await measure(s, server));
       }
     }
-    for (const server of servers) {
-      const all = runs.get(server)!;
+  } else {
+    for (const s of opt.scenarios) {
+      for (let rep = 0; rep < opt.repeat; rep++) {
+        for (const server of serversOf(s)) keepRun(s, server, await measure(s, server));
+      }
+    }
+  }
+  const cells: Cell[] = [];
+  for (const s of opt.scenarios) {
+    for (const server of serversOf(s)) {
+      const all = runs.get(`${s.name}/${server}`)!;
       cells.push({ scenario: s.name, server, result: median(all), runs: all });
     }
   }
@@ -499,6 +548,17 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     poolLines.push(
       `  ${p}: req/s ${ratio.toFixed(2)}x${cpu}${ratio < 0.9 ? "  (below the 0.9 target)" : ""}`,
     );
+    // Interleaved rounds pair each pool run with the get-64 run of the same round.
+    const mine = runs.get(`${p}/scalwsd`) ?? [];
+    const base = runs.get("get-64/scalwsd") ?? [];
+    if (opt.interleave && mine.length > 1 && mine.length === base.length) {
+      const paired = mine.map((r, i) => r.requestsPerSec / base[i].requestsPerSec);
+      const sorted = [...paired].sort((a, b) => a - b);
+      poolLines.push(
+        `    paired by round: ${paired.map((x) => x.toFixed(2)).join(" ")}; median ` +
+          `${sorted[Math.floor(sorted.length / 2)].toFixed(2)}x`,
+      );
+    }
   }
   if (poolLines.length > 0) {
     console.log("\nscalwsd pools against the single-address form (get-64):");
@@ -533,7 +593,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       cores,
       os: Deno.build.os,
       kernel: Deno.osRelease(),
-      pinned: false,
+      pinned: opt.pin,
       loadavgAtStart: load,
     },
     versions: {
