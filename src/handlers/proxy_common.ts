@@ -91,6 +91,11 @@ export function toResponse(
   if (res.upgrade !== undefined) return tunnel(ex, res, cookie);
   const headers = res.headers;
   if (cookie !== undefined) headers.push(["set-cookie", cookie]);
+  if (res.bodyCut === true) {
+    // Part of the client's body is still unread: the connection cannot carry another request.
+    ex.closeConnection = true;
+    headers.push(["connection", "close"]);
+  }
   ex.status = res.status;
   const body = res.body;
   if (body instanceof ReadableStream) ex.deferred = true;

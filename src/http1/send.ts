@@ -9,7 +9,7 @@ import { buildRequestHead, requestFraming } from "./request_head.ts";
 import { findHeadEnd, MAX_HEAD, parseResponseHead, type ResponseHead } from "./response_head.ts";
 import { mayResendStale } from "./stale.ts";
 import type { Bytes, OutboundRequest, SendOptions, UpstreamResponse } from "./types.ts";
-import { ioError, malformed, UpstreamError } from "./upstream_error.ts";
+import { ioError, isIoError, malformed, UpstreamError } from "./upstream_error.ts";
 import { watchdog } from "./watchdog.ts";
 
 /** Content-Length bodies up to this size are read whole and returned as a `Uint8Array`. */
@@ -72,6 +72,16 @@ export async function send(
       // Not awaited: a small body still to be read cleans up after itself.
       return respond(pool, conn, head, req, opts);
     } catch (err) {
+      if (phase === PHASE_WRITE && conn.sent > 0 && !conn.timedOut && isIoError(err)) {
+        // The member may have answered and closed before taking the whole body (an early
+        // 413): its answer is still in the socket's receive queue.
+        const early = await earlyAnswer(conn);
+        if (early !== null) {
+          early.keepAlive = false;
+          const res = await respond(pool, conn, early, req, opts);
+          return { ...res, bodyCut: true };
+        }
+      }
       watchdog.disarm(conn);
       pool.release(conn, false);
       const e = toUpstreamError(err, phase, conn);
@@ -109,6 +119,19 @@ function toUpstreamError(err: unknown, phase: number, conn: Http1Conn): unknown 
     conn.timedOut,
     phase === PHASE_HEAD ? "waiting for the response head" : "reading the response body",
   );
+}
+
+/**
+ * A final response head that arrived while the request was being written, or null. Runs under
+ * the response timeout's watchdog, so it cannot wait longer than the exchange could.
+ */
+async function earlyAnswer(conn: Http1Conn): Promise<ResponseHead | null> {
+  try {
+    const head = await readHead(conn, false);
+    return head.status >= 200 && head.status !== 101 ? head : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Reads until a final (or 101) response head; skips interim 1xx heads. */

@@ -115,4 +115,9 @@ export interface UpstreamResponse {
   readonly body: Bytes | ReadableStream<Bytes> | null;
   /** Present for status 101 only. */
   readonly upgrade?: UpgradedConnection;
+  /**
+   * True when the member answered before it had the whole request body (an early 413, say)
+   * and the rest was not sent: the client's connection has unread body bytes and must close.
+   */
+  readonly bodyCut?: boolean;
 }

@@ -1,0 +1,96 @@
+/**
+ * A member that answers before it has read the request body (an early 413) and closes: its
+ * answer reaches the client, with `Connection: close`, and is not a member failure.
+ */
+import assert from "node:assert/strict";
+import { adminFetch, rawServer, readHead, startScalwsd } from "./_harness.ts";
+import { RawConn } from "./_raw_client.ts";
+
+const BODY = 4 * 1024 * 1024;
+const EARLY = "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\n" +
+  "too large";
+
+/** Reads the request head only, answers 413 and closes with the body unread (a reset). */
+function earlyMember() {
+  let heads = 0;
+  const server = rawServer(async (conn) => {
+    await readHead(conn);
+    heads++;
+    await conn.write(new TextEncoder().encode(EARLY));
+    conn.close();
+  });
+  return { server, heads: () => heads };
+}
+
+/** Uploads BODY bytes in 64 KiB pieces while the answer is awaited; write errors are expected. */
+async function upload(port: number, path: string): Promise<{ status: number; head: string }> {
+  const c = await RawConn.open(port);
+  try {
+    await c.write(
+      `POST ${path} HTTP/1.1\r\nHost: app.test\r\nContent-Length: ${BODY}\r\n\r\n`,
+    );
+    const piece = new Uint8Array(65536).fill(120);
+    const writing = (async () => {
+      for (let sent = 0; sent < BODY; sent += piece.length) await c.write(piece);
+    })().catch(() => {});
+    const res = await c.response(10_000);
+    await writing;
+    assert.ok(res !== null, "no answer");
+    assert.equal(res.body, "too large");
+    return { status: res.status, head: res.head.toLowerCase() };
+  } finally {
+    try {
+      c.conn.close();
+    } catch { /* closed by the server */ }
+  }
+}
+
+Deno.test("early answer: a member's 413 before the body is read reaches the client", async () => {
+  const a = earlyMember();
+  const b = earlyMember();
+  const s = await startScalwsd(`
+server:
+  listeners:
+    - { name: http, address: "127.0.0.1:0" }
+  admin: { socket: "{{dir}}/admin.sock" }
+upstreams:
+  pool:
+    members: [{ address: "${a.server.address}" }, { address: "${b.server.address}" }]
+    passive_health: { failures: 1, cooldown: 10s }
+    retries: 1
+tenants:
+  - name: t
+    applications:
+      - name: app
+        domains: [app.test]
+        runtime: { type: proxy, upstream: { pool: pool } }
+        routes:
+          - path: /single
+            max_body: 16MiB
+            runtime: { type: proxy, upstream: "http://${a.server.address}" }
+          - path: /pooled
+            max_body: 16MiB
+            runtime: { type: proxy, upstream: { pool: pool } }
+`);
+  try {
+    const port = Number(new URL(s.url).port);
+    for (const path of ["/single", "/pooled", "/pooled", "/pooled"]) {
+      const res = await upload(port, path);
+      assert.equal(res.status, 413, path);
+      // Part of the client's body was never read: the connection cannot be kept.
+      assert.match(res.head, /\r\nconnection: close/, path);
+    }
+    // Each upload went to one member once: an answer is not a failure, so no retry.
+    assert.equal(a.heads() + b.heads(), 4);
+    const pools = await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams")).json();
+    const members = pools.upstreams.find((p: { name: string }) => p.name === "pool").members;
+    for (const m of members) {
+      assert.equal(m.failures, 0, m.address);
+      assert.equal(m.state, "healthy", m.address);
+    }
+  } finally {
+    await s.close();
+    await a.server.close();
+    await b.server.close();
+  }
+});
