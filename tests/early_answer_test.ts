@@ -94,3 +94,52 @@ tenants:
     await b.server.close();
   }
 });
+
+Deno.test("early answer: heard while the client is still uploading, without a close", async () => {
+  // This member answers at once, keeps the connection open and reads nothing more.
+  let release!: () => void;
+  const hold = new Promise<void>((r) => (release = r));
+  const member = rawServer(async (conn) => {
+    await readHead(conn);
+    await conn.write(new TextEncoder().encode(EARLY));
+    await hold;
+  });
+  const s = await startScalwsd(`
+server:
+  listeners:
+    - { name: http, address: "127.0.0.1:0" }
+tenants:
+  - name: t
+    applications:
+      - name: app
+        domains: [app.test]
+        runtime:
+          type: proxy
+          upstream: "http://${member.address}"
+          response_timeout: 30s
+        routes:
+          - path: /
+            max_body: 16MiB
+            runtime: { type: proxy, upstream: "http://${member.address}", response_timeout: 30s }
+`);
+  const c = await RawConn.open(Number(new URL(s.url).port));
+  try {
+    // A quarter of the body, then the client pauses: the answer must not wait for the rest.
+    await c.write(`POST /up HTTP/1.1\r\nHost: app.test\r\nContent-Length: ${BODY}\r\n\r\n`);
+    await c.write(new Uint8Array(BODY / 4).fill(120));
+    const started = performance.now();
+    const res = await c.response(5_000);
+    assert.ok(res !== null, "no answer while the upload paused");
+    assert.equal(res.status, 413);
+    assert.equal(res.body, "too large");
+    assert.match(res.head.toLowerCase(), /\r\nconnection: close/);
+    assert.ok(performance.now() - started < 4_000);
+  } finally {
+    release();
+    try {
+      c.conn.close();
+    } catch { /* closed by the server */ }
+    await s.close();
+    await member.close();
+  }
+});

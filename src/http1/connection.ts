@@ -34,6 +34,8 @@ export class Http1Conn implements Expirable {
   bodyReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   /** Request bytes written in the current exchange. */
   sent = 0;
+  /** Set when the member answered before the whole body was sent: the upload stops. */
+  stopUpload = false;
   /**
    * A read started when the connection went idle, so that a member closing it is noticed at
    * once (nginx watches idle upstream connections the same way). The next exchange's first

@@ -62,6 +62,7 @@ export async function writeStreamBody(
         throw clientError("request body still arriving at the response timeout", undefined, true);
       }
       if (r.done) break;
+      if (conn.stopUpload) throw clientError("upload stopped: the member has answered");
       const chunk = r.value;
       // An empty chunk would end a chunked body early.
       if (chunk.length === 0) continue;

@@ -43,6 +43,7 @@ export async function send(
     if (conn === null) conn = await pool.open(opts.connectTimeout);
     const reused = conn.idleFor >= 0;
     conn.sent = 0;
+    conn.stopUpload = false;
     conn.received = 0;
     let phase = PHASE_WRITE;
     try {
@@ -62,13 +63,20 @@ export async function send(
       conn.sent += k;
       if (k < n) await writeRest(conn, bytes, k);
       watchdog.arm(conn, opts.responseTimeout);
+      let answer: Promise<ResponseHead> | null = null;
       if (body !== null && !coalesce) {
         if (body instanceof Uint8Array) await writeAll(conn, body);
-        else await writeStreamBody(conn, body, framing);
+        else {
+          // Listen while uploading, as nginx does: a member may answer before it has the
+          // whole body (413, 401, a redirect), and then the rest is not sent.
+          answer = readHead(conn, req.head.upgrade);
+          const early = await uploadWhileListening(conn, body, framing, answer);
+          if (early !== null) return cutShort(pool, conn, early, req, opts);
+        }
       }
 
       phase = PHASE_HEAD;
-      const head = await readHead(conn, req.head.upgrade);
+      const head = await (answer ?? readHead(conn, req.head.upgrade));
       // Not awaited: a small body still to be read cleans up after itself.
       return respond(pool, conn, head, req, opts);
     } catch (err) {
@@ -76,11 +84,7 @@ export async function send(
         // The member may have answered and closed before taking the whole body (an early
         // 413): its answer is still in the socket's receive queue.
         const early = await earlyAnswer(conn);
-        if (early !== null) {
-          early.keepAlive = false;
-          const res = await respond(pool, conn, early, req, opts);
-          return { ...res, bodyCut: true };
-        }
+        if (early !== null) return cutShort(pool, conn, early, req, opts);
       }
       watchdog.disarm(conn);
       pool.release(conn, false);
@@ -120,6 +124,82 @@ function toUpstreamError(err: unknown, phase: number, conn: Http1Conn): unknown 
     phase === PHASE_HEAD ? "waiting for the response head" : "reading the response body",
   );
 }
+
+const WROTE = 0;
+const WRITE_FAILED = 1;
+const ANSWERED = 2;
+const NO_ANSWER = 3;
+
+function wrote(): number {
+  return WROTE;
+}
+function writeFailed(): number {
+  return WRITE_FAILED;
+}
+function answered(): number {
+  return ANSWERED;
+}
+function noAnswer(): number {
+  return NO_ANSWER;
+}
+
+/**
+ * Streams the body while `answer` (the response head read, started before) is pending.
+ * Returns the head when the member gave its final answer before taking the whole body (the
+ * upload stops there), or null when the body was all sent (the caller then awaits `answer`).
+ * A write failure is thrown, unless the member answered before it.
+ */
+async function uploadWhileListening(
+  conn: Http1Conn,
+  body: ReadableStream<Uint8Array>,
+  framing: number,
+  answer: Promise<ResponseHead>,
+): Promise<ResponseHead | null> {
+  const writing = writeStreamBody(conn, body, framing);
+  const w = writing.then(wrote, writeFailed);
+  const a = answer.then(answered, noAnswer);
+  const first = await Promise.race([w, a]);
+  if (first === WROTE) return null;
+  if (first === WRITE_FAILED) {
+    let failure: unknown;
+    try {
+      await writing;
+    } catch (err) {
+      failure = err;
+    }
+    // The client's body failed, or time ran out: no answer is awaited for that.
+    if (!isIoError(failure) || conn.timedOut) throw failure;
+    // The socket failed: the member may have answered, then closed.
+    if (await a !== ANSWERED) throw failure;
+  }
+  if (first !== NO_ANSWER) {
+    const head = await answer;
+    if (head.status !== 101) {
+      // Whatever is still being written is abandoned; the connection will not be reused.
+      conn.stopUpload = true;
+      writing.catch(ignore);
+      return head;
+    }
+  }
+  // No answer (or a 101): the write's own outcome decides; a closed member fails it.
+  await writing;
+  return null;
+}
+
+/** The member's early answer: the upload stopped, so neither connection can be kept. */
+async function cutShort(
+  pool: ConnPool,
+  conn: Http1Conn,
+  head: ResponseHead,
+  req: OutboundRequest,
+  opts: SendOptions,
+): Promise<UpstreamResponse> {
+  head.keepAlive = false;
+  const res = await respond(pool, conn, head, req, opts);
+  return { ...res, bodyCut: true };
+}
+
+function ignore(_err: unknown): void {}
 
 /**
  * A final response head that arrived while the request was being written, or null. Runs under

@@ -359,7 +359,9 @@ Deno.test("send times out reading the rest of a small body: phase body", async (
 });
 
 Deno.test("send blames the client when its body stalls past the response timeout", async () => {
-  const sock = new FakeSocket(bytes(OK));
+  // The member waits for the whole body and says nothing.
+  const sock = new FakeSocket(new Uint8Array(0));
+  sock.hangAtEnd = true;
   const pool = new ConnPool(new FakeFactory([sock]));
   let cancelled = false;
   const stalled = new ReadableStream<Uint8Array>({
@@ -386,7 +388,10 @@ Deno.test("send blames the client when its body stalls past the response timeout
 });
 
 Deno.test("send wraps a failing request body stream as kind client with its cause", async () => {
-  const pool = new ConnPool(new FakeFactory([new FakeSocket(bytes(OK))]));
+  // The member waits for the body: the client's failure ends the exchange at once.
+  const sock = new FakeSocket(new Uint8Array(0));
+  sock.hangAtEnd = true;
+  const pool = new ConnPool(new FakeFactory([sock]));
   const boom = new Error("upload aborted");
   const failing = new ReadableStream<Uint8Array>({
     pull(c) {
@@ -399,5 +404,34 @@ Deno.test("send wraps a failing request body stream as kind client with its caus
     assert.equal(err.cause, boom);
     return true;
   });
+  pool.close();
+});
+
+Deno.test("send returns a member's answer given before the body was sent, and stops the upload", async () => {
+  const sock = new FakeSocket(bytes("HTTP/1.1 413 Too Big\r\nContent-Length: 2\r\n\r\nno"));
+  sock.hangAtEnd = true;
+  const pool = new ConnPool(new FakeFactory([sock]));
+  let cancelled = false;
+  let pulls = 0;
+  const slow = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      pulls++;
+      // The client sends one piece, then is slow: the answer must not wait for it.
+      if (pulls > 1) await new Promise((r) => setTimeout(r, 50));
+      c.enqueue(bytes("part"));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const res = await send(pool, request("POST", slow, -1), options());
+  assert.equal(res.status, 413);
+  assert.equal(res.bodyCut, true);
+  assert.equal(new TextDecoder().decode(res.body as Uint8Array), "no");
+  // Neither connection can be kept: the member's is closed at once.
+  assert.equal(sock.closed, true);
+  assert.equal(pool.active, 0);
+  await new Promise((r) => setTimeout(r, 80));
+  assert.equal(cancelled, true);
   pool.close();
 });
