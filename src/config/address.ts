@@ -3,7 +3,7 @@
  * `types.ts`, with the canonical member text used as the member's registry key.
  */
 import { ValueError } from "./errors.ts";
-import { isLoopback, parseIP, parseIPv4 } from "./ip.ts";
+import { isLoopback, parseIP, parseIPv4 } from "../net/ip.ts";
 import { hostnameError } from "./syntax.ts";
 import type { AddressTarget, HostPort, MemberAddress } from "./types.ts";
 

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { parseListenAddress, parseUpstreamUrl } from "./address.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { ValueError } from "./errors.ts";
-import { cidrError, parseIP } from "./ip.ts";
+import { cidrError, parseIP } from "../net/ip.ts";
 import { parseSize } from "./size.ts";
 import {
   domainError,

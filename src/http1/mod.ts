@@ -13,7 +13,6 @@ export {
   HeadBuffer,
   requestFraming,
 } from "./request_head.ts";
-export { compileTrusted } from "./trusted.ts";
 export { isIdempotent, mayResendStale, STALE_IDLE_MIN } from "./stale.ts";
 export { caCertsFor, systemRoots } from "./tls_roots.ts";
 export { UpstreamError, type UpstreamErrorKind, type UpstreamPhase } from "./upstream_error.ts";

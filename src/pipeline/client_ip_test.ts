@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { compileTrusted } from "../http1/trusted.ts";
+import { compileTrusted } from "./trusted_proxies.ts";
 import { clientAddress } from "./client_ip.ts";
 
 Deno.test("clientAddress walks X-Forwarded-For only from trusted peers", () => {
