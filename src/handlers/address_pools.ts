@@ -1,6 +1,7 @@
 import type { AddressTarget, Config, ProxyRuntime } from "../config/types.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import { Connector } from "../http1/connector.ts";
+import { addressTls, type PemReader } from "../upstream/member_tls.ts";
 
 /** The keep-alive pool of one single-address upstream, keyed by what decides its connections. */
 function targetKey(t: AddressTarget, rt: ProxyRuntime, keepalive: number, idle: number): string {
@@ -18,7 +19,6 @@ export interface AddressPlan {
  */
 export class AddressPools {
   private pools: ReadonlyMap<string, ConnPool> = new Map();
-  constructor(private readonly readFile: (path: string) => string) {}
 
   static key(t: AddressTarget, rt: ProxyRuntime, cfg: Config): string {
     const c = cfg.server.upstream_client;
@@ -30,7 +30,8 @@ export class AddressPools {
     );
   }
 
-  plan(cfg: Config): AddressPlan {
+  /** Plans `cfg`'s targets; new ones read their `tls_ca_file` with `readPem`. */
+  plan(cfg: Config, readPem: PemReader): AddressPlan {
     const next = new Map<string, ConnPool>();
     const visit = (rt: ProxyRuntime) => {
       if (rt.target.kind !== "address") return;
@@ -42,16 +43,10 @@ export class AddressPools {
         return;
       }
       const t = rt.target;
-      const tls = t.scheme === "https"
-        ? {
-          caCerts: rt.tls_ca_file ? [this.readFile(rt.tls_ca_file)] : [],
-          serverName: "",
-        }
-        : null;
       const c = cfg.server.upstream_client;
       next.set(
         k,
-        new ConnPool(new Connector(t.address, tls), {
+        new ConnPool(new Connector(t.address, addressTls(t, rt, readPem)), {
           maxIdle: rt.client?.keepalive ?? c.keepalive,
           idleTimeout: rt.client?.idle_timeout ?? c.idle_timeout,
         }),

@@ -1,10 +1,17 @@
 import type { Config } from "../config/types.ts";
+import type { PemReader } from "../upstream/member_tls.ts";
 
 /** Reads a file the way a reload would, naming the config path when it fails. */
-function pem(path: string, where: string, what: "certificate" | "key", errors: string[]): void {
+function pem(
+  read: PemReader,
+  path: string,
+  where: string,
+  what: "certificate" | "key",
+  errors: string[],
+): void {
   let text: string;
   try {
-    text = Deno.readTextFileSync(path);
+    text = read(path);
   } catch (err) {
     errors.push(`${where}: cannot read "${path}": ${(err as Error).message}`);
     return;
@@ -16,22 +23,26 @@ function pem(path: string, where: string, what: "certificate" | "key", errors: s
 /**
  * Checks what `scalwsd check` can check beyond the schema without side effects: the CA files of
  * pools and single https upstreams and the remote admin listener's certificates. Returns
- * `PATH: MESSAGE` lines.
+ * `PATH: MESSAGE` lines. Files are read with `read` (default `Deno.readTextFileSync`); a build
+ * passes its `PemFiles` so that its pools use the text checked here.
  */
-export function preflight(cfg: Config): string[] {
+export function preflight(cfg: Config, read: PemReader = Deno.readTextFileSync): string[] {
   const errors: string[] = [];
   for (const [name, p] of Object.entries(cfg.upstreams)) {
-    if (p.tls?.ca_file) pem(p.tls.ca_file, `upstreams.${name}.tls.ca_file`, "certificate", errors);
+    if (p.tls?.ca_file) {
+      pem(read, p.tls.ca_file, `upstreams.${name}.tls.ca_file`, "certificate", errors);
+    }
   }
   cfg.tenants.forEach((t, ti) =>
     t.applications.forEach((a, ai) => {
       const base = `tenants[${ti}].applications[${ai}]`;
       if (a.runtime.type === "proxy" && a.runtime.tls_ca_file) {
-        pem(a.runtime.tls_ca_file, `${base}.runtime.tls_ca_file`, "certificate", errors);
+        pem(read, a.runtime.tls_ca_file, `${base}.runtime.tls_ca_file`, "certificate", errors);
       }
       a.routes.forEach((r, ri) => {
         if (r.runtime.type === "proxy" && r.runtime.tls_ca_file) {
           pem(
+            read,
             r.runtime.tls_ca_file,
             `${base}.routes[${ri}].runtime.tls_ca_file`,
             "certificate",
@@ -43,9 +54,9 @@ export function preflight(cfg: Config): string[] {
   );
   const remote = cfg.server.admin.remote;
   if (remote) {
-    pem(remote.tls.cert, "server.admin.remote.tls.cert", "certificate", errors);
-    pem(remote.tls.key, "server.admin.remote.tls.key", "key", errors);
-    pem(remote.tls.client_ca, "server.admin.remote.tls.client_ca", "certificate", errors);
+    pem(read, remote.tls.cert, "server.admin.remote.tls.cert", "certificate", errors);
+    pem(read, remote.tls.key, "server.admin.remote.tls.key", "key", errors);
+    pem(read, remote.tls.client_ca, "server.admin.remote.tls.client_ca", "certificate", errors);
   }
   return errors;
 }

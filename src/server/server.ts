@@ -9,12 +9,14 @@ import { systemClock } from "../upstream/clock.ts";
 import { PoolRegistry } from "../upstream/registry.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import type { Clock } from "../upstream/types.ts";
+import type { PemReader } from "../upstream/member_tls.ts";
 import { AddressPools } from "../handlers/address_pools.ts";
 import { buildGeneration } from "./build.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
 import { Listener } from "./listener.ts";
 import { Lock } from "./lock.ts";
+import { PemFiles } from "./pem_files.ts";
 import { preflight } from "./preflight.ts";
 
 /** Lifecycle states reported by `/readyz` (ADR-0035). */
@@ -31,6 +33,8 @@ export interface ServerOptions {
   readonly accessLog?: string;
   /** Number of the first generation; the controller passes its generation number (default 1). */
   readonly generation?: number;
+  /** Reads the PEM files a build checks and uses (default `Deno.readTextFileSync`). */
+  readonly readPem?: PemReader;
 }
 
 function listenerKey(l: ListenerConfig): string {
@@ -68,10 +72,9 @@ export class Server {
       metrics: this.metrics,
       key,
       idleTimeout: 60_000,
-      readFile: (p) => Deno.readTextFileSync(p),
       clock: this.clock,
     });
-    this.addressPools = new AddressPools((p) => Deno.readTextFileSync(p));
+    this.addressPools = new AddressPools();
     this.limiters = new LimiterRegistry(this.clock);
     this.metrics.registry.onCollect(() => this.registry.collect(this.clock.now()));
   }
@@ -109,14 +112,16 @@ export class Server {
 
   /** Builds a generation beside the current one; on any failure nothing live has changed. */
   private build(loaded: Loaded): Generation {
-    const problems = preflight(loaded.config);
+    // Each PEM file is read once per build: the pools use the text preflight checked.
+    const pems = new PemFiles(this.options.readPem);
+    const problems = preflight(loaded.config, pems.read);
     if (problems.length > 0) throw new ConfigError(loaded.config.file, problems);
     // Members created from now on use the configured idle timeout; existing ones keep theirs.
     const previousIdle = this.registry.deps.idleTimeout;
     this.registry.deps.idleTimeout = loaded.config.server.upstream_client.idle_timeout;
     let plan;
     try {
-      plan = this.registry.plan(loaded.config);
+      plan = this.registry.plan(loaded.config, pems.read);
     } catch (err) {
       this.registry.deps.idleTimeout = previousIdle;
       throw err;
@@ -124,7 +129,7 @@ export class Server {
     let gen: Generation;
     let addresses;
     try {
-      addresses = this.addressPools.plan(loaded.config);
+      addresses = this.addressPools.plan(loaded.config, pems.read);
       gen = buildGeneration(loaded.config, this.nextId, {
         metrics: this.metrics,
         pools: plan.pools,

@@ -10,6 +10,7 @@ import type { Balancer, Clock } from "./types.ts";
 import { Prober } from "./active_health.ts";
 import { AvailabilityVersion } from "./availability_version.ts";
 import { ActiveHealthState } from "./active_health_state.ts";
+import { type PemReader, poolTls } from "./member_tls.ts";
 
 /** A member set before its balancer is built: what planning produces. */
 export interface PlannedSet {
@@ -30,8 +31,6 @@ export interface PoolDeps {
   readonly key: AffinityKey;
   /** Idle timeout of new member connections (`server.upstream_client.idle_timeout`). */
   idleTimeout: number;
-  /** Reads a CA file (injected so tests and reloads can fail it). */
-  readonly readFile: (path: string) => string;
   readonly clock: Clock;
 }
 
@@ -58,14 +57,10 @@ export class Pool {
   private membersSeries: Series | null = null;
   private durationSeries: ReturnType<Metrics["upstreamDuration"]["with"]> | null = null;
 
-  constructor(readonly settings: PoolConfig, private readonly deps: PoolDeps) {
+  /** `readPem` reads `tls.ca_file`, once, here; every member shares the resulting settings. */
+  constructor(readonly settings: PoolConfig, private readonly deps: PoolDeps, readPem: PemReader) {
     this.key = settingsKey(settings);
-    this.tls = settings.scheme === "https"
-      ? {
-        caCerts: settings.tls?.ca_file ? [deps.readFile(settings.tls.ca_file)] : [],
-        serverName: settings.tls?.server_name ?? "",
-      }
-      : null;
+    this.tls = poolTls(settings, readPem);
     const first = this.plan(settings.members);
     this.set = { ...first, balancer: createBalancer(settings.balance, first.members) };
   }

@@ -1,4 +1,5 @@
 import type { Config, MemberConfig } from "../config/types.ts";
+import type { PemReader } from "./member_tls.ts";
 import { type PlannedSet, Pool, type PoolDeps, settingsKey } from "./pool.ts";
 
 /** A kept pool's member change, installed after the generation swap. */
@@ -26,7 +27,8 @@ export class PoolRegistry {
 
   constructor(readonly deps: PoolDeps) {}
 
-  plan(config: Config): PoolPlan {
+  /** Plans `config`'s pools; new or rebuilt pools read their CA files with `readPem`. */
+  plan(config: Config, readPem: PemReader): PoolPlan {
     const next = new Map<string, Pool>();
     const pending: PendingMembers[] = [];
     const created: Pool[] = [];
@@ -45,7 +47,7 @@ export class PoolRegistry {
         const seed = old !== undefined && cfg.members_from === "api"
           ? old.memberConfigs()
           : cfg.members;
-        const pool = new Pool({ ...cfg, members: seed }, this.deps);
+        const pool = new Pool({ ...cfg, members: seed }, this.deps, readPem);
         next.set(name, pool);
         created.push(pool);
         if (old !== undefined) retired.push(old);
