@@ -5,6 +5,14 @@
 import assert from "node:assert/strict";
 import { adminFetch, rawServer, readHead, startScalwsd } from "./_harness.ts";
 import { RawConn } from "./_raw_client.ts";
+import { Connector, ConnPool, send } from "../src/http1/mod.ts";
+import {
+  bodyText,
+  outbound,
+  RawServer,
+  sendOptions,
+  writeText,
+} from "../src/http1/_test_servers.ts";
 
 const BODY = 4 * 1024 * 1024;
 const EARLY = "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\n" +
@@ -140,6 +148,41 @@ tenants:
       c.conn.close();
     } catch { /* closed by the server */ }
     await s.close();
+    await member.close();
+  }
+});
+
+Deno.test("early answer: a byte body the member will not read does not hold the answer", async () => {
+  let release!: () => void;
+  const hold = new Promise<void>((r) => (release = r));
+  const member = new RawServer(async (conn) => {
+    await readHead(conn);
+    await writeText(conn, EARLY);
+    await hold; // open, reading nothing: 32 MiB cannot fit in the socket buffers
+  });
+  const pool = new ConnPool(
+    new Connector({
+      kind: "tcp",
+      hostname: "127.0.0.1",
+      port: member.port,
+      canonical: `127.0.0.1:${member.port}`,
+    }, null),
+  );
+  try {
+    const body = new Uint8Array(32 * 1024 * 1024).fill(120);
+    const started = performance.now();
+    const res = await send(
+      pool,
+      outbound("POST", "/up", { body, bodyLength: body.length }),
+      sendOptions(30_000),
+    );
+    assert.equal(res.status, 413);
+    assert.equal(res.bodyCut, true);
+    assert.equal(await bodyText(res), "too large");
+    assert.ok(performance.now() - started < 5_000);
+  } finally {
+    release();
+    pool.close();
     await member.close();
   }
 });

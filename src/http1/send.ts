@@ -65,14 +65,14 @@ export async function send(
       watchdog.arm(conn, opts.responseTimeout);
       let answer: Promise<ResponseHead> | null = null;
       if (body !== null && !coalesce) {
-        if (body instanceof Uint8Array) await writeAll(conn, body);
-        else {
-          // Listen while uploading, as nginx does: a member may answer before it has the
-          // whole body (413, 401, a redirect), and then the rest is not sent.
-          answer = readHead(conn, req.head.upgrade);
-          const early = await uploadWhileListening(conn, body, framing, answer);
-          if (early !== null) return cutShort(pool, conn, early, req, opts);
-        }
+        // Listen while uploading, as nginx does: a member may answer before it has the
+        // whole body (413, 401, a redirect), and then the rest is not sent.
+        answer = readHead(conn, req.head.upgrade);
+        const writing = body instanceof Uint8Array
+          ? writeAll(conn, body)
+          : writeStreamBody(conn, body, framing);
+        const early = await uploadWhileListening(conn, writing, answer);
+        if (early !== null) return cutShort(pool, conn, early, req, opts);
       }
 
       phase = PHASE_HEAD;
@@ -144,18 +144,16 @@ function noAnswer(): number {
 }
 
 /**
- * Streams the body while `answer` (the response head read, started before) is pending.
- * Returns the head when the member gave its final answer before taking the whole body (the
- * upload stops there), or null when the body was all sent (the caller then awaits `answer`).
- * A write failure is thrown, unless the member answered before it.
+ * Waits for the body's `writing` while `answer` (the response head read, started before it)
+ * is pending. Returns the head when the member gave its final answer before taking the whole
+ * body (the upload stops there), or null when the body was all sent (the caller then awaits
+ * `answer`). A write failure is thrown, unless the member answered before it.
  */
 async function uploadWhileListening(
   conn: Http1Conn,
-  body: ReadableStream<Uint8Array>,
-  framing: number,
+  writing: Promise<void>,
   answer: Promise<ResponseHead>,
 ): Promise<ResponseHead | null> {
-  const writing = writeStreamBody(conn, body, framing);
   const w = writing.then(wrote, writeFailed);
   const a = answer.then(answered, noAnswer);
   const first = await Promise.race([w, a]);
