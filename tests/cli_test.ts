@@ -108,6 +108,7 @@ tenants:
     stdout: "null",
     stderr: "piped",
   }).spawn();
+  const events = new Response(child.stderr).text();
   const url = `http://127.0.0.1:${port}`;
   try {
     let up = false;
@@ -169,11 +170,15 @@ tenants:
     assert.equal((await slow).text, "member");
     const status = await child.status;
     assert.equal(status.code, 0);
+    // The process gives memory back after bursts, with both parts (README, "Running").
+    const started = (await events).split("\n").filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l)).find((e) => e.event === "started");
+    assert.deepEqual(started?.memory_release, ["gc", "malloc_trim"]);
   } finally {
     try {
       child.kill("SIGKILL");
     } catch { /* exited */ }
-    await child.stderr.cancel().catch(() => {});
+    await events.catch(() => {});
     await child.status;
     await member.close();
     await Deno.remove(dir, { recursive: true });
