@@ -80,12 +80,6 @@ export async function send(
       // Not awaited: a small body still to be read cleans up after itself.
       return respond(pool, conn, head, req, opts);
     } catch (err) {
-      if (phase === PHASE_WRITE && conn.sent > 0 && !conn.timedOut && isIoError(err)) {
-        // The member may have answered and closed before taking the whole body (an early
-        // 413): its answer is still in the socket's receive queue.
-        const early = await earlyAnswer(conn);
-        if (early !== null) return cutShort(pool, conn, early, req, opts);
-      }
       watchdog.disarm(conn);
       pool.release(conn, false);
       const e = toUpstreamError(err, phase, conn);
@@ -198,19 +192,6 @@ async function cutShort(
 }
 
 function ignore(_err: unknown): void {}
-
-/**
- * A final response head that arrived while the request was being written, or null. Runs under
- * the response timeout's watchdog, so it cannot wait longer than the exchange could.
- */
-async function earlyAnswer(conn: Http1Conn): Promise<ResponseHead | null> {
-  try {
-    const head = await readHead(conn, false);
-    return head.status >= 200 && head.status !== 101 ? head : null;
-  } catch {
-    return null;
-  }
-}
 
 /** Reads until a final (or 101) response head; skips interim 1xx heads. */
 async function readHead(conn: Http1Conn, upgrade: boolean): Promise<ResponseHead> {
