@@ -1,0 +1,368 @@
+/**
+ * One FastCGI Responder request over a pooled connection (FCGI_KEEP_CONN): BEGIN_REQUEST,
+ * PARAMS and STDIN out; STDOUT (CGI head, then body), STDERR and END_REQUEST in.
+ */
+
+import type { ConnPool } from "../http1/conn_pool.ts";
+import type { Http1Conn } from "../http1/connection.ts";
+import { writeAll, writeRest } from "../http1/request_body.ts";
+import { mayResendStale } from "../http1/stale.ts";
+import type { Bytes, SendOptions, UpstreamResponse } from "../http1/types.ts";
+import { ioError, malformed, UpstreamError } from "../http1/upstream_error.ts";
+import { watchdog } from "../http1/watchdog.ts";
+import type { ParamsBuffer } from "./params.ts";
+import {
+  HEADER_LEN,
+  MAX_CONTENT,
+  PARAMS,
+  STDIN,
+  STDOUT,
+  writeBeginRequest,
+  writeHeader,
+} from "./record.ts";
+import { RecordsIn, type StderrSink } from "./records_in.ts";
+import { type CgiHead, findCgiHeadEnd, MAX_CGI_HEAD, parseCgiHead } from "./response_head.ts";
+import { FcgiBodySource } from "./body_source.ts";
+
+/** Bodies up to this size are read whole before the answer starts; larger ones stream. */
+export const SMALL_BODY = 65536;
+/** STDIN bodies up to this size are copied behind the params and written at once. */
+const COALESCE_LIMIT = 16384;
+
+const PHASE_WRITE = 0;
+const PHASE_HEAD = 1;
+const EMPTY = new Uint8Array(0);
+
+/** A request for a FastCGI Responder. */
+export interface FcgiRequest {
+  readonly method: string;
+  /** The encoded name-value pairs (CONTENT_LENGTH must match the body). */
+  readonly params: ParamsBuffer;
+  /** `null` for none; bytes can be resent; a stream is sent once as STDIN records. */
+  readonly body: null | Uint8Array | ReadableStream<Uint8Array>;
+  /** Exact length of a stream body (FastCGI needs CONTENT_LENGTH up front). */
+  readonly bodyLength: number;
+}
+
+/** `send` options plus where STDERR goes. */
+export interface FcgiSendOptions extends SendOptions {
+  readonly stderr?: StderrSink;
+}
+
+/**
+ * Sends `req` and resolves at the CGI head, with the whole body when it ends within
+ * `SMALL_BODY` bytes (checked complete before anything is answered), else with a stream.
+ * A stale kept-alive connection is replaced once under the HTTP/1 client's rule. Rejects with
+ * `UpstreamError` only: malformed records or head, a close mid-answer, a head over 64 KiB.
+ */
+export async function fcgiSend(
+  pool: ConnPool,
+  req: FcgiRequest,
+  opts: FcgiSendOptions,
+): Promise<UpstreamResponse> {
+  let conn = pool.acquire();
+  let resent = false;
+  for (;;) {
+    if (conn === null) conn = await pool.open(opts.connectTimeout);
+    const reused = conn.idleFor >= 0;
+    conn.sent = 0;
+    conn.received = 0;
+    conn.stopUpload = false;
+    let phase = PHASE_WRITE;
+    try {
+      const body = req.body;
+      const inline = body === null || (body instanceof Uint8Array && body.length <= COALESCE_LIMIT);
+      const n = buildRequest(conn, req.params, inline, inline ? body as Uint8Array | null : null);
+      const bytes = conn.out.buf.subarray(0, n);
+      const k = await conn.socket.write(bytes);
+      conn.sent += k;
+      if (k < n) await writeRest(conn, bytes, k);
+      watchdog.arm(conn, opts.responseTimeout);
+      if (!inline) {
+        if (body instanceof Uint8Array) await writeStdinBytes(conn, body);
+        else await writeStdinStream(conn, body!, req.bodyLength);
+      }
+      phase = PHASE_HEAD;
+      return await readAnswer(pool, conn, req, opts);
+    } catch (err) {
+      watchdog.disarm(conn);
+      pool.release(conn, false);
+      const e = err instanceof UpstreamError
+        ? err
+        : phase === PHASE_WRITE
+        ? ioError("write", err, false, conn.timedOut, "writing the request")
+        : ioError("head", err, true, conn.timedOut, "waiting for the response head");
+      if (!(e instanceof UpstreamError)) throw e;
+      const bodyless = req.body === null || req.bodyLength === 0;
+      if (
+        !resent && reused && conn.received === 0 && !e.timeout &&
+        (e.kind === "closed" || e.kind === "reset") &&
+        mayResendStale(req.method, bodyless, conn.sent > 0, conn.idleFor)
+      ) {
+        resent = true;
+        if (opts.stats !== undefined) opts.stats.staleResends++;
+        conn = null;
+        continue;
+      }
+      throw e;
+    }
+  }
+}
+
+/**
+ * BEGIN_REQUEST, PARAMS records and their empty end, and with `body` (null or small bytes)
+ * the STDIN records and their empty end, into `conn.out`; returns the length.
+ */
+function buildRequest(
+  conn: Http1Conn,
+  params: ParamsBuffer,
+  withStdin: boolean,
+  body: Uint8Array | null,
+): number {
+  const out = conn.out;
+  const plen = params.length;
+  const precords = Math.ceil(plen / MAX_CONTENT);
+  const blen = !withStdin ? -1 : body === null ? 0 : body.length;
+  out.ensure(16 + plen + precords * HEADER_LEN + 8 + (blen > 0 ? blen + 8 : 0) + 8);
+  const buf = out.buf;
+  let at = writeBeginRequest(buf, 0, true);
+  for (let off = 0; off < plen; off += MAX_CONTENT) {
+    const len = Math.min(MAX_CONTENT, plen - off);
+    at = writeHeader(buf, at, PARAMS, len);
+    buf.set(params.buf.subarray(off, off + len), at);
+    at += len;
+  }
+  at = writeHeader(buf, at, PARAMS, 0);
+  if (blen >= 0) {
+    if (blen > 0) {
+      at = writeHeader(buf, at, STDIN, blen);
+      buf.set(body!, at);
+      at += blen;
+    }
+    at = writeHeader(buf, at, STDIN, 0);
+  }
+  return at;
+}
+
+/** Large byte bodies: a record header, then the bytes, per 64 KiB - 1; then the empty STDIN. */
+async function writeStdinBytes(conn: Http1Conn, body: Uint8Array): Promise<void> {
+  for (let off = 0; off < body.length; off += MAX_CONTENT) {
+    const len = Math.min(MAX_CONTENT, body.length - off);
+    const head = new Uint8Array(HEADER_LEN);
+    writeHeader(head, 0, STDIN, len);
+    await writeAll(conn, head);
+    await writeAll(conn, body.subarray(off, off + len));
+  }
+  const last = new Uint8Array(HEADER_LEN);
+  writeHeader(last, 0, STDIN, 0);
+  await writeAll(conn, last);
+}
+
+function clientError(message: string, cause?: unknown, timeout = false): UpstreamError {
+  return new UpstreamError("write", "client", message, false, timeout, cause);
+}
+
+function ignore(_err: unknown): void {}
+
+/** Streams the client's body as STDIN records of exactly `length` bytes in all. */
+async function writeStdinStream(
+  conn: Http1Conn,
+  stream: ReadableStream<Uint8Array>,
+  length: number,
+): Promise<void> {
+  const reader = stream.getReader();
+  let total = 0;
+  let ok = false;
+  try {
+    for (;;) {
+      conn.bodyReader = reader;
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await reader.read();
+      } catch (err) {
+        if (conn.timedOut) {
+          throw clientError("request body still arriving at the response timeout", err, true);
+        }
+        throw clientError("reading the request body failed", err);
+      }
+      conn.bodyReader = null;
+      if (conn.timedOut) {
+        throw clientError("request body still arriving at the response timeout", undefined, true);
+      }
+      if (r.done) break;
+      const chunk = r.value;
+      if (chunk.length === 0) continue;
+      total += chunk.length;
+      if (total > length) {
+        throw clientError(`request body longer than its Content-Length ${length}`);
+      }
+      for (let off = 0; off < chunk.length; off += MAX_CONTENT) {
+        const len = Math.min(MAX_CONTENT, chunk.length - off);
+        const out = conn.out;
+        if (len <= COALESCE_LIMIT) {
+          out.ensure(len + HEADER_LEN);
+          writeHeader(out.buf, 0, STDIN, len);
+          out.buf.set(chunk.subarray(off, off + len), HEADER_LEN);
+          await writeAll(conn, out.buf.subarray(0, len + HEADER_LEN));
+        } else {
+          writeHeader(out.buf, 0, STDIN, len);
+          await writeAll(conn, out.buf.subarray(0, HEADER_LEN));
+          await writeAll(conn, chunk.subarray(off, off + len));
+        }
+      }
+    }
+    if (total < length) throw clientError(`request body ended after ${total} of ${length} bytes`);
+    writeHeader(conn.out.buf, 0, STDIN, 0);
+    await writeAll(conn, conn.out.buf.subarray(0, HEADER_LEN));
+    ok = true;
+  } finally {
+    conn.bodyReader = null;
+    if (ok) reader.releaseLock();
+    else reader.cancel().catch(ignore);
+  }
+}
+
+/**
+ * Body bytes seen so far: spans of the read buffer (valid until the next read), copied into
+ * `copy` before any read moves the buffer.
+ */
+class BodyParts {
+  spans: number[] = [];
+  copy: Uint8Array | null = null;
+  copied = 0;
+  total = 0;
+
+  add(from: number, to: number): void {
+    if (to > from) {
+      this.spans.push(from, to);
+      this.total += to - from;
+    }
+  }
+
+  /** Copies the spans out of `buf` (before a read may move or reuse it). */
+  settle(buf: Uint8Array): void {
+    const s = this.spans;
+    if (s.length === 0) return;
+    if (this.copy === null || this.copy.length < this.total) {
+      const next = new Uint8Array(Math.max(this.total, 4096, (this.copy?.length ?? 0) * 2));
+      if (this.copy !== null) next.set(this.copy.subarray(0, this.copied));
+      this.copy = next;
+    }
+    for (let i = 0; i < s.length; i += 2) {
+      this.copy.set(buf.subarray(s[i], s[i + 1]), this.copied);
+      this.copied += s[i + 1] - s[i];
+    }
+    s.length = 0;
+  }
+
+  /** The whole body: a view of `buf` when it is one span never copied, else the copy. */
+  bytes(buf: Bytes): Bytes {
+    const s = this.spans;
+    if (this.copy === null) {
+      if (s.length === 0) return EMPTY;
+      if (s.length === 2) return buf.subarray(s[0], s[1]);
+    }
+    this.settle(buf);
+    return (this.copy as Bytes).subarray(0, this.copied);
+  }
+}
+
+/** Reads the CGI head, then the body while it stays small, then decides how to answer. */
+async function readAnswer(
+  pool: ConnPool,
+  conn: Http1Conn,
+  req: FcgiRequest,
+  opts: FcgiSendOptions,
+): Promise<UpstreamResponse> {
+  const rec = new RecordsIn(conn, opts.stderr);
+  const head = await readHead(rec);
+  const parts = new BodyParts();
+  if (head.bodyFrom < head.bodyTo) parts.add(head.bodyFrom, head.bodyTo);
+  const cgi = head.cgi;
+  const bodyless = req.method === "HEAD" || cgi.status === 204 || cgi.status === 304;
+  for (;;) {
+    if (rec.ended) {
+      rec.skip();
+      watchdog.disarm(conn);
+      const body = bodyless ? null : parts.bytes(conn.buf);
+      // The body view must be handed over before the connection serves another request.
+      pool.release(conn, conn.start === conn.end);
+      opts.onFinish?.bodyFinished(true, body === null ? 0 : body.length);
+      return { status: cgi.status, statusText: cgi.statusText, headers: cgi.headers, body };
+    }
+    if (!rec.buffered()) {
+      if (parts.total > SMALL_BODY) break;
+      parts.settle(conn.buf);
+      await rec.more();
+      continue;
+    }
+    if (rec.h.type === STDOUT) {
+      const cs = rec.contentStart;
+      if (!bodyless) parts.add(cs, cs + rec.h.contentLength);
+      rec.skip();
+    }
+  }
+  // A large body: what came so far, then the rest as it arrives.
+  watchdog.disarm(conn);
+  parts.settle(conn.buf);
+  rec.phase = "body";
+  const first = parts.copy === null ? EMPTY : parts.copy.subarray(0, parts.copied);
+  const source = new FcgiBodySource(rec, pool, first as Bytes, opts.onFinish);
+  return {
+    status: cgi.status,
+    statusText: cgi.statusText,
+    headers: cgi.headers,
+    body: new ReadableStream(source, { highWaterMark: 0 }),
+  };
+}
+
+interface HeadRead {
+  readonly cgi: CgiHead;
+  /** Body bytes after the head in the current (already consumed) record: buffer offsets. */
+  readonly bodyFrom: number;
+  readonly bodyTo: number;
+}
+
+/**
+ * Collects STDOUT bytes until the empty line that ends the CGI head (copied: a head may span
+ * records), parses it; the rest of that record is the body's start.
+ */
+async function readHead(rec: RecordsIn): Promise<HeadRead> {
+  const conn = rec.conn;
+  let acc = new Uint8Array(1024);
+  let len = 0;
+  let scan = 0;
+  for (;;) {
+    if (!rec.buffered()) {
+      await rec.more();
+      continue;
+    }
+    if (rec.ended) {
+      throw malformed(
+        len === 0
+          ? "application ended the request without any output"
+          : "application ended the request inside its header block",
+      );
+    }
+    const cs = rec.contentStart;
+    const cl = rec.h.contentLength;
+    if (len + cl > acc.length) {
+      const next = new Uint8Array(Math.max(acc.length * 2, len + cl));
+      next.set(acc.subarray(0, len));
+      acc = next;
+    }
+    acc.set(conn.buf.subarray(cs, cs + cl), len);
+    const before = len;
+    len += cl;
+    const found = findCgiHeadEnd(acc, scan, len);
+    if (found >= 0) {
+      if (found > MAX_CGI_HEAD) throw malformed("application header block over 64 KiB");
+      const cgi = parseCgiHead(acc, 0, found);
+      rec.skip();
+      return { cgi, bodyFrom: cs + (found - before), bodyTo: cs + cl };
+    }
+    scan = ~found;
+    if (len > MAX_CGI_HEAD) throw malformed("application header block over 64 KiB");
+    rec.skip();
+  }
+}
