@@ -1,0 +1,59 @@
+/**
+ * Freshness lifetime and age (RFC 9111 4.2) for a shared cache: explicit freshness only
+ * (`s-maxage`, then `max-age`, then `Expires` against the member's `Date`), never heuristics.
+ * Times are milliseconds from an injected clock; ages and lifetimes are whole seconds.
+ */
+import type { CacheControl } from "./cache_control.ts";
+import { parseHttpDate } from "./http_date.ts";
+
+/** What the age calculation needs from the moment a response was received. */
+export interface AgeBasis {
+  /** Clock time when the request was sent to the member. */
+  readonly requestTime: number;
+  /** Clock time when the response head arrived. */
+  readonly responseTime: number;
+  /** The member's `Date` in ms (NaN when absent or invalid: then the response time). */
+  readonly dateValue: number;
+  /** The member's `Age` in seconds (0 when absent or invalid). */
+  readonly ageValue: number;
+}
+
+/**
+ * The freshness lifetime in seconds, or -1 when the response has no explicit freshness.
+ * An invalid `Expires` counts as already expired (lifetime 0), as RFC 9111 5.3 says.
+ */
+export function freshnessLifetime(
+  cc: CacheControl,
+  expires: string | null,
+  date: string | null,
+): number {
+  if (cc.sMaxage >= 0) return cc.sMaxage;
+  if (cc.maxAge >= 0) return cc.maxAge;
+  if (expires === null) return -1;
+  const e = parseHttpDate(expires);
+  if (Number.isNaN(e)) return 0;
+  const d = parseHttpDate(date);
+  if (Number.isNaN(d)) return 0;
+  return Math.max(0, Math.floor((e - d) / 1000));
+}
+
+/** `Age` header value in seconds: a non-negative integer, else 0 (RFC 9111 5.1). */
+export function parseAge(value: string | null): number {
+  if (value === null) return 0;
+  const v = value.trim();
+  if (!/^[0-9]+$/.test(v)) return 0;
+  return Math.min(Number(v), 2_147_483_648);
+}
+
+/** corrected_initial_age of RFC 9111 4.2.3, in seconds. */
+export function initialAge(b: AgeBasis): number {
+  const date = Number.isNaN(b.dateValue) ? b.responseTime : b.dateValue;
+  const apparent = Math.max(0, (b.responseTime - date) / 1000);
+  const delay = Math.max(0, (b.responseTime - b.requestTime) / 1000);
+  return Math.max(apparent, b.ageValue + delay);
+}
+
+/** current_age in whole seconds at clock time `now`. */
+export function currentAge(b: AgeBasis, now: number): number {
+  return Math.floor(initialAge(b) + Math.max(0, (now - b.responseTime) / 1000));
+}

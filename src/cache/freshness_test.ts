@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { parseCacheControl } from "./cache_control.ts";
+import { currentAge, freshnessLifetime, initialAge, parseAge } from "./freshness.ts";
+import { formatHttpDate } from "./http_date.ts";
+import { ManualClock } from "../upstream/clock.ts";
+
+const D = Date.UTC(2026, 0, 1, 12, 0, 0);
+
+Deno.test("freshnessLifetime: s-maxage wins over max-age, which wins over Expires", () => {
+  const date = formatHttpDate(D);
+  const exp = formatHttpDate(D + 300_000);
+  assert.equal(freshnessLifetime(parseCacheControl("max-age=10, s-maxage=20"), exp, date), 20);
+  assert.equal(freshnessLifetime(parseCacheControl("max-age=10"), exp, date), 10);
+  assert.equal(freshnessLifetime(parseCacheControl(null), exp, date), 300);
+});
+
+Deno.test("freshnessLifetime: no explicit freshness is -1 (no heuristics)", () => {
+  assert.equal(freshnessLifetime(parseCacheControl("public"), null, formatHttpDate(D)), -1);
+});
+
+Deno.test("freshnessLifetime: an invalid or past Expires is already expired", () => {
+  const date = formatHttpDate(D);
+  assert.equal(freshnessLifetime(parseCacheControl(null), "0", date), 0);
+  assert.equal(freshnessLifetime(parseCacheControl(null), formatHttpDate(D - 5000), date), 0);
+  assert.equal(freshnessLifetime(parseCacheControl(null), formatHttpDate(D + 5000), null), 0);
+});
+
+Deno.test("parseAge accepts digits only", () => {
+  assert.equal(parseAge("30"), 30);
+  assert.equal(parseAge(" 7 "), 7);
+  assert.equal(parseAge("-3"), 0);
+  assert.equal(parseAge("1.5"), 0);
+  assert.equal(parseAge(null), 0);
+});
+
+Deno.test("currentAge adds the member's Age, the response delay and the time in cache", () => {
+  const clock = new ManualClock(D);
+  const basis = { requestTime: D - 2000, responseTime: D, dateValue: D, ageValue: 10 };
+  // corrected_age_value = 10 + 2 (delay); apparent age 0.
+  assert.equal(initialAge(basis), 12);
+  assert.equal(currentAge(basis, clock.now()), 12);
+  clock.advance(5_500);
+  assert.equal(currentAge(basis, clock.now()), 17);
+});
+
+Deno.test("currentAge uses the apparent age when the member's Date is older", () => {
+  const basis = { requestTime: D, responseTime: D, dateValue: D - 40_000, ageValue: 0 };
+  assert.equal(currentAge(basis, D), 40);
+  const noDate = { requestTime: D, responseTime: D, dateValue: NaN, ageValue: 0 };
+  assert.equal(currentAge(noDate, D + 1000), 1);
+});

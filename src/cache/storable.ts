@@ -1,0 +1,102 @@
+/**
+ * Whether a shared cache may store an answer (RFC 9111 3), with explicit freshness only:
+ * a `GET` with a final status the cache understands, `s-maxage`, `max-age` or `Expires`
+ * from the member, and none of: `no-store` (request or response), `private`, `Authorization`
+ * without `public` / `s-maxage` / `must-revalidate`, `Set-Cookie` (unless the operator opted
+ * in), `Vary: *`, partial content, a malformed `Cache-Control` or `Vary`, and a request
+ * header the member may reflect that is not part of the key (the poisoning rule).
+ */
+import type { CacheControl } from "./cache_control.ts";
+import { freshnessLifetime } from "./freshness.ts";
+import { parseVary, VARY_ANY } from "./vary.ts";
+
+/** Final statuses stored when the member gives explicit freshness (206 and 304 never). */
+export const STORABLE_STATUS = new Set([
+  200,
+  203,
+  204,
+  300,
+  301,
+  302,
+  307,
+  308,
+  404,
+  405,
+  410,
+  414,
+  501,
+]);
+
+/**
+ * Request headers that a member or framework may reflect into an answer (URLs, redirects,
+ * links) and that are not in the cache key: a request carrying one is not stored unless the
+ * header is in `key_headers` or the answer's `Vary`. `X-Forwarded-For/-Host/-Proto` are not
+ * listed: scalwsd sets them itself (it believes them only from `trusted_proxies`).
+ */
+export const UNKEYED_REFLECTED = [
+  "forwarded",
+  "x-forwarded-scheme",
+  "x-forwarded-port",
+  "x-forwarded-prefix",
+  "x-forwarded-server",
+  "x-host",
+  "x-original-host",
+  "x-original-url",
+  "x-rewrite-url",
+  "x-http-method-override",
+  "x-http-method",
+  "x-method-override",
+];
+
+/** What the decision reads from the request. */
+export interface RequestFacts {
+  readonly method: string;
+  readonly cc: CacheControl;
+  readonly authorization: boolean;
+  /** Names of `UNKEYED_REFLECTED` headers the request carries. */
+  readonly reflected: readonly string[];
+}
+
+/** What the decision reads from the answer. */
+export interface ResponseFacts {
+  readonly status: number;
+  readonly cc: CacheControl;
+  readonly expires: string | null;
+  readonly date: string | null;
+  readonly vary: string | null;
+  readonly setCookie: boolean;
+}
+
+export type Storability =
+  | { readonly ok: true; readonly lifetime: number; readonly vary: readonly string[] }
+  | { readonly ok: false; readonly reason: string };
+
+/** Decides whether the answer may be stored; `keyHeaders` are lower-case. */
+export function storability(
+  req: RequestFacts,
+  res: ResponseFacts,
+  opts: { readonly storeSetCookie: boolean; readonly keyHeaders: readonly string[] },
+): Storability {
+  if (req.method !== "GET") return { ok: false, reason: "method" };
+  if (!STORABLE_STATUS.has(res.status)) return { ok: false, reason: "status" };
+  if (req.cc.noStore) return { ok: false, reason: "request no-store" };
+  const cc = res.cc;
+  if (cc.invalid) return { ok: false, reason: "malformed cache-control" };
+  if (cc.noStore) return { ok: false, reason: "no-store" };
+  if (cc.private) return { ok: false, reason: "private" };
+  if (req.authorization && !cc.public && cc.sMaxage < 0 && !cc.mustRevalidate) {
+    return { ok: false, reason: "authorization" };
+  }
+  if (res.setCookie && !opts.storeSetCookie) return { ok: false, reason: "set-cookie" };
+  const vary = parseVary(res.vary);
+  if (vary === null) return { ok: false, reason: "malformed vary" };
+  if (vary.length === 1 && vary[0] === VARY_ANY) return { ok: false, reason: "vary *" };
+  for (const h of req.reflected) {
+    if (!vary.includes(h) && !opts.keyHeaders.includes(h)) {
+      return { ok: false, reason: `unkeyed ${h}` };
+    }
+  }
+  const lifetime = freshnessLifetime(cc, res.expires, res.date);
+  if (lifetime < 0) return { ok: false, reason: "no explicit freshness" };
+  return { ok: true, lifetime, vary };
+}

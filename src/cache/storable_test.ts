@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { parseCacheControl } from "./cache_control.ts";
+import { type RequestFacts, type ResponseFacts, storability } from "./storable.ts";
+
+const req = (over: Partial<RequestFacts> = {}): RequestFacts => ({
+  method: "GET",
+  cc: parseCacheControl(null),
+  authorization: false,
+  reflected: [],
+  ...over,
+});
+const res = (cc: string | null, over: Partial<ResponseFacts> = {}): ResponseFacts => ({
+  status: 200,
+  cc: parseCacheControl(cc),
+  expires: null,
+  date: null,
+  vary: null,
+  setCookie: false,
+  ...over,
+});
+const opts = { storeSetCookie: false, keyHeaders: [] as string[] };
+const reason = (r: ReturnType<typeof storability>) => (r.ok ? "ok" : r.reason);
+
+Deno.test("storability: explicit freshness only", () => {
+  assert.deepEqual(storability(req(), res("max-age=60"), opts), {
+    ok: true,
+    lifetime: 60,
+    vary: [],
+  });
+  assert.equal(reason(storability(req(), res("public"), opts)), "no explicit freshness");
+  assert.equal(reason(storability(req(), res(null), opts)), "no explicit freshness");
+});
+
+Deno.test("storability: never stored", () => {
+  assert.equal(reason(storability(req({ method: "POST" }), res("max-age=60"), opts)), "method");
+  assert.equal(reason(storability(req(), res("max-age=60", { status: 206 }), opts)), "status");
+  assert.equal(reason(storability(req(), res("max-age=60", { status: 500 }), opts)), "status");
+  assert.equal(reason(storability(req(), res("no-store, max-age=60"), opts)), "no-store");
+  assert.equal(
+    reason(storability(req({ cc: parseCacheControl("no-store") }), res("max-age=60"), opts)),
+    "request no-store",
+  );
+  assert.equal(reason(storability(req(), res("private, max-age=60"), opts)), "private");
+  assert.equal(
+    reason(storability(req(), res("max-age=60", { setCookie: true }), opts)),
+    "set-cookie",
+  );
+  assert.equal(reason(storability(req(), res("max-age=60", { vary: "*" }), opts)), "vary *");
+  assert.equal(reason(storability(req(), res("max-age=x"), opts)), "malformed cache-control");
+});
+
+Deno.test("storability: Authorization needs public, s-maxage or must-revalidate", () => {
+  const a = req({ authorization: true });
+  assert.equal(reason(storability(a, res("max-age=60"), opts)), "authorization");
+  assert.equal(reason(storability(a, res("public, max-age=60"), opts)), "ok");
+  assert.equal(reason(storability(a, res("s-maxage=60"), opts)), "ok");
+  assert.equal(reason(storability(a, res("must-revalidate, max-age=60"), opts)), "ok");
+});
+
+Deno.test("storability: Set-Cookie with the opt-in; no-cache is stored (revalidated)", () => {
+  const o = { storeSetCookie: true, keyHeaders: [] };
+  assert.equal(reason(storability(req(), res("max-age=60", { setCookie: true }), o)), "ok");
+  assert.equal(reason(storability(req(), res("no-cache, max-age=60"), opts)), "ok");
+});
+
+Deno.test("storability: a reflected unkeyed header blocks storing unless keyed or varied", () => {
+  const r = req({ reflected: ["x-forwarded-scheme"] });
+  assert.equal(reason(storability(r, res("max-age=60"), opts)), "unkeyed x-forwarded-scheme");
+  assert.equal(
+    reason(storability(r, res("max-age=60", { vary: "X-Forwarded-Scheme" }), opts)),
+    "ok",
+  );
+  assert.equal(
+    reason(storability(r, res("max-age=60"), { ...opts, keyHeaders: ["x-forwarded-scheme"] })),
+    "ok",
+  );
+});
+
+Deno.test("storability: Expires against Date", () => {
+  const r = res(null, {
+    expires: "Thu, 01 Jan 2026 00:01:00 GMT",
+    date: "Thu, 01 Jan 2026 00:00:00 GMT",
+  });
+  assert.deepEqual(storability(req(), r, opts), { ok: true, lifetime: 60, vary: [] });
+});
