@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { poolMemberErrors, validateMembersBody } from "../src/config/members.ts";
 import { log } from "../src/observe/log.ts";
 import { EXPOSITION_CONTENT_TYPE } from "../src/observe/metrics.ts";
-import type { Server } from "../src/server/server.ts";
+import type { AdminTarget } from "./target.ts";
 import { readyz } from "./metrics_app.ts";
 import { poolView } from "./views.ts";
 import { consolePage } from "./console.ts";
@@ -62,7 +62,7 @@ function audit(
  * `who` names the caller in audit lines (`socket`, or a client certificate subject).
  */
 export function createAdminApp(
-  server: Server,
+  server: AdminTarget,
   whoOf: (req: Request) => string = () => "socket",
 ): Hono<Env> {
   const app = new Hono<Env>();
@@ -116,7 +116,7 @@ export function createAdminApp(
   return app;
 }
 
-async function putMembers(c: Context<Env>, server: Server): Promise<Response> {
+async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Response> {
   const name = c.req.param("name")!;
   const who = c.get("who");
   const refuse = (status: 400 | 404 | 409 | 413 | 501, error: string) => {

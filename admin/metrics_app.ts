@@ -1,11 +1,11 @@
 import { EXPOSITION_CONTENT_TYPE } from "../src/observe/metrics.ts";
-import type { Server } from "../src/server/server.ts";
+import type { AdminTarget } from "./target.ts";
 
 /**
  * The unauthenticated metrics listener: `/metrics`, `/readyz` and `/livez`, nothing else (never
  * `/v1/...` or the console).
  */
-export function metricsHandler(server: Server): (req: Request) => Response {
+export function metricsHandler(server: AdminTarget): (req: Request) => Response {
   return function serveMetrics(req: Request): Response {
     if (req.method !== "GET" && req.method !== "HEAD") {
       return new Response("Method Not Allowed\n", { status: 405, headers: { allow: "GET, HEAD" } });
@@ -31,7 +31,7 @@ export function metricsHandler(server: Server): (req: Request) => Response {
  * on its own (`listener_mode: shared`) answers `ready` while it serves; `active` is the
  * controller's state of an instance that joined the `SO_REUSEPORT` group (ADR-0035).
  */
-export function readyz(server: Server): Response {
+export function readyz(server: AdminTarget): Response {
   const ok = server.state === "ready" || server.state === "active";
   const state = server.state === "active" && server.config.server.listener_mode === "shared"
     ? "ready"

@@ -7,7 +7,7 @@
 
 import { createBalancer, type PolicyBalancer } from "../src/upstream/balance/index.ts";
 import type { Candidate, PickContext } from "../src/upstream/types.ts";
-import { seeded } from "../src/upstream/seeded.ts";
+import { seeded } from "../src/base/random.ts";
 
 class BenchMember implements Candidate {
   inflight = 0;

@@ -3,7 +3,7 @@ import { log } from "../src/observe/log.ts";
 import { LoopLagMonitor } from "../src/observe/loop_lag.ts";
 import { processReleaser } from "../src/observe/memory_release.ts";
 import { MemoryTrimmer } from "../src/observe/memory_trim.ts";
-import { AdminListeners } from "../src/server/admin_listeners.ts";
+import { AdminListeners } from "../admin/listeners.ts";
 import { Server } from "../src/server/server.ts";
 import { DEFAULT_DRAIN_TIMEOUT, type RunOptions } from "./run_options.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import https from "node:https";
-import { makePki } from "../src/server/_test_certs.ts";
+import { makePki } from "../src/base/_test_certs.ts";
 import { get, startScalwsd } from "./_harness.ts";
 
 function httpsGet(

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { adminFetch, type Running, startScalwsd } from "./_harness.ts";
-import { seeded as prng } from "../src/upstream/seeded.ts";
+import { seeded as prng } from "../src/base/random.ts";
 
 const enc = new TextEncoder();
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { adminFetch, get, startMember, startScalwsd } from "./_harness.ts";
-import { ManualClock } from "../src/upstream/clock.ts";
+import { ManualClock } from "../src/base/clock.ts";
 
 function config(pool: string): string {
   return `

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { adminFetch, type Running, startScalwsd } from "./_harness.ts";
-import { ManualClock } from "../src/upstream/clock.ts";
-import { seeded as prng } from "../src/upstream/seeded.ts";
+import { ManualClock } from "../src/base/clock.ts";
+import { seeded as prng } from "../src/base/random.ts";
 
 /** How the faulty member answers. */
 type Mode = "ok" | "reset" | "silent" | "flaky_close" | "unavailable" | "truncate";

@@ -1,8 +1,8 @@
 /** End-to-end tests of the HTTP/1.1 client against Deno.serve members on loopback. */
 
 import assert from "node:assert/strict";
-import type { MemberAddress } from "../src/config/types.ts";
-import { ManualClock } from "../src/upstream/clock.ts";
+import type { MemberAddress } from "../src/net/member_address.ts";
+import { ManualClock } from "../src/base/clock.ts";
 import {
   Connector,
   ConnPool,

@@ -1,7 +1,7 @@
 /** End-to-end tests of the HTTP/1.1 client against raw loopback servers that misbehave. */
 
 import assert from "node:assert/strict";
-import { ManualClock } from "../src/upstream/clock.ts";
+import { ManualClock } from "../src/base/clock.ts";
 import {
   Connector,
   ConnPool,

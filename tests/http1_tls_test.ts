@@ -1,7 +1,7 @@
 /** End-to-end tests of the HTTP/1.1 client towards TLS members, with a CA made by openssl. */
 
 import assert from "node:assert/strict";
-import type { MemberAddress } from "../src/config/types.ts";
+import type { MemberAddress } from "../src/net/member_address.ts";
 import { Connector, ConnPool, send, type TlsSettings, UpstreamError } from "../src/http1/mod.ts";
 import {
   bodyText,
@@ -11,7 +11,7 @@ import {
   sendOptions,
   sha256,
 } from "../src/http1/_test_servers.ts";
-import { makePki } from "../src/server/_test_certs.ts";
+import { makePki } from "../src/base/_test_certs.ts";
 
 /** A throwaway CA and a server certificate for member.test and 127.0.0.1 (PEM texts). */
 async function makeMemberPki(): Promise<{ dir: string; ca: string; cert: string; key: string }> {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
-import { makePki } from "../src/server/_test_certs.ts";
+import { makePki } from "../src/base/_test_certs.ts";
 import { startMember, startScalwsd } from "./_harness.ts";
 import { curl } from "./_tls_client.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { request, startScalwsd } from "./_harness.ts";
 import { RawConn } from "./_raw_client.ts";
-import { ManualClock } from "../src/upstream/clock.ts";
+import { ManualClock } from "../src/base/clock.ts";
 
 function config(server: string, appExtra = ""): string {
   return `

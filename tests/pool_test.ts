@@ -8,7 +8,7 @@ import {
   startMember,
   startScalwsd,
 } from "./_harness.ts";
-import { ManualClock } from "../src/upstream/clock.ts";
+import { ManualClock } from "../src/base/clock.ts";
 
 function config(upstreams: string, runtime = "{type: proxy, upstream: {pool: p}}"): string {
   return `

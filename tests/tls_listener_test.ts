@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
-import { makePki, type TestPki } from "../src/server/_test_certs.ts";
+import { makePki, type TestPki } from "../src/base/_test_certs.ts";
 import { startScalwsd } from "./_harness.ts";
 import { curl, fingerprint, presented, TlsClient } from "./_tls_client.ts";
 

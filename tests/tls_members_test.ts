@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { makePki } from "../src/server/_test_certs.ts";
+import { makePki } from "../src/base/_test_certs.ts";
 import { get, startScalwsd } from "./_harness.ts";
 
 async function tlsMember(

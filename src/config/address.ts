@@ -5,7 +5,8 @@
 import { ValueError } from "./errors.ts";
 import { isLoopback, parseIP, parseIPv4 } from "../net/ip.ts";
 import { hostnameError } from "./syntax.ts";
-import type { AddressTarget, HostPort, MemberAddress } from "./types.ts";
+import type { MemberAddress } from "../net/member_address.ts";
+import type { AddressTarget, HostPort } from "./types.ts";
 
 const PORT = /^[0-9]{1,5}$/;
 const IPV4_LIKE = /^[0-9.]+$/;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { makePki } from "../server/_test_certs.ts";
+import { makePki } from "../base/_test_certs.ts";
 import { coveredBy, loadCertificate, loadCertificates } from "./certificates.ts";
 
 const read = (p: string) => Deno.readTextFileSync(p);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ConfigError } from "./errors.ts";
 import { configFromData, loadConfig, parseConfig } from "./load.ts";
 import type { Config } from "./types.ts";
-import { makePki } from "../server/_test_certs.ts";
+import { makePki } from "../base/_test_certs.ts";
 
 // deno-lint-ignore no-explicit-any
 type Doc = any;

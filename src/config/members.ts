@@ -4,7 +4,8 @@
  */
 import { parseMemberAddress } from "./address.ts";
 import { ValueError } from "./errors.ts";
-import type { MemberAddress, MemberConfig } from "./types.ts";
+import type { MemberAddress } from "../net/member_address.ts";
+import type { MemberConfig } from "./types.ts";
 
 /** A pool holds at most this many members. */
 export const MAX_MEMBERS = 10_000;

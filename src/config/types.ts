@@ -4,22 +4,14 @@
  * path and the field it names read the same. Durations are milliseconds, sizes are bytes.
  */
 
+import type { MemberAddress } from "../net/member_address.ts";
+
 /** A parsed `ip:port`, `[ipv6]:port` or `host:port` listen or member address. */
 export interface HostPort {
   /** Host as written without brackets, lower-cased (`127.0.0.1`, `::1`, `api-1.internal`). */
   readonly hostname: string;
   readonly port: number;
 }
-
-/** A member address after parsing; `canonical` is the registry key of the member. */
-export type MemberAddress =
-  | {
-    readonly kind: "tcp";
-    readonly hostname: string;
-    readonly port: number;
-    readonly canonical: string;
-  }
-  | { readonly kind: "unix"; readonly path: string; readonly canonical: string };
 
 export interface MemberConfig {
   /** Canonical form: `192.0.2.5:8080`, `[2001:db8::5]:8080`, `host:8080`, `unix:/path`. */

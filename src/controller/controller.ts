@@ -9,7 +9,7 @@
  */
 import { ConfigError } from "../config/errors.ts";
 import { log } from "../observe/log.ts";
-import { Lock } from "../server/lock.ts";
+import { Lock } from "../base/lock.ts";
 import { ensureDir, writeFileAtomic } from "./atomic_file.ts";
 import { classify } from "./classify.ts";
 import type { ControllerConfig } from "./config.ts";

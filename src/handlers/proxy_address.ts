@@ -4,7 +4,7 @@ import type { ConnPool } from "../http1/conn_pool.ts";
 import type { UpstreamResponse } from "../http1/types.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
-import { plain } from "../server/plain.ts";
+import { plain } from "../base/plain.ts";
 import { prepareBody } from "./proxy_body.ts";
 import { Attempt, errorStatus, outbound, toResponse } from "./proxy_common.ts";
 import { isWebSocketUpgrade } from "./websocket.ts";

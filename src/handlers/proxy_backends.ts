@@ -1,6 +1,6 @@
 import type { BackendEntry } from "../config/types.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
-import { plain } from "../server/plain.ts";
+import { plain } from "../base/plain.ts";
 import { BackendSelector } from "../upstream/backends.ts";
 import type { PoolProxyHandler } from "./proxy_pool.ts";
 

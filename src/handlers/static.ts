@@ -1,6 +1,6 @@
 import type { StaticRuntime } from "../config/types.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
-import { plain } from "../server/plain.ts";
+import { plain } from "../base/plain.ts";
 import { contentType } from "./mime.ts";
 
 /** Files up to this size are read whole and answered from memory; larger ones stream. */

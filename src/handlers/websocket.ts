@@ -11,7 +11,7 @@
 import type { Socket, UpstreamResponse } from "../http1/types.ts";
 import { log } from "../observe/log.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
-import { plain } from "../server/plain.ts";
+import { plain } from "../base/plain.ts";
 import {
   closePayload,
   encodeFrame,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../upstream/clock.ts";
+import { ManualClock } from "../base/clock.ts";
 import { FakeFactory, FakeSocket } from "./_fake_socket.ts";
 import { ConnPool, SURPLUS_GRACE } from "./conn_pool.ts";
 import type { Http1Conn } from "./connection.ts";

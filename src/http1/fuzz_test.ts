@@ -13,7 +13,7 @@ import { findHeadEnd, parseResponseHead } from "./response_head.ts";
 import { send } from "./send.ts";
 import type { OutboundRequest, SendOptions } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
-import { seeded as prng } from "../upstream/seeded.ts";
+import { seeded as prng } from "../base/random.ts";
 
 const BUDGET_MS = 2000;
 const enc = new TextEncoder();

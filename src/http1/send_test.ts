@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../upstream/clock.ts";
+import { ManualClock } from "../base/clock.ts";
 import { bytes, FakeFactory, FakeSocket } from "./_fake_socket.ts";
 import { ConnPool } from "./conn_pool.ts";
 import { send } from "./send.ts";

@@ -1,5 +1,5 @@
 import type { LimitReqConfig } from "../config/types.ts";
-import type { Clock } from "../upstream/types.ts";
+import type { Clock } from "../base/clock.ts";
 import { TokenBucket } from "./token_bucket.ts";
 
 /** Buckets are swept of full ones once there are this many. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../upstream/clock.ts";
+import { ManualClock } from "../base/clock.ts";
 import { LimiterRegistry, RateLimiter } from "./rate_limit.ts";
 
 Deno.test("RateLimiter keeps one bucket per client and answers Retry-After seconds", () => {

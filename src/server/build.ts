@@ -14,7 +14,7 @@ import { Router } from "../pipeline/router.ts";
 import { compileTrusted } from "../pipeline/trusted_proxies.ts";
 import type { AffinityKey } from "../upstream/affinity.ts";
 import type { Pool } from "../upstream/pool.ts";
-import type { Clock } from "../upstream/types.ts";
+import type { Clock } from "../base/clock.ts";
 import type { AppEntry, Generation, RequestLimits, RouteEntry } from "./generation.ts";
 
 /** What building a generation needs besides the config. */

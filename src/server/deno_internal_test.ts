@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import tls from "node:tls";
 import http2 from "node:http2";
-import { makePki } from "./_test_certs.ts";
+import { makePki } from "../base/_test_certs.ts";
 import {
   internalsProblem,
   type KeyPair,

@@ -6,7 +6,7 @@ import { normalizePath } from "../pipeline/path.ts";
 import { clientAddress } from "../pipeline/client_ip.ts";
 import { pathStart, urlAuthority } from "../pipeline/url.ts";
 import { log } from "../observe/log.ts";
-import { plain } from "./plain.ts";
+import { plain } from "../base/plain.ts";
 import { type ClientConn, type TlsState, UPGRADED } from "./client_conn.ts";
 import type { AppEntry, Generation, RequestLimits } from "./generation.ts";
 

@@ -5,17 +5,17 @@ import { AccessLog } from "../observe/access_log.ts";
 import { createMetrics, type Metrics } from "../observe/families.ts";
 import { log } from "../observe/log.ts";
 import { AffinityKey } from "../upstream/affinity.ts";
-import { systemClock } from "../upstream/clock.ts";
+import { systemClock } from "../base/clock.ts";
 import { PoolRegistry } from "../upstream/registry.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
-import type { Clock } from "../upstream/types.ts";
+import type { Clock } from "../base/clock.ts";
 import type { PemReader } from "../upstream/member_tls.ts";
 import { AddressPools } from "../handlers/address_pools.ts";
 import { buildGeneration } from "./build.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
 import { Listener } from "./listener.ts";
-import { Lock } from "./lock.ts";
+import { Lock } from "../base/lock.ts";
 import { PemFiles } from "./pem_files.ts";
 import { preflight } from "./preflight.ts";
 
@@ -43,7 +43,8 @@ function listenerKey(l: ListenerConfig): string {
 
 /**
  * One scalwsd process: the generation holder, the pool registry, the listeners and the control
- * operations (reload, member changes) serialised by one lock.
+ * operations (reload, member changes) serialised by one lock. It is the admin API's
+ * `AdminTarget` (admin/target.ts), by shape: a lower room does not import admin/.
  */
 export class Server {
   readonly metrics: Metrics = createMetrics();

@@ -1,4 +1,4 @@
-import type { MemberAddress } from "../config/types.ts";
+import type { MemberAddress } from "../net/member_address.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import type { Connector } from "../http1/connector.ts";
 import type { Metrics } from "../observe/families.ts";

@@ -3,7 +3,7 @@ import { parseConfig } from "../config/load.ts";
 import type { AddressTarget, Config, ProxyRuntime } from "../config/types.ts";
 import { createMetrics } from "../observe/families.ts";
 import { AffinityKey } from "./affinity.ts";
-import { systemClock } from "./clock.ts";
+import { systemClock } from "../base/clock.ts";
 import { addressTls, poolTls } from "./member_tls.ts";
 import { Pool } from "./pool.ts";
 

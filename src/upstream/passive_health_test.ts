@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "./clock.ts";
+import { ManualClock } from "../base/clock.ts";
 import { PassiveHealth, pickLongestEjected } from "./passive_health.ts";
 
 const S = { failures: 3, cooldown: 10_000 };

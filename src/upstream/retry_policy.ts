@@ -3,6 +3,9 @@
  * request whose kept-alive connection turned out stale. Pure decisions from what the proxy knows.
  */
 
+// Idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE): the HTTP/1 client's stale rules use them too.
+import { isIdempotent } from "../http1/stale.ts";
+
 /**
  * How an attempt failed:
  * `connect`: connect error or connect timeout, before any of the request was written;
@@ -37,11 +40,6 @@ export interface RetryInput {
   /** A WebSocket upgrade: never retried. */
   readonly websocket: boolean;
 }
-
-import { isIdempotent } from "../http1/stale.ts";
-
-/** GET, HEAD, OPTIONS, PUT and DELETE: shared with the stale-connection rules of the HTTP/1 client. */
-export { isIdempotent };
 
 /**
  * Whether a failed attempt is sent again to another member: nothing reached the client, the

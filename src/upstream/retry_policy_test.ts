@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { isIdempotent, mayRetry, type RetryInput } from "./retry_policy.ts";
+import { isIdempotent } from "../http1/stale.ts";
+import { mayRetry, type RetryInput } from "./retry_policy.ts";
 
 const base: RetryInput = {
   attempts: 1,

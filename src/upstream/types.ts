@@ -1,13 +1,5 @@
 /** Shared shapes of the upstream policies: pure code with injected time and randomness. */
 
-/** Milliseconds; `Date.now()` in production, a settable value in tests. */
-export interface Clock {
-  now(): number;
-}
-
-/** A number in [0, 1), like `Math.random`. */
-export type Random = () => number;
-
 /** What a balancing policy sees of a member. */
 export interface Candidate {
   /** Canonical address, the member's identity. */

@@ -6,7 +6,7 @@
  * Disposing drains the server, stops the admin listeners and removes the temporary directory.
  */
 import { Server, type ServerOptions } from "../../src/server/server.ts";
-import { AdminListeners } from "../../src/server/admin_listeners.ts";
+import { AdminListeners } from "../../admin/listeners.ts";
 import { setLogSink } from "../../src/observe/log.ts";
 
 /** A running scalwsd. */

@@ -4,7 +4,7 @@
  */
 
 import type { Candidate, PickContext } from "../types.ts";
-export { seeded } from "../seeded.ts";
+export { seeded } from "../../base/random.ts";
 
 /** A member whose availability and load tests set directly. */
 export class TestMember implements Candidate {

@@ -1,4 +1,7 @@
-import type { Clock } from "./types.ts";
+/** Milliseconds; `Date.now()` in production, a settable value in tests. */
+export interface Clock {
+  now(): number;
+}
 
 /** The wall clock in milliseconds. */
 export const systemClock: Clock = { now: Date.now };

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { seeded } from "./seeded.ts";
+import { seeded } from "./random.ts";
 
 Deno.test("seeded replays the same sequence for a seed and stays in [0, 1)", () => {
   const a = seeded(42);

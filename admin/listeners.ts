@@ -1,7 +1,7 @@
-import { createAdminApp } from "../../admin/app.ts";
-import { metricsHandler } from "../../admin/metrics_app.ts";
-import { log } from "../observe/log.ts";
-import type { Server } from "./server.ts";
+import { createAdminApp } from "./app.ts";
+import { metricsHandler } from "./metrics_app.ts";
+import { log } from "../src/observe/log.ts";
+import type { AdminTarget } from "./target.ts";
 import { RemoteAdmin } from "./remote_admin.ts";
 
 /** Per-instance settings under the controller, which replace the configuration's. */
@@ -30,7 +30,10 @@ export class AdminListeners {
   /** Bound addresses for tests: `metrics`, `http`. */
   readonly bound = new Map<string, Deno.NetAddr>();
 
-  constructor(private readonly server: Server, private readonly overrides: AdminOverrides = {}) {}
+  constructor(
+    private readonly server: AdminTarget,
+    private readonly overrides: AdminOverrides = {},
+  ) {}
 
   async start(): Promise<void> {
     const cfg = this.server.config.server;

@@ -1,4 +1,5 @@
-import type { Random } from "./types.ts";
+/** A number in [0, 1), like `Math.random`. */
+export type Random = () => number;
 
 /**
  * A small seeded generator (mulberry32) of numbers in [0, 1): for tests, fuzzers and benches

@@ -1,0 +1,30 @@
+import type { Clock } from "../src/base/clock.ts";
+import type { Lock } from "../src/base/lock.ts";
+import type { Config } from "../src/config/types.ts";
+import type { Registry } from "../src/observe/metrics.ts";
+import type { Pool } from "../src/upstream/pool.ts";
+
+/** What `POST /v1/reload` gets back: the new generation's number, or every error of the file. */
+export type ReloadOutcome =
+  | { readonly ok: true; readonly generation: number; readonly warnings: readonly string[] }
+  | { readonly ok: false; readonly errors: readonly string[] };
+
+/**
+ * What the admin API and its listeners need of a running scalwsd. `Server` (src/server/)
+ * implements it; admin/ depends on this interface, never on the server's internals.
+ */
+export interface AdminTarget {
+  /** The configuration file, named in the audit lines of reloads. */
+  readonly file: string;
+  /** The current generation's configuration. */
+  readonly config: Config;
+  readonly clock: Clock;
+  /** Serialises member changes with reloads. */
+  readonly lock: Lock;
+  /** Lifecycle state: `starting`, `warming`, `ready`, `active` or `draining`. */
+  readonly state: string;
+  readonly generation: { readonly id: number };
+  readonly metrics: { readonly registry: Registry };
+  readonly registry: { readonly pools: ReadonlyMap<string, Pool> };
+  reload(): Promise<ReloadOutcome>;
+}

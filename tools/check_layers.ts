@@ -1,0 +1,296 @@
+/**
+ * Checks that the code's rooms (folders) import one way only.
+ *
+ * A room is `src/<name>/` (subfolders belong to it), `admin/`, `cli/`, or `main.ts`. The folder
+ * graph is built from the import and export statements of every `.ts` file, tests included.
+ * It fails (exit 1) on an import against {@linkcode LAYERS} and on any folder cycle, naming
+ * each offending `file:line`, and prints the graph either way.
+ *
+ * Run: `deno run --allow-read tools/check_layers.ts` (part of `deno task ok` and CI).
+ *
+ * @module
+ */
+
+/**
+ * The order, lowest first. A room may import rooms of lower layers only; rooms that share a
+ * layer may not import each other.
+ *
+ * - `observe` (metrics, logs) sits just above `net`: every data-plane room may record.
+ * - `front` (scalwsd's own HTTP/1.1 server side) sits with `upstream`: it may use `http1`'s
+ *   codec pieces, the pipeline above it uses it.
+ * - `controller` sits with `server`: it drives scalwsd processes, never their internals.
+ * - `cli` sits above `admin`: `scalwsd run` starts the admin listeners.
+ */
+export const LAYERS: readonly (readonly string[])[] = [
+  ["base"],
+  ["net"],
+  ["observe"],
+  ["config"],
+  ["http1", "fastcgi"],
+  ["upstream", "discovery", "front"],
+  ["pipeline", "cache"],
+  ["handlers", "apps"],
+  ["server", "controller"],
+  ["admin"],
+  ["cli"],
+  ["main"],
+];
+
+/** One import statement: the file and line holding it, and the specifier. */
+export interface Import {
+  file: string;
+  line: number;
+  specifier: string;
+}
+
+/** One import that breaks the order or closes a cycle. */
+export interface Violation {
+  file: string;
+  line: number;
+  message: string;
+}
+
+/** The folder graph and what is wrong with it. */
+export interface Report {
+  /** `from -> to` mapped to the number of import statements. */
+  edges: Map<string, number>;
+  violations: Violation[];
+  /** Each folder cycle as the rooms on it, first room repeated at the end. */
+  cycles: string[][];
+}
+
+const IMPORT_RE =
+  /(?:^|[;}\s])(?:import|export)\b(?:[^;"'`]*?\bfrom\s*)?\s*\(?\s*["']([^"']+)["']/g;
+
+/** Every relative import/export specifier of a source text, with its line. */
+export function findImports(file: string, text: string): Import[] {
+  const out: Import[] = [];
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
+  for (const m of text.matchAll(IMPORT_RE)) {
+    const spec = m[1];
+    if (!spec.startsWith("./") && !spec.startsWith("../")) continue;
+    const at = m.index! + m[0].lastIndexOf(spec);
+    let line = 0;
+    let lo = 0, hi = lineStarts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (lineStarts[mid] <= at) {
+        line = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    const lineText = text.slice(lineStarts[line], text.indexOf("\n", lineStarts[line]) >>> 0);
+    const trimmed = lineText.trimStart();
+    if (trimmed.startsWith("//") || trimmed.startsWith("*")) continue;
+    out.push({ file, line: line + 1, specifier: spec });
+  }
+  return out;
+}
+
+/** Joins a relative specifier onto the importing file's folder; `/`-separated, no leading `./`. */
+export function resolve(file: string, specifier: string): string {
+  const parts = file.split("/");
+  parts.pop();
+  for (const p of specifier.split("/")) {
+    if (p === "." || p === "") continue;
+    if (p === "..") parts.pop();
+    else parts.push(p);
+  }
+  return parts.join("/");
+}
+
+/** The room of a repository-relative path, or undefined outside the checked tree. */
+export function roomOf(path: string): string | undefined {
+  const parts = path.split("/");
+  if (parts[0] === "src" && parts.length > 2) return parts[1];
+  if (parts[0] === "admin" || parts[0] === "cli") return parts[0];
+  if (path === "main.ts") return "main";
+  return undefined;
+}
+
+/** Builds the folder graph of `files` (path -> text) and checks it against `layers`. */
+export function check(
+  files: ReadonlyMap<string, string>,
+  layers: readonly (readonly string[])[] = LAYERS,
+): Report {
+  const rank = new Map<string, number>();
+  layers.forEach((rooms, i) => rooms.forEach((r) => rank.set(r, i)));
+  const edges = new Map<string, number>();
+  const firstSite = new Map<string, Import>();
+  const violations: Violation[] = [];
+  const unknown = new Set<string>();
+  const paths = [...files.keys()].sort();
+  for (const file of paths) {
+    const from = roomOf(file);
+    if (from === undefined) continue;
+    if (!rank.has(from) && !unknown.has(from)) {
+      unknown.add(from);
+      violations.push({
+        file,
+        line: 1,
+        message: `room "${from}" is not in the layer order`,
+      });
+    }
+    for (const imp of findImports(file, files.get(file)!)) {
+      const target = resolve(file, imp.specifier);
+      const to = roomOf(target);
+      if (to === undefined || to === from) continue;
+      const key = `${from} -> ${to}`;
+      edges.set(key, (edges.get(key) ?? 0) + 1);
+      if (!firstSite.has(key)) firstSite.set(key, imp);
+      const rf = rank.get(from), rt = rank.get(to);
+      if (rf === undefined || rt === undefined) continue;
+      if (rt > rf) {
+        violations.push({
+          file,
+          line: imp.line,
+          message: `${from} imports ${to} ("${imp.specifier}"): ${to} is a higher layer`,
+        });
+      } else if (rt === rf) {
+        violations.push({
+          file,
+          line: imp.line,
+          message: `${from} imports ${to} ("${imp.specifier}"): rooms of one layer ` +
+            `do not import each other`,
+        });
+      }
+    }
+  }
+  const cycles = findCycles(edges);
+  for (const cycle of cycles) {
+    const site = firstSite.get(`${cycle[0]} -> ${cycle[1]}`)!;
+    violations.push({
+      file: site.file,
+      line: site.line,
+      message: `folder cycle ${cycle.join(" -> ")}`,
+    });
+  }
+  return { edges, violations, cycles };
+}
+
+/** One cycle per strongly connected set of rooms (Tarjan), each closed by its first room. */
+export function findCycles(edges: ReadonlyMap<string, number>): string[][] {
+  const next = new Map<string, string[]>();
+  for (const key of [...edges.keys()].sort()) {
+    const [a, b] = key.split(" -> ");
+    if (!next.has(a)) next.set(a, []);
+    if (!next.has(b)) next.set(b, []);
+    next.get(a)!.push(b);
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const sets: string[][] = [];
+  let counter = 0;
+  const visit = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v)!) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const set: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        set.push(w);
+      } while (w !== v);
+      if (set.length > 1) sets.push(set);
+    }
+  };
+  for (const v of [...next.keys()].sort()) if (!index.has(v)) visit(v);
+  // Each edge inside a strongly connected set closes at least one cycle: report the shortest
+  // cycle through every such edge, each cycle once.
+  const inSet = new Map<string, number>();
+  sets.forEach((set, i) => set.forEach((v) => inSet.set(v, i)));
+  const seen = new Set<string>();
+  const cycles: string[][] = [];
+  for (const [a, outs] of [...next.entries()].sort()) {
+    for (const b of outs) {
+      if (inSet.get(a) === undefined || inSet.get(a) !== inSet.get(b)) continue;
+      const cycle = shortestCycle(next, a, b, (v) => inSet.get(v) === inSet.get(a));
+      const ring = cycle.slice(0, -1);
+      const i = ring.indexOf([...ring].sort()[0]);
+      const norm = [...ring.slice(i), ...ring.slice(0, i)];
+      const key = norm.join(" -> ");
+      if (seen.has(key)) continue;
+      seen.add(key);
+      cycles.push([...norm, norm[0]]);
+    }
+  }
+  return cycles;
+}
+
+/** `a -> b -> ... -> a` with the fewest rooms, staying inside `keep`. */
+function shortestCycle(
+  next: ReadonlyMap<string, string[]>,
+  a: string,
+  b: string,
+  keep: (v: string) => boolean,
+): string[] {
+  const prev = new Map<string, string>();
+  const seen = new Set([b]);
+  const queue = [b];
+  for (let i = 0; i < queue.length && !prev.has(a); i++) {
+    for (const w of next.get(queue[i])!) {
+      if (!keep(w) || seen.has(w)) continue;
+      seen.add(w);
+      prev.set(w, queue[i]);
+      queue.push(w);
+    }
+  }
+  // `a` is reachable from `b`: both are in one strongly connected set.
+  const path = [a];
+  for (let v = a; v !== b;) {
+    v = prev.get(v)!;
+    path.unshift(v);
+  }
+  path.unshift(a);
+  return path;
+}
+
+/** The report as text: edges with counts, then violations. */
+export function format(report: Report): string {
+  const lines = ["folder graph (importer -> imported: import statements):"];
+  for (const key of [...report.edges.keys()].sort()) {
+    lines.push(`  ${key}: ${report.edges.get(key)}`);
+  }
+  if (report.violations.length === 0) {
+    lines.push("layers: ok, no folder cycle, no import against the order");
+  } else {
+    lines.push(`layers: ${report.violations.length} problem(s)`);
+    for (const v of report.violations) lines.push(`  ${v.file}:${v.line}: ${v.message}`);
+  }
+  return lines.join("\n");
+}
+
+async function readTree(root: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(`${root}/${dir}`)) {
+      const rel = `${dir}/${e.name}`;
+      if (e.isDirectory) await walk(rel);
+      else if (e.isFile && e.name.endsWith(".ts")) {
+        files.set(rel, await Deno.readTextFile(`${root}/${rel}`));
+      }
+    }
+  };
+  for (const dir of ["src", "admin", "cli"]) await walk(dir);
+  files.set("main.ts", await Deno.readTextFile(`${root}/main.ts`));
+  return files;
+}
+
+if (import.meta.main) {
+  const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+  const report = check(await readTree(root));
+  console.log(format(report));
+  if (report.violations.length > 0) Deno.exit(1);
+}

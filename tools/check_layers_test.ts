@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { check, findImports, format, LAYERS, resolve, roomOf } from "./check_layers.ts";
+
+const ORDER = [["base"], ["net"], ["server"], ["admin"]];
+
+Deno.test("findImports finds import, export, type and dynamic forms with their lines", () => {
+  const text = [
+    'import { a } from "./a.ts";',
+    "import type {",
+    "  B,",
+    '} from "../net/b.ts";',
+    '// import { c } from "../c.ts";',
+    'export { d } from "./d.ts";',
+    'const e = await import("./e.ts");',
+    'import assert from "node:assert/strict";',
+  ].join("\n");
+  assert.deepEqual(
+    findImports("src/base/x.ts", text).map((i) => `${i.line} ${i.specifier}`),
+    ["1 ./a.ts", "4 ../net/b.ts", "6 ./d.ts", "7 ./e.ts"],
+  );
+});
+
+Deno.test("roomOf and resolve name the room of a path", () => {
+  assert.equal(resolve("src/http1/conn_pool.ts", "../base/clock.ts"), "src/base/clock.ts");
+  assert.equal(resolve("admin/app.ts", "../src/server/server.ts"), "src/server/server.ts");
+  assert.equal(roomOf("src/upstream/balance/hash.ts"), "upstream");
+  assert.equal(roomOf("admin/app.ts"), "admin");
+  assert.equal(roomOf("main.ts"), "main");
+  assert.equal(roomOf("tests/pool_test.ts"), undefined);
+});
+
+Deno.test("check passes imports that run down the order and counts the edges", () => {
+  const files = new Map([
+    ["src/base/clock.ts", "export const c = 1;"],
+    ["src/net/ip.ts", 'import { c } from "../base/clock.ts";'],
+    ["src/server/s.ts", 'import { c } from "../base/clock.ts";\nimport "../net/ip.ts";'],
+    ["admin/app.ts", 'import type { S } from "../src/server/s.ts";\nimport "./views.ts";'],
+  ]);
+  const r = check(files, ORDER);
+  assert.deepEqual(r.violations, []);
+  assert.deepEqual(r.cycles, []);
+  assert.deepEqual([...r.edges].sort(), [
+    ["admin -> server", 1],
+    ["net -> base", 1],
+    ["server -> base", 1],
+    ["server -> net", 1],
+  ]);
+  assert.match(format(r), /layers: ok/);
+});
+
+Deno.test("check fails on a wrong-way import and on the folder cycle it closes", () => {
+  const files = new Map([
+    ["src/base/plain.ts", "export const p = 1;"],
+    [
+      "src/server/listeners.ts",
+      'import { p } from "../base/plain.ts";\nimport "../../admin/app.ts";',
+    ],
+    ["admin/app.ts", 'import type { S } from "../src/server/listeners.ts";'],
+  ]);
+  const r = check(files, ORDER);
+  assert.deepEqual(r.cycles, [["admin", "server", "admin"]]);
+  assert.deepEqual(r.violations.map((v) => `${v.file}:${v.line}: ${v.message}`), [
+    'src/server/listeners.ts:2: server imports admin ("../../admin/app.ts"): admin is a higher layer',
+    "admin/app.ts:1: folder cycle admin -> server -> admin",
+  ]);
+  assert.match(format(r), /layers: 2 problem\(s\)/);
+});
+
+Deno.test("check fails on imports between rooms of one layer and on rooms not in the order", () => {
+  const files = new Map([
+    ["src/http1/a.ts", 'import "../fastcgi/b.ts";'],
+    ["src/fastcgi/b.ts", ""],
+    ["src/attic/c.ts", ""],
+  ]);
+  const r = check(files, [["http1", "fastcgi"]]);
+  assert.deepEqual(r.violations.map((v) => v.message), [
+    'room "attic" is not in the layer order',
+    'http1 imports fastcgi ("../fastcgi/b.ts"): rooms of one layer do not import each other',
+  ]);
+});
+
+Deno.test("LAYERS places every room of DESIGN.md once", () => {
+  const rooms = LAYERS.flat();
+  assert.equal(new Set(rooms).size, rooms.length);
+  for (
+    const r of ["base", "net", "config", "http1", "fastcgi", "upstream", "discovery", "front"]
+      .concat(["pipeline", "cache", "handlers", "apps", "server", "observe", "controller"])
+      .concat(["admin", "cli", "main"])
+  ) assert.ok(rooms.includes(r), r);
+});
