@@ -19,6 +19,7 @@
  * - `front` (scalwsd's own HTTP/1.1 server side) sits with `upstream`: it may use `http1`'s
  *   codec pieces, the pipeline above it uses it.
  * - `controller` sits with `server`: it drives scalwsd processes, never their internals.
+ * - `fastcgi` sits just above `http1`: it rides on its connection pool and connections.
  * - `cli` sits above `admin`: `scalwsd run` starts the admin listeners.
  */
 export const LAYERS: readonly (readonly string[])[] = [
@@ -26,7 +27,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["net"],
   ["observe"],
   ["config"],
-  ["http1", "fastcgi"],
+  ["http1"],
+  ["fastcgi"],
   ["upstream", "discovery", "front"],
   ["pipeline", "cache"],
   ["handlers", "apps"],

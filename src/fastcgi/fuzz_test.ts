@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { bytes as latin1Bytes, FakeFactory, FakeSocket } from "../http1/_fake_socket.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";
-import { seeded } from "../upstream/seeded.ts";
+import { seeded } from "../base/random.ts";
 import { concat, end, record, stderr } from "./_fake_server.ts";
 import { ParamsBuffer } from "./params.ts";
 import { END_REQUEST, STDOUT } from "./record.ts";
