@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { DELTA_MAX, parseCacheControl } from "./cache_control.ts";
-import { seeded } from "../upstream/seeded.ts";
+import { seeded } from "../base/random.ts";
 
 Deno.test("parseCacheControl reads the directives a shared cache acts on", () => {
   const cc = parseCacheControl(

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { parseCacheControl } from "./cache_control.ts";
 import { currentAge, freshnessLifetime, initialAge, parseAge } from "./freshness.ts";
 import { formatHttpDate } from "./http_date.ts";
-import { ManualClock } from "../upstream/clock.ts";
+import { ManualClock } from "../base/clock.ts";
 
 const D = Date.UTC(2026, 0, 1, 12, 0, 0);
 
