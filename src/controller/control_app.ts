@@ -5,7 +5,7 @@
  */
 import { Hono } from "hono";
 import { log } from "../observe/log.ts";
-import { ControlError } from "./controller.ts";
+import { ControlError } from "./control_error.ts";
 
 /** What the API drives; `Controller` implements it. */
 export interface ControlTarget {

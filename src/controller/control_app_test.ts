@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { setLogSink } from "../observe/log.ts";
 import { type ControlTarget, createControlApp, serveControlSocket } from "./control_app.ts";
-import { ControlError } from "./controller.ts";
+import { ControlError } from "./control_error.ts";
 
 function fake(calls: string[]): ControlTarget {
   return {

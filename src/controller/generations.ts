@@ -49,8 +49,11 @@ export function validateForController(text: string, file: string): string[] {
   return [...loaded.warnings, ...controllerWarnings(loaded.config)];
 }
 
-/** The generations directory of one state directory. */
-export class GenerationStore {
+/**
+ * The generations directory of one state directory. These are configuration generations,
+ * numbered by the controller; a scalwsd process starts its own generation count from one.
+ */
+export class ConfigGenerationStore {
   readonly dir: string;
 
   constructor(stateDir: string) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ConfigError } from "../config/errors.ts";
-import { GenerationStore, validateForController } from "./generations.ts";
+import { ConfigGenerationStore, validateForController } from "./generations.ts";
 
 const GOOD = `
 server:
@@ -47,10 +47,10 @@ Deno.test("validateForController warns that admin.http is not started by instanc
   ]);
 });
 
-Deno.test("GenerationStore numbers generations upwards and never writes an invalid one", async () => {
+Deno.test("ConfigGenerationStore numbers generations upwards and never writes an invalid one", async () => {
   const dir = await Deno.makeTempDir({ prefix: "scalwsd-gen-" });
   try {
-    const g = new GenerationStore(dir);
+    const g = new ConfigGenerationStore(dir);
     await g.init();
     assert.deepEqual(await g.list(), []);
     assert.equal((await g.create(GOOD, "/etc/scalws.yaml")).number, 1);

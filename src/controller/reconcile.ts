@@ -14,6 +14,7 @@ export interface SlotView {
   readonly state: InstanceState;
   /** False once the slot is being removed. */
   readonly wanted: boolean;
+  /** The configuration generation the slot's instance was started on. */
   readonly generation: number;
   /** `max_restarts` exceeded: stays Failed, still holds its place in the count. */
   readonly gaveUp: boolean;
@@ -35,11 +36,11 @@ function counted(s: SlotView): boolean {
 }
 
 /** Retire first what serves least: given-up, then failed, then older generations, then the highest id. */
-function retireRank(s: SlotView, generation: number): number[] {
+function retireRank(s: SlotView, configGeneration: number): number[] {
   return [
     s.gaveUp ? 0 : 1,
     s.state === "failed" ? 0 : 1,
-    s.generation !== generation ? 0 : 1,
+    s.generation !== configGeneration ? 0 : 1,
     s.state === "active" ? 1 : 0,
     -s.index,
   ];
@@ -61,21 +62,27 @@ export function freeIndex(slots: readonly SlotView[], limit: number): number | u
   return undefined;
 }
 
-export function planStep(
-  slots: readonly SlotView[],
-  desired: number,
-  generation: number,
-  indexLimit: number,
-): Step {
+/** What the reconciler works towards. */
+export interface PlanTarget {
+  /** The instance count wanted. */
+  readonly desired: number;
+  /** The configuration generation every instance should run. */
+  readonly configGeneration: number;
+  /** Slot indexes allowed: `0..indexLimit - 1`. */
+  readonly indexLimit: number;
+}
+
+export function planStep(slots: readonly SlotView[], target: PlanTarget): Step {
+  const { desired, configGeneration, indexLimit } = target;
   const starting = slots.find((s) => s.wanted && STARTING_STATES.has(s.state));
   if (starting) return { kind: "wait", reason: `${starting.id} is ${starting.state}` };
   const live = slots.filter(counted);
   if (live.length > desired) {
     const victim = [...live].sort((a, b) =>
-      compareRanks(retireRank(a, generation), retireRank(b, generation))
+      compareRanks(retireRank(a, configGeneration), retireRank(b, configGeneration))
     )[0];
-    const why = victim.generation !== generation
-      ? `replaced by generation ${generation}`
+    const why = victim.generation !== configGeneration
+      ? `replaced by generation ${configGeneration}`
       : `${live.length} instances, ${desired} wanted`;
     return { kind: "retire", id: victim.id, reason: why };
   }
@@ -86,10 +93,10 @@ export function planStep(
       : { kind: "start", id: `web-${i}`, reason };
   };
   if (live.length < desired) return start(`${live.length} instances, ${desired} wanted`);
-  const old = live.filter((s) => s.generation !== generation);
+  const old = live.filter((s) => s.generation !== configGeneration);
   if (old.length > 0) {
     return start(
-      `rolling to generation ${generation}: ${
+      `rolling to generation ${configGeneration}: ${
         old.map((s) => `${s.id} (generation ${s.generation})`).join(", ")
       } to replace`,
     );

@@ -26,41 +26,60 @@ function apply(slots: SlotView[], step: Step, generation: number): SlotView[] {
 }
 
 Deno.test("planStep starts up to the desired count, one at a time", () => {
-  assert.deepEqual(planStep([], 2, 1, 8), {
+  assert.deepEqual(planStep([], { desired: 2, configGeneration: 1, indexLimit: 8 }), {
     kind: "start",
     id: "web-0",
     reason: "0 instances, 2 wanted",
   });
-  assert.deepEqual(planStep([slot(0, "warming")], 2, 1, 8), {
-    kind: "wait",
-    reason: "web-0 is warming",
-  });
-  assert.deepEqual(planStep([slot(0, "active")], 2, 1, 8), {
-    kind: "start",
-    id: "web-1",
-    reason: "1 instances, 2 wanted",
-  });
-  assert.deepEqual(planStep([slot(0, "active"), slot(1, "active")], 2, 1, 8), { kind: "idle" });
+  assert.deepEqual(
+    planStep([slot(0, "warming")], { desired: 2, configGeneration: 1, indexLimit: 8 }),
+    {
+      kind: "wait",
+      reason: "web-0 is warming",
+    },
+  );
+  assert.deepEqual(
+    planStep([slot(0, "active")], { desired: 2, configGeneration: 1, indexLimit: 8 }),
+    {
+      kind: "start",
+      id: "web-1",
+      reason: "1 instances, 2 wanted",
+    },
+  );
+  assert.deepEqual(
+    planStep([slot(0, "active"), slot(1, "active")], {
+      desired: 2,
+      configGeneration: 1,
+      indexLimit: 8,
+    }),
+    { kind: "idle" },
+  );
 });
 
 Deno.test("planStep scales in from the highest id, failed slots first", () => {
   const three = [slot(0, "active"), slot(1, "active"), slot(2, "active")];
-  assert.deepEqual(planStep(three, 1, 1, 8), {
+  assert.deepEqual(planStep(three, { desired: 1, configGeneration: 1, indexLimit: 8 }), {
     kind: "retire",
     id: "web-2",
     reason: "3 instances, 1 wanted",
   });
   const failed = [slot(0, "active"), slot(1, "failed"), slot(2, "active")];
-  assert.equal((planStep(failed, 2, 1, 8) as { id: string }).id, "web-1");
+  assert.equal(
+    (planStep(failed, { desired: 2, configGeneration: 1, indexLimit: 8 }) as { id: string }).id,
+    "web-1",
+  );
   const gaveUp = [slot(0, "failed"), slot(1, "failed", 1, { gaveUp: true }), slot(2, "active")];
-  assert.equal((planStep(gaveUp, 2, 1, 8) as { id: string }).id, "web-1");
+  assert.equal(
+    (planStep(gaveUp, { desired: 2, configGeneration: 1, indexLimit: 8 }) as { id: string }).id,
+    "web-1",
+  );
 });
 
 Deno.test("planStep rolls a reload one instance at a time, never below the desired count", () => {
   let slots = [slot(0, "active"), slot(1, "active")];
   const trace: string[] = [];
   for (let i = 0; i < 10; i++) {
-    const step = planStep(slots, 2, 2, 8);
+    const step = planStep(slots, { desired: 2, configGeneration: 2, indexLimit: 8 });
     if (step.kind === "idle") break;
     trace.push(`${step.kind} ${"id" in step ? step.id : ""}`);
     slots = apply(slots, step, 2);
@@ -76,23 +95,26 @@ Deno.test("planStep rolls a reload one instance at a time, never below the desir
 
 Deno.test("planStep explains a rolling start and a generation retirement", () => {
   const slots = [slot(0, "active", 1), slot(1, "active", 2)];
-  assert.deepEqual(planStep(slots, 2, 2, 8), {
+  assert.deepEqual(planStep(slots, { desired: 2, configGeneration: 2, indexLimit: 8 }), {
     kind: "start",
     id: "web-2",
     reason: "rolling to generation 2: web-0 (generation 1) to replace",
   });
-  assert.deepEqual(planStep([...slots, slot(2, "active", 2)], 2, 2, 8), {
-    kind: "retire",
-    id: "web-0",
-    reason: "replaced by generation 2",
-  });
+  assert.deepEqual(
+    planStep([...slots, slot(2, "active", 2)], { desired: 2, configGeneration: 2, indexLimit: 8 }),
+    {
+      kind: "retire",
+      id: "web-0",
+      reason: "replaced by generation 2",
+    },
+  );
 });
 
 Deno.test("planStep handles a reload while scaling: new starts use the current generation", () => {
   // Scaling 1 -> 3 while a reload to generation 2 happened after the first start.
   let slots = [slot(0, "active", 1)];
   for (let i = 0; i < 10; i++) {
-    const step = planStep(slots, 3, 2, 8);
+    const step = planStep(slots, { desired: 3, configGeneration: 2, indexLimit: 8 });
     if (step.kind === "idle") break;
     slots = apply(slots, step, 2);
   }
@@ -113,8 +135,15 @@ Deno.test("freeIndex skips running and wanted-failed slots, reuses stopped ones"
     freeIndex([slot(0, "active"), slot(1, "draining", 1, { wanted: false })], 2),
     undefined,
   );
-  assert.deepEqual(planStep([slot(0, "draining", 1, { wanted: false })], 1, 1, 1), {
-    kind: "wait",
-    reason: "no free instance id (instances still draining)",
-  });
+  assert.deepEqual(
+    planStep([slot(0, "draining", 1, { wanted: false })], {
+      desired: 1,
+      configGeneration: 1,
+      indexLimit: 1,
+    }),
+    {
+      kind: "wait",
+      reason: "no free instance id (instances still draining)",
+    },
+  );
 });
