@@ -1,48 +1,48 @@
 import type { AddressTarget, ProxyRuntime } from "../config/types.ts";
-import { send } from "../http1/send.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
-import type { UpstreamResponse } from "../http1/types.ts";
-import { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
-import { plain } from "../base/plain.ts";
-import { prepareBody } from "./proxy_body.ts";
-import { Attempt, errorStatus, outbound, toResponse } from "./proxy_common.ts";
+import { prepareBody, type PreparedBody } from "./proxy_body.ts";
+import { clientBodyFailed } from "./proxy_common.ts";
+import { Attempt, proxyLoop } from "./proxy_loop.ts";
 import { isWebSocketUpgrade } from "./websocket.ts";
 
+/** The one attempt of a single-address request: no retry, no health, nothing to report. */
 class AddressAttempt extends Attempt {
+  readonly conns: ConnPool;
+  readonly authority: string;
+  readonly upgrade: boolean;
+
+  constructor(h: AddressProxyHandler, ex: Exchange, readonly body: PreparedBody) {
+    super(ex, h.runtime);
+    this.conns = h.conns;
+    this.authority = h.target.authority;
+    this.upgrade = h.runtime.websocket && isWebSocketUpgrade(ex.req);
+  }
+
+  failed(): boolean {
+    return false;
+  }
+  answered(): boolean {
+    return false;
+  }
+  next(): null {
+    return null;
+  }
+  delivered(): undefined {
+    return undefined;
+  }
+  gaveUp(): void {}
   protected ended(): void {}
 }
 
-/** Text bodies of scalwsd's own answers by status. */
-export function reason(status: number): string {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 408:
-      return "Request Timeout";
-    case 413:
-      return "Content Too Large";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "Error";
-  }
-}
-
-const CLOSE = { connection: "close" };
-
-/**
- * The answer when the client's body failed (400, 408, 413) or was still arriving at the
- * response timeout (504): the rest of the body is not read, so the connection closes.
- */
-export function clientRefusal(ex: Exchange, status: number): Response {
-  ex.status = status;
-  ex.closeConnection = true;
-  return plain(status, reason(status), CLOSE);
+/** What the single-address handler is built from. */
+export interface AddressProxyInit {
+  readonly runtime: ProxyRuntime;
+  readonly target: AddressTarget;
+  /** The target's keep-alive connections, shared by every route that names it. */
+  readonly conns: ConnPool;
+  /** The route's `max_body`. */
+  readonly maxBody: number;
 }
 
 /**
@@ -50,30 +50,26 @@ export function clientRefusal(ex: Exchange, status: number): Response {
  * the shortest path through the proxy.
  */
 export class AddressProxyHandler implements Handler {
-  constructor(
-    readonly runtime: ProxyRuntime,
-    readonly target: AddressTarget,
-    readonly conns: ConnPool,
-    private readonly maxBody: number,
-  ) {}
+  readonly runtime: ProxyRuntime;
+  readonly target: AddressTarget;
+  readonly conns: ConnPool;
+  private readonly maxBody: number;
 
-  async handle(ex: Exchange): Promise<Response> {
-    const rt = this.runtime;
-    let body = prepareBody(ex.req, this.maxBody, false, 0, ex.bodyTimeout);
-    if (body instanceof Promise) body = await body;
-    if (typeof body === "number") return clientRefusal(ex, body);
-    const attempt = new AddressAttempt(rt.connect_timeout, rt.response_timeout, ex.stats, ex);
-    let res: UpstreamResponse;
-    try {
-      const upgrade = rt.websocket && isWebSocketUpgrade(ex.req);
-      res = await send(this.conns, outbound(ex, rt, this.target.authority, body, upgrade), attempt);
-    } catch (err) {
-      if (!(err instanceof UpstreamError)) throw err;
-      if (err.kind === "client") return clientRefusal(ex, body.clientFailure(err) || 400);
-      const status = errorStatus(err);
-      ex.status = status;
-      return plain(status, reason(status));
-    }
-    return toResponse(ex, res, undefined);
+  constructor(init: AddressProxyInit) {
+    this.runtime = init.runtime;
+    this.target = init.target;
+    this.conns = init.conns;
+    this.maxBody = init.maxBody;
+  }
+
+  handle(ex: Exchange): Promise<Response> | Response {
+    const body = prepareBody(ex.req, this.maxBody, false, 0, ex.bodyTimeout);
+    if (body instanceof Promise) return body.then((b) => this.send(ex, b));
+    return this.send(ex, body);
+  }
+
+  private send(ex: Exchange, body: PreparedBody | number): Promise<Response> | Response {
+    if (typeof body === "number") return clientBodyFailed(ex, body);
+    return proxyLoop(new AddressAttempt(this, ex, body));
   }
 }

@@ -1,77 +1,86 @@
 import type { ProxyRuntime } from "../config/types.ts";
-import type {
-  FinishListener,
-  HeadSource,
-  OutboundRequest,
-  SendOptions,
-  SendStats,
-  UpstreamResponse,
-} from "../http1/types.ts";
+import type { HeadSource, OutboundRequest, UpstreamResponse } from "../http1/types.ts";
 import type { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
+import { plain } from "../base/plain.ts";
 import type { PreparedBody } from "./proxy_body.ts";
 import { tunnel, upgradeHeaders } from "./websocket.ts";
 
-/** The head of one attempt: the client's request as the member should see it. */
-class Head implements HeadSource {
-  constructor(
-    readonly headers: Headers,
-    readonly host: string,
-    readonly clientHost: string,
-    readonly peer: string,
-    readonly peerTrusted: boolean,
-    readonly proto: "http" | "https",
-    readonly upgrade: boolean,
-  ) {}
+/** What `outbound` reads of an attempt. */
+export interface AttemptTarget {
+  readonly ex: Exchange;
+  readonly rt: ProxyRuntime;
+  /** The Host sent to the member without `preserve_host`. */
+  readonly authority: string;
+  readonly body: PreparedBody;
+  /** A WebSocket handshake passed on. */
+  readonly upgrade: boolean;
 }
 
-/** The request to send to a member whose Host (without `preserve_host`) is `authority`. */
-export function outbound(
-  ex: Exchange,
-  rt: ProxyRuntime,
-  authority: string,
-  body: PreparedBody,
-  upgrade = false,
-): OutboundRequest {
+/** The head of one attempt: the client's request as the member should see it. */
+class Head implements HeadSource {
+  readonly headers: Headers;
+  readonly host: string;
+  readonly clientHost: string;
+  readonly peer: string;
+  readonly peerTrusted: boolean;
+  readonly proto: "http" | "https";
+  readonly upgrade: boolean;
+
+  constructor(a: AttemptTarget) {
+    const ex = a.ex;
+    this.upgrade = a.upgrade;
+    this.headers = a.upgrade ? upgradeHeaders(ex.req.headers) : ex.req.headers;
+    this.host = a.rt.preserve_host ? ex.authority : a.authority;
+    this.clientHost = ex.authority;
+    this.peer = ex.peer;
+    this.peerTrusted = ex.peerTrusted;
+    this.proto = ex.secure ? "https" : "http";
+  }
+}
+
+/** The request an attempt sends to its member. */
+export function outbound(a: AttemptTarget): OutboundRequest {
+  const ex = a.ex;
   return {
     method: ex.req.method,
     target: ex.query.length === 0 ? ex.path : ex.path + ex.query,
-    head: new Head(
-      upgrade ? upgradeHeaders(ex.req.headers) : ex.req.headers,
-      rt.preserve_host ? ex.authority : authority,
-      ex.authority,
-      ex.peer,
-      ex.peerTrusted,
-      ex.secure ? "https" : "http",
-      upgrade,
-    ),
-    body: body.source(),
-    bodyLength: body.length,
+    head: new Head(a),
+    body: a.body.source(),
+    bodyLength: a.body.length,
   };
 }
 
-/**
- * Per-request send options and the end of the response body in one object: releases what the
- * attempt holds, counts bytes, writes the access log.
- */
-export abstract class Attempt implements SendOptions, FinishListener {
-  readonly onFinish: FinishListener = this;
-  constructor(
-    readonly connectTimeout: number,
-    readonly responseTimeout: number,
-    readonly stats: SendStats,
-    protected readonly ex: Exchange,
-  ) {}
-
-  bodyFinished(ok: boolean, bytes: number, cancelled = false): void {
-    this.ended(ok, cancelled);
-    this.ex.bytes = bytes;
-    if (this.ex.deferred) this.ex.complete();
+/** Text bodies of scalwsd's own answers by status. */
+export function reason(status: number): string {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Content Too Large";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "Error";
   }
+}
 
-  /** Called once when the response body is done (or the attempt is dropped). */
-  /** `cancelled`: the client stopped reading the body, which says nothing about the member. */
-  protected abstract ended(ok: boolean, cancelled: boolean): void;
+const CLOSE = { connection: "close" };
+
+/**
+ * The answer when the client's body failed (400, 408, 413) or was still arriving at the
+ * response timeout (504): the rest of the body is not read, so the connection closes.
+ */
+export function clientBodyFailed(ex: Exchange, status: number): Response {
+  ex.status = status;
+  ex.closeConnection = true;
+  return plain(status, reason(status), CLOSE);
 }
 
 /** 504 for timeouts, 502 for everything else scalwsd answers on a member's behalf. */

@@ -1,6 +1,5 @@
 import type { Config, RuntimeConfig } from "../config/types.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
-import { AddressPools } from "../handlers/address_pools.ts";
 import { AddressProxyHandler } from "../handlers/proxy_address.ts";
 import { PoolProxyHandler } from "../handlers/proxy_pool.ts";
 import { BackendsHandler } from "../handlers/proxy_backends.ts";
@@ -12,7 +11,7 @@ import { HostTable } from "../pipeline/hosts.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import { Router } from "../pipeline/router.ts";
 import { compileTrusted } from "../pipeline/trusted_proxies.ts";
-import type { AffinityKey } from "../upstream/affinity.ts";
+import { addressKey, type AddressRuntime } from "../upstream/address_conns.ts";
 import type { Pool } from "../upstream/pool.ts";
 import type { Clock } from "../base/clock.ts";
 import type { AppEntry, Generation, RequestLimits, RouteEntry } from "./generation.ts";
@@ -21,8 +20,8 @@ import type { AppEntry, Generation, RequestLimits, RouteEntry } from "./generati
 export interface BuildDeps {
   readonly metrics: Metrics;
   readonly pools: ReadonlyMap<string, Pool>;
+  /** Connections of single-address upstreams, by `addressKey`. */
   readonly addresses: ReadonlyMap<string, ConnPool>;
-  readonly key: AffinityKey;
   readonly clock: Clock;
   /** Rate limiters kept across generations; absent: new ones for this generation. */
   readonly limiters?: LimiterRegistry;
@@ -52,23 +51,17 @@ function createHandler(rt: RuntimeConfig, maxBody: number, cfg: Config, deps: Bu
     case "proxy": {
       const t = rt.target;
       if (t.kind === "address") {
-        return new AddressProxyHandler(
-          rt,
-          t,
-          deps.addresses.get(AddressPools.key(t, rt, cfg))!,
-          maxBody,
-        );
+        const conns = deps.addresses.get(addressKey(rt as AddressRuntime, cfg))!;
+        return new AddressProxyHandler({ runtime: rt, target: t, conns, maxBody });
       }
       if (t.kind === "pool") {
-        return new PoolProxyHandler(rt, deps.pools.get(t.pool)!, deps.key, deps.clock, maxBody);
+        return new PoolProxyHandler({ runtime: rt, pool: deps.pools.get(t.pool)!, maxBody });
       }
       const handlers = new Map<string, PoolProxyHandler>();
       for (const b of t.backends) {
         if (b.pool !== undefined && !handlers.has(b.pool)) {
-          handlers.set(
-            b.pool,
-            new PoolProxyHandler(rt, deps.pools.get(b.pool)!, deps.key, deps.clock, maxBody),
-          );
+          const pool = deps.pools.get(b.pool)!;
+          handlers.set(b.pool, new PoolProxyHandler({ runtime: rt, pool, maxBody }));
         }
       }
       return new BackendsHandler(t.backends, handlers);

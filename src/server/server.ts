@@ -10,7 +10,6 @@ import { PoolRegistry } from "../upstream/registry.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import type { Clock } from "../base/clock.ts";
 import type { PemReader } from "../upstream/member_tls.ts";
-import { AddressPools } from "../handlers/address_pools.ts";
 import { buildGeneration } from "./build.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
@@ -50,7 +49,6 @@ export class Server {
   readonly metrics: Metrics = createMetrics();
   readonly lock = new Lock();
   readonly registry: PoolRegistry;
-  readonly addressPools: AddressPools;
   readonly clock: Clock;
   state: State = "starting";
   private dispatcher!: Dispatcher;
@@ -69,13 +67,7 @@ export class Server {
   ) {
     this.clock = options.clock ?? systemClock;
     this.nextId = options.generation ?? 1;
-    this.registry = new PoolRegistry({
-      metrics: this.metrics,
-      key,
-      idleTimeout: 60_000,
-      clock: this.clock,
-    });
-    this.addressPools = new AddressPools();
+    this.registry = new PoolRegistry({ metrics: this.metrics, key, clock: this.clock });
     this.limiters = new LimiterRegistry(this.clock);
     this.metrics.registry.onCollect(() => this.registry.collect(this.clock.now()));
   }
@@ -117,25 +109,13 @@ export class Server {
     const pems = new PemFiles(this.options.readPem);
     const problems = preflight(loaded.config, pems.read);
     if (problems.length > 0) throw new ConfigError(loaded.config.file, problems);
-    // Members created from now on use the configured idle timeout; existing ones keep theirs.
-    const previousIdle = this.registry.deps.idleTimeout;
-    this.registry.deps.idleTimeout = loaded.config.server.upstream_client.idle_timeout;
-    let plan;
-    try {
-      plan = this.registry.plan(loaded.config, pems.read);
-    } catch (err) {
-      this.registry.deps.idleTimeout = previousIdle;
-      throw err;
-    }
+    const plan = this.registry.plan(loaded.config, pems.read);
     let gen: Generation;
-    let addresses;
     try {
-      addresses = this.addressPools.plan(loaded.config, pems.read);
       gen = buildGeneration(loaded.config, this.nextId, {
         metrics: this.metrics,
         pools: plan.pools,
-        addresses: addresses.pools,
-        key: this.registry.deps.key,
+        addresses: plan.addresses,
         clock: this.clock,
         limiters: this.limiters,
       });
@@ -146,7 +126,6 @@ export class Server {
     this.nextId++;
     if (this.dispatcher) this.dispatcher.current = gen;
     this.registry.commit(plan);
-    this.addressPools.commit(addresses);
     return gen;
   }
 
@@ -231,7 +210,6 @@ export class Server {
     await Promise.all([...this.listeners.values()].map((l) => l.server.shutdown()));
     this.listeners.clear();
     this.registry.closeAll();
-    this.addressPools.closeAll();
     this.accessLog.close();
   }
 }

@@ -10,6 +10,30 @@ import type { Candidate } from "./types.ts";
 /** Status classes of `scalws_upstream_requests_total`, by `status / 100` (0: no answer). */
 const CLASSES = ["error", "1xx", "2xx", "3xx", "4xx", "5xx"];
 
+/** What a member is made of (`new Member`). */
+export interface MemberInit {
+  /** The pool's name (for metric labels and logs). */
+  readonly pool: string;
+  /** Canonical address, the member's identity. */
+  readonly address: string;
+  readonly parsed: MemberAddress;
+  /** 1..1000; changes when a new list gives the same address another weight. */
+  readonly weight: number;
+  /** The member's keep-alive connections. */
+  readonly conns: ConnPool;
+  /** Affinity cookie value: HMAC of the canonical address (`affinityValue`). */
+  readonly affinity: string;
+}
+
+/** A member whose connection pool is still to be made (`Member.create`). */
+export interface NewMemberInit extends Omit<MemberInit, "conns"> {
+  readonly connector: Connector;
+  /** Idle connections kept (the pool's `keepalive`). */
+  readonly keepalive: number;
+  /** Idle connections older than this (ms) are closed. */
+  readonly idleTimeout: number;
+}
+
 /**
  * A member of a pool: its identity (canonical address), its connections, its load and its
  * health. The same object survives reloads and run-time member changes that keep the address.
@@ -26,28 +50,31 @@ export class Member implements Candidate {
   private ejectedSeries: Series | null = null;
   private healthySeries: Series | null = null;
 
-  constructor(
-    readonly pool: string,
-    readonly address: string,
-    readonly parsed: MemberAddress,
-    public weight: number,
-    readonly conns: ConnPool,
-    /** Affinity cookie value: HMAC of the canonical address. */
-    readonly affinity: string,
-  ) {}
+  readonly pool: string;
+  /** Canonical address, the member's identity. */
+  readonly address: string;
+  readonly parsed: MemberAddress;
+  weight: number;
+  readonly conns: ConnPool;
+  /** Affinity cookie value: HMAC of the canonical address. */
+  readonly affinity: string;
 
-  static create(
-    pool: string,
-    address: string,
-    parsed: MemberAddress,
-    weight: number,
-    connector: Connector,
-    keepalive: number,
-    idleTimeout: number,
-    affinity: string,
-  ): Member {
-    const conns = new ConnPool(connector, { maxIdle: keepalive, idleTimeout });
-    return new Member(pool, address, parsed, weight, conns, affinity);
+  constructor(init: MemberInit) {
+    this.pool = init.pool;
+    this.address = init.address;
+    this.parsed = init.parsed;
+    this.weight = init.weight;
+    this.conns = init.conns;
+    this.affinity = init.affinity;
+  }
+
+  /** A member with a new connection pool over `connector`. */
+  static create(init: NewMemberInit): Member {
+    const conns = new ConnPool(init.connector, {
+      maxIdle: init.keepalive,
+      idleTimeout: init.idleTimeout,
+    });
+    return new Member({ ...init, conns });
   }
 
   /** The Host sent to this member unless `preserve_host`: its address, or `localhost` for `unix:`. */

@@ -110,12 +110,12 @@ Deno.test("a Pool reads its CA file once, shared by its members and later ones",
     tls: {ca_file: /etc/ca.pem}
 `);
   const r = recorder();
-  const pool = new Pool(cfg.upstreams.p, {
-    metrics: createMetrics(),
-    key: new AffinityKey(),
+  const pool = new Pool({
+    settings: cfg.upstreams.p,
+    deps: { metrics: createMetrics(), key: new AffinityKey(), clock: systemClock },
+    readPem: r.read,
     idleTimeout: 60_000,
-    clock: systemClock,
-  }, r.read);
+  });
   assert.equal(pool.set.members.length, 3);
   const more = config(`
   p:

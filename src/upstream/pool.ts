@@ -5,6 +5,7 @@ import type { Metrics } from "../observe/families.ts";
 import type { Series } from "../observe/metrics.ts";
 import { type AffinityKey, affinityValue } from "./affinity.ts";
 import { createBalancer } from "./balance/index.ts";
+import { normalizeClientIp } from "./balance/hash.ts";
 import { Member } from "./member.ts";
 import type { Clock } from "../base/clock.ts";
 import type { Balancer } from "./types.ts";
@@ -12,6 +13,10 @@ import { Prober } from "./active_health.ts";
 import { AvailabilityVersion } from "./availability_version.ts";
 import { ActiveHealthState } from "./active_health_state.ts";
 import { type PemReader, poolTls } from "./member_tls.ts";
+import { type MemberTry, PoolRequest, type RequestFacts } from "./pool_request.ts";
+import { type FailureKind, mayRetry } from "./retry_policy.ts";
+import { type SessionAffinity, sessionAffinity } from "./session_affinity.ts";
+import { log } from "../observe/log.ts";
 
 /** A member set before its balancer is built: what planning produces. */
 export interface PlannedSet {
@@ -30,10 +35,33 @@ export interface MemberSet extends PlannedSet {
 export interface PoolDeps {
   readonly metrics: Metrics;
   readonly key: AffinityKey;
-  /** Idle timeout of new member connections (`server.upstream_client.idle_timeout`). */
-  idleTimeout: number;
   readonly clock: Clock;
 }
+
+/** What `new Pool` builds from. */
+export interface PoolInit {
+  readonly settings: PoolConfig;
+  readonly deps: PoolDeps;
+  /** Reads `tls.ca_file`, once, at construction; every member shares the resulting settings. */
+  readonly readPem: PemReader;
+  /** Idle timeout (ms) of the connections of members created from now on. */
+  readonly idleTimeout: number;
+}
+
+/**
+ * How an attempt ended, for `Pool.report`: a status from 100 to 599 is the member's answer;
+ * the other values are these. Numbers, so that reporting allocates nothing.
+ */
+export const Outcome = {
+  /** A connect error or timeout: a failure that active health's `fall` counts too. */
+  CONNECT_FAILED: -1,
+  /** No answer: the connection broke or timed out after connecting, before a response head. */
+  NO_ANSWER: 0,
+  /** The streamed body of an answer ended: the member succeeded. */
+  BODY_DONE: -2,
+  /** The streamed body of an answer broke: a failure. */
+  BODY_BROKEN: -3,
+} as const;
 
 /** The settings that decide whether a reload keeps a pool: everything except `members`. */
 export function settingsKey(cfg: PoolConfig): string {
@@ -58,10 +86,21 @@ export class Pool {
   private membersSeries: Series | null = null;
   private durationSeries: ReturnType<Metrics["upstreamDuration"]["with"]> | null = null;
 
-  /** `readPem` reads `tls.ca_file`, once, here; every member shares the resulting settings. */
-  constructor(readonly settings: PoolConfig, private readonly deps: PoolDeps, readPem: PemReader) {
+  readonly settings: PoolConfig;
+  /** Idle timeout (ms) of the connections of members created from now on. */
+  idleTimeout: number;
+  /** The affinity cookie (sticky pin or hash cookie), or null. */
+  private readonly affinity: SessionAffinity | null;
+  private readonly deps: PoolDeps;
+
+  constructor(init: PoolInit) {
+    const settings = init.settings;
+    this.settings = settings;
+    this.deps = init.deps;
+    this.idleTimeout = init.idleTimeout;
     this.key = settingsKey(settings);
-    this.tls = poolTls(settings, readPem);
+    this.tls = poolTls(settings, init.readPem);
+    this.affinity = sessionAffinity(settings, init.deps);
     const first = this.plan(settings.members);
     this.set = { ...first, balancer: createBalancer(settings.balance, first.members) };
   }
@@ -79,8 +118,11 @@ export class Pool {
     }));
   }
 
-  /** Builds a member set beside the current one; members that keep their address are reused. */
-  plan(list: readonly MemberConfig[]): PlannedSet {
+  /**
+   * Builds a member set beside the current one; members that keep their address are reused,
+   * new ones get connections with `idleTimeout` (default: the pool's).
+   */
+  plan(list: readonly MemberConfig[], idleTimeout: number = this.idleTimeout): PlannedSet {
     const old = this.set?.byAddress;
     const members: Member[] = [];
     const byAddress = new Map<string, Member>();
@@ -88,16 +130,16 @@ export class Pool {
     for (const m of list) {
       let member = old?.get(m.address);
       if (member === undefined) {
-        member = Member.create(
-          this.name,
-          m.address,
-          m.parsed,
-          m.weight,
-          new Connector(m.parsed, this.tls),
-          this.settings.keepalive,
-          this.deps.idleTimeout,
-          affinityValue(this.deps.key, m.address),
-        );
+        member = Member.create({
+          pool: this.name,
+          address: m.address,
+          parsed: m.parsed,
+          weight: m.weight,
+          connector: new Connector(m.parsed, this.tls),
+          keepalive: this.settings.keepalive,
+          idleTimeout,
+          affinity: affinityValue(this.deps.key, m.address),
+        });
       }
       if (this.settings.health_check !== undefined) member.active ??= new ActiveHealthState();
       members.push(member);
@@ -165,11 +207,161 @@ export class Pool {
     this.live = false;
   }
 
-  countRetry(): void {
+  // --- The decisions of the request path: choose, report, retry. ---
+
+  /**
+   * Starts a request on the current member set: resolves its affinity cookie and hash key.
+   * `upgrade` (a WebSocket handshake) goes to one member and is never retried.
+   */
+  start(facts: RequestFacts, upgrade: boolean): PoolRequest {
+    const set = this.set;
+    const settings = this.settings;
+    const r = new PoolRequest(set, facts.req.method);
+    const n = set.members.length;
+    r.retryable = !upgrade && n > 1 && settings.retries > 0;
+    const hash = settings.hash;
+    if (hash !== undefined && hash.by !== "cookie") {
+      r.key = hash.by === "header"
+        ? facts.req.headers.get(hash.name) ?? undefined
+        : normalizeClientIp(facts.client);
+    }
+    // A valid sticky pin or affinity cookie naming a live member wins over the policy.
+    const affinity = this.affinity;
+    if (affinity !== null && n > 0) {
+      r.held = affinity.held(facts.req.headers.get("cookie"), this.deps.clock.now());
+      if (r.held !== undefined) r.pinned = set.byAffinity.get(r.held);
+    }
+    return r;
+  }
+
+  /**
+   * The member for the request's next attempt, now in flight, or undefined when every member
+   * was tried: the pinned member while available, else the policy's pick, else (health alone
+   * never refuses traffic) the member ejected longest ago.
+   */
+  choose(r: PoolRequest): Member | undefined {
+    const now = this.deps.clock.now();
+    r.now = now;
+    r.healthVersion = this.availability.current(now);
+    const tried = r.tried;
+    const pinned = r.pinned;
+    let m: Member | undefined;
+    if (pinned !== undefined && (tried === null || !tried.has(pinned)) && pinned.available(now)) {
+      m = pinned;
+    } else {
+      m = r.set.balancer.pick(r) ?? longestEjected(r.set.members, r);
+    }
+    if (m === undefined) return undefined;
+    if (r.attempts === 0) r.started = performance.now();
+    else this.countRetry();
+    r.attempts++;
+    r.current = m;
+    r.epoch = m.health.begin();
+    m.inflight++;
+    this.set.balancer.inflightChanged?.(m);
+    return m;
+  }
+
+  /** An attempt on `m` is over: it no longer counts as in flight. */
+  release(m: Member): void {
+    m.inflight--;
+    this.set.balancer.inflightChanged?.(m);
+  }
+
+  /**
+   * Records how an attempt ended (`Outcome`, or the member's status): counts it by class and
+   * feeds passive health. A 502, 503 or 504 is a failure; another answer a success, or, when
+   * its body streams, whatever the body's end reports.
+   */
+  report(t: MemberTry, outcome: number): void {
+    const m = t.member;
+    if (outcome >= 100) {
+      m.countAttempt(outcome);
+      if (outcome === 502 || outcome === 503 || outcome === 504) this.failed(m, t.epoch);
+      else if (t.streaming) t.verdictPending = true;
+      else this.succeeded(m, t.epoch);
+      return;
+    }
+    if (outcome === Outcome.BODY_DONE || outcome === Outcome.BODY_BROKEN) {
+      if (!t.verdictPending) return;
+      t.verdictPending = false;
+      if (outcome === Outcome.BODY_DONE) this.succeeded(m, t.epoch);
+      else this.failed(m, t.epoch);
+      return;
+    }
+    m.countAttempt(0);
+    this.failed(m, t.epoch);
+    // Live-traffic connect failures count towards active health's `fall` too.
+    if (outcome === Outcome.CONNECT_FAILED && this.prober !== null) this.prober.record(m, false);
+  }
+
+  /**
+   * Whether the request's latest attempt, failed as `failure`, goes to another member (the
+   * spec's retry rules); nothing was sent to the client yet.
+   */
+  retry(r: PoolRequest, failure: FailureKind): boolean {
+    const member = r.current!;
+    const limit = r.retryable && r.replayable ? 1 + this.settings.retries : 1;
+    if (r.attempts >= limit) return false;
+    const n = r.set.members.length;
+    const tried = r.tried === null ? 1 : r.tried.size + (r.tried.has(member) ? 0 : 1);
+    const again = mayRetry({
+      attempts: r.attempts,
+      retries: this.settings.retries,
+      memberCount: n,
+      untriedExists: tried < n,
+      sentToClient: false,
+      method: r.method,
+      failure,
+      bodyReplayable: r.replayable,
+      websocket: false,
+    });
+    if (again) (r.tried ??= new Set()).add(member);
+    return again;
+  }
+
+  /**
+   * The request is over (answered, or every attempt failed): observes its duration. Returns the
+   * affinity `Set-Cookie` for an answer from `answered`, if one is due.
+   */
+  finish(r: PoolRequest, answered: Member | null, secure: boolean): string | undefined {
+    this.observeDuration((performance.now() - r.started) / 1000);
+    if (answered === null || this.affinity === null) return undefined;
+    return this.affinity.cookie(r.held, answered.affinity, secure);
+  }
+
+  /** Records a member failure; logs and republishes only when the ejection state flipped. */
+  private failed(m: Member, epoch: number): void {
+    const now = this.deps.clock.now();
+    if (m.health.failure(epoch, now, this.settings.passive_health)) {
+      this.availability.bump();
+      if (m.health.isEjected(now)) this.availability.expireAt(m.health.ejectedUntil);
+      m.publishHealth(now);
+      if (m.health.isEjected(now)) {
+        log("warn", "member_ejected", {
+          pool: this.name,
+          member: m.address,
+          until: new Date(m.health.ejectedUntil).toISOString(),
+        });
+      }
+    }
+  }
+
+  /** Records a member success; logs and republishes only when it restored the member. */
+  private succeeded(m: Member, epoch: number): void {
+    const now = this.deps.clock.now();
+    if (m.health.success(epoch, now)) {
+      this.availability.bump();
+      m.publishHealth(now);
+      log("info", "member_restored", { pool: this.name, member: m.address });
+    }
+  }
+
+  private countRetry(): void {
     if (this.retrySeries !== null) this.retrySeries.value++;
   }
 
-  observeDuration(seconds: number): void {
+  private observeDuration(seconds: number): void {
     if (this.durationSeries !== null) this.durationSeries.observe(seconds);
   }
 
@@ -183,4 +375,15 @@ export class Pool {
     m.conns.close();
     if (this.live) m.detach(this.deps.metrics);
   }
+}
+
+/** The untried, unavailable member ejected longest ago (the first in list order on ties). */
+function longestEjected(members: readonly Member[], r: PoolRequest): Member | undefined {
+  const tried = r.tried;
+  let best: Member | undefined;
+  for (const c of members) {
+    if ((tried !== null && tried.has(c)) || c.available(r.now)) continue;
+    if (best === undefined || c.health.ejectedAt < best.health.ejectedAt) best = c;
+  }
+  return best;
 }

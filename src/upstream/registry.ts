@@ -1,4 +1,6 @@
 import type { Config, MemberConfig } from "../config/types.ts";
+import type { ConnPool } from "../http1/conn_pool.ts";
+import { planAddressConns } from "./address_conns.ts";
 import type { PemReader } from "./member_tls.ts";
 import { type PlannedSet, Pool, type PoolDeps, settingsKey } from "./pool.ts";
 
@@ -9,26 +11,38 @@ interface PendingMembers {
   readonly list: readonly MemberConfig[];
 }
 
-/** What a reload will do to the pools; built without touching live state. */
+/** What a reload will do to the pools and single addresses; built without touching live state. */
 export interface PoolPlan {
   readonly pools: ReadonlyMap<string, Pool>;
   readonly pending: readonly PendingMembers[];
   readonly created: readonly Pool[];
   readonly retired: readonly Pool[];
+  /** Connections of single-address upstreams, by `addressKey`. */
+  readonly addresses: ReadonlyMap<string, ConnPool>;
+  /** `server.upstream_client.idle_timeout`: for members created once the plan is live. */
+  readonly idleTimeout: number;
 }
 
 /**
- * Pools by name across generations. Planning builds new pools beside the live ones; `commit`
- * (after the generation swap) installs member lists, gives new pools their series and retires
- * removed or rebuilt ones. A refused reload calls `discard`, which leaves no trace.
+ * Upstream state that outlives generations: pools by name, and the connections of single
+ * addresses. Planning builds new pools beside the live ones; `commit` (after the generation
+ * swap) installs member lists, gives new pools their series and retires removed or rebuilt
+ * ones and the connections of addresses no longer used. A refused reload calls `discard`,
+ * which leaves no trace.
  */
 export class PoolRegistry {
   pools: ReadonlyMap<string, Pool> = new Map();
+  addresses: ReadonlyMap<string, ConnPool> = new Map();
 
   constructor(readonly deps: PoolDeps) {}
 
-  /** Plans `config`'s pools; new or rebuilt pools read their CA files with `readPem`. */
+  /**
+   * Plans `config`'s pools and single addresses; new or rebuilt pools and new addresses read
+   * their CA files with `readPem`. Members created by this plan get the configured idle
+   * timeout; existing ones keep theirs.
+   */
   plan(config: Config, readPem: PemReader): PoolPlan {
+    const idleTimeout = config.server.upstream_client.idle_timeout;
     const next = new Map<string, Pool>();
     const pending: PendingMembers[] = [];
     const created: Pool[] = [];
@@ -39,7 +53,8 @@ export class PoolRegistry {
         if (old !== undefined && old.key === settingsKey(cfg)) {
           next.set(name, old);
           if (cfg.members_from === "file") {
-            pending.push({ pool: old, set: old.plan(cfg.members), list: cfg.members });
+            const set = old.plan(cfg.members, idleTimeout);
+            pending.push({ pool: old, set, list: cfg.members });
           }
           continue;
         }
@@ -47,7 +62,12 @@ export class PoolRegistry {
         const seed = old !== undefined && cfg.members_from === "api"
           ? old.memberConfigs()
           : cfg.members;
-        const pool = new Pool({ ...cfg, members: seed }, this.deps, readPem);
+        const pool = new Pool({
+          settings: { ...cfg, members: seed },
+          deps: this.deps,
+          readPem,
+          idleTimeout,
+        });
         next.set(name, pool);
         created.push(pool);
         if (old !== undefined) retired.push(old);
@@ -57,7 +77,14 @@ export class PoolRegistry {
       throw err;
     }
     for (const [name, old] of this.pools) if (!next.has(name)) retired.push(old);
-    return { pools: next, pending, created, retired };
+    let addresses;
+    try {
+      addresses = planAddressConns({ config, live: this.addresses, readPem });
+    } catch (err) {
+      for (const p of created) p.retire();
+      throw err;
+    }
+    return { pools: next, pending, created, retired, addresses, idleTimeout };
   }
 
   /** Makes a plan live; call right after the generation that uses `plan.pools` was swapped in. */
@@ -65,7 +92,11 @@ export class PoolRegistry {
     for (const p of plan.retired) p.retire();
     for (const { pool, set, list } of plan.pending) pool.install(set, list);
     for (const p of plan.created) p.activate();
+    // Members added later (a run-time PUT) get the idle timeout now in force.
+    for (const p of plan.pools.values()) p.idleTimeout = plan.idleTimeout;
     this.pools = plan.pools;
+    for (const [k, c] of this.addresses) if (!plan.addresses.has(k)) c.close();
+    this.addresses = plan.addresses;
   }
 
   /** Throws a plan away: pools it created never served and leave no series. */
@@ -80,5 +111,6 @@ export class PoolRegistry {
 
   closeAll(): void {
     for (const p of this.pools.values()) p.retire();
+    for (const c of this.addresses.values()) c.close();
   }
 }

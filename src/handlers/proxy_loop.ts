@@ -1,0 +1,106 @@
+/**
+ * The attempt loop of every proxy form (single address, pool, weighted backends): send, and on
+ * a failure let the attempt's decisions (the pool's, for a pool) say whether another member gets
+ * the request. Like caddy's `ServeHTTP` -> `proxyLoopIteration`: the loop moves bytes, the
+ * pool decides.
+ */
+
+import type { ProxyRuntime } from "../config/types.ts";
+import type { ConnPool } from "../http1/conn_pool.ts";
+import { send } from "../http1/send.ts";
+import type { FinishListener, SendOptions, SendStats, UpstreamResponse } from "../http1/types.ts";
+import { UpstreamError } from "../http1/upstream_error.ts";
+import type { Exchange } from "../pipeline/exchange.ts";
+import { plain } from "../base/plain.ts";
+import type { PreparedBody } from "./proxy_body.ts";
+import {
+  type AttemptTarget,
+  clientBodyFailed,
+  errorStatus,
+  outbound,
+  reason,
+  toResponse,
+} from "./proxy_common.ts";
+
+/**
+ * One attempt on one member: the send options, the end of the response body (release, bytes,
+ * the access log) and the decisions the loop asks for. A subclass per proxy form.
+ */
+export abstract class Attempt implements SendOptions, FinishListener, AttemptTarget {
+  readonly onFinish: FinishListener = this;
+  readonly connectTimeout: number;
+  readonly responseTimeout: number;
+  readonly stats: SendStats;
+  abstract readonly conns: ConnPool;
+  abstract readonly authority: string;
+  abstract readonly body: PreparedBody;
+  abstract readonly upgrade: boolean;
+
+  constructor(readonly ex: Exchange, readonly rt: ProxyRuntime) {
+    this.connectTimeout = rt.connect_timeout;
+    this.responseTimeout = rt.response_timeout;
+    this.stats = ex.stats;
+  }
+
+  /** The member failed this attempt (`err` is not the client's): reports it; true to retry. */
+  abstract failed(err: UpstreamError): boolean;
+  /** The member answered: reports it; true to drop the answer and retry. */
+  abstract answered(res: UpstreamResponse): boolean;
+  /** The attempt after a retry was decided, or null when no member is left. */
+  abstract next(): Attempt | null;
+  /** The answer goes to the client: the `Set-Cookie` to add, if any. */
+  abstract delivered(): string | undefined;
+  /** Every attempt failed: the client gets scalwsd's own answer. */
+  abstract gaveUp(): void;
+  /** Called once when the response body is done, or the attempt is dropped (`release`). */
+  /** `cancelled`: the client stopped reading the body, which says nothing about the member. */
+  protected abstract ended(ok: boolean, cancelled: boolean): void;
+
+  bodyFinished(ok: boolean, bytes: number, cancelled = false): void {
+    this.ended(ok, cancelled);
+    this.ex.bytes = bytes;
+    if (this.ex.deferred) this.ex.complete();
+  }
+
+  /** Drops the attempt (idempotent with the end of its body). */
+  release(): void {
+    this.ended(true, false);
+  }
+}
+
+/**
+ * Sends the request through `first` and the attempts it leads to; answers with the member's
+ * response, or with the last failure's 502/504 (or the dropped answer's status) when every
+ * attempt failed.
+ */
+export async function proxyLoop(first: Attempt): Promise<Response> {
+  const ex = first.ex;
+  let last = first;
+  let a: Attempt | null = first;
+  let status = 502;
+  while (a !== null) {
+    last = a;
+    let res: UpstreamResponse;
+    try {
+      res = await send(a.conns, outbound(a), a);
+    } catch (err) {
+      a.release();
+      if (!(err instanceof UpstreamError)) throw err;
+      // The client's body failed: neutral for the member, never retried.
+      if (err.kind === "client") return clientBodyFailed(ex, a.body.clientFailure(err) || 400);
+      status = errorStatus(err);
+      a = a.failed(err) ? a.next() : null;
+      continue;
+    }
+    if (!a.answered(res)) return toResponse(ex, res, a.delivered());
+    // Another member gets the request; this answer is dropped (released first, so the
+    // cancelled body does not count a second failure).
+    a.release();
+    if (res.body instanceof ReadableStream) res.body.cancel().catch(() => {});
+    status = res.status;
+    a = a.next();
+  }
+  last.gaveUp();
+  ex.status = status;
+  return plain(status, reason(status));
+}
