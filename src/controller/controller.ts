@@ -472,7 +472,11 @@ export class Controller {
       );
     for (const s of serving) {
       try {
-        const r = await adminRequest(s.rec.admin_socket, "GET", path, 5_000);
+        const r = await adminRequest(s.rec.admin_socket, {
+          method: "GET",
+          path,
+          timeoutMs: 5_000,
+        });
         return { id: s.rec.id, generation: s.rec.generation, ...r };
       } catch (err) {
         log("warn", "admin_unreachable", {

@@ -9,8 +9,9 @@
 /** Everything that differs between instances. */
 export interface InstanceLaunch {
   readonly id: string;
-  readonly generation: number;
-  readonly generationPath: string;
+  /** The configuration generation to start on (`--generation`), and its file (`--config`). */
+  readonly configGeneration: number;
+  readonly configGenerationPath: string;
   readonly cpus: readonly number[];
   readonly adminSocket: string;
   /** `host:port` of the instance's metrics listener. */
@@ -24,19 +25,19 @@ export interface InstanceLaunch {
  * `command` is the scalwsd executable, or `deno run ... main.ts` from source.
  */
 export function instanceArgv(
-  command: readonly string[],
   l: InstanceLaunch,
-  taskset: string | null,
+  how: { readonly command: readonly string[]; readonly taskset: string | null },
 ): string[] {
+  const { command, taskset } = how;
   const cpus = l.cpus.join(",");
   return [
     ...(taskset === null ? [] : [taskset, "-c", cpus]),
     ...command,
     "run",
     "--config",
-    l.generationPath,
+    l.configGenerationPath,
     "--generation",
-    String(l.generation),
+    String(l.configGeneration),
     "--instance-id",
     l.id,
     "--cpus",
@@ -59,7 +60,11 @@ export function shellArgs(argv: readonly string[], logFile: string): string[] {
 }
 
 /** The CPUs of slot `index`: `perInstance` CPUs from `cpus`, handed out in turn. */
-export function cpusFor(index: number, cpus: readonly number[], perInstance: number): number[] {
+export function cpusFor(
+  index: number,
+  host: { readonly cpus: readonly number[]; readonly perInstance: number },
+): number[] {
+  const { cpus, perInstance } = host;
   const out: number[] = [];
   for (let i = 0; i < perInstance; i++) out.push(cpus[(index * perInstance + i) % cpus.length]);
   return [...new Set(out)].sort((a, b) => a - b);

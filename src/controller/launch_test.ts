@@ -3,8 +3,8 @@ import { cpusFor, instanceArgv, selfCommand, shellArgs, spawnInstance } from "./
 
 const L = {
   id: "web-1",
-  generation: 3,
-  generationPath: "/s/generations/3/scalws.yaml",
+  configGeneration: 3,
+  configGenerationPath: "/s/generations/3/scalws.yaml",
   cpus: [1],
   adminSocket: "/s/sockets/web-1.sock",
   metrics: "127.0.0.1:19101",
@@ -13,34 +13,48 @@ const L = {
 };
 
 Deno.test("instanceArgv passes id, generation, CPU set and per-instance sockets", () => {
-  assert.deepEqual(instanceArgv(["/usr/bin/scalwsd"], L, "/usr/bin/taskset"), [
-    "/usr/bin/taskset",
-    "-c",
-    "1",
+  assert.deepEqual(
+    instanceArgv(L, { command: ["/usr/bin/scalwsd"], taskset: "/usr/bin/taskset" }),
+    [
+      "/usr/bin/taskset",
+      "-c",
+      "1",
+      "/usr/bin/scalwsd",
+      "run",
+      "--config",
+      "/s/generations/3/scalws.yaml",
+      "--generation",
+      "3",
+      "--instance-id",
+      "web-1",
+      "--cpus",
+      "1",
+      "--admin-socket",
+      "/s/sockets/web-1.sock",
+      "--metrics-address",
+      "127.0.0.1:19101",
+      "--drain-timeout",
+      "30000ms",
+    ],
+  );
+  assert.equal(
+    instanceArgv(L, { command: ["/usr/bin/scalwsd"], taskset: null })[0],
     "/usr/bin/scalwsd",
-    "run",
-    "--config",
-    "/s/generations/3/scalws.yaml",
-    "--generation",
-    "3",
-    "--instance-id",
-    "web-1",
-    "--cpus",
-    "1",
-    "--admin-socket",
-    "/s/sockets/web-1.sock",
-    "--metrics-address",
-    "127.0.0.1:19101",
-    "--drain-timeout",
-    "30000ms",
-  ]);
-  assert.equal(instanceArgv(["/usr/bin/scalwsd"], L, null)[0], "/usr/bin/scalwsd");
+  );
 });
 
 Deno.test("cpusFor hands CPUs out in turn", () => {
-  assert.deepEqual([0, 1, 2, 3].map((i) => cpusFor(i, [0, 1], 1)), [[0], [1], [0], [1]]);
-  assert.deepEqual([0, 1].map((i) => cpusFor(i, [0, 1, 2, 3], 2)), [[0, 1], [2, 3]]);
-  assert.deepEqual(cpusFor(1, [4, 5, 6], 2), [4, 6]);
+  assert.deepEqual([0, 1, 2, 3].map((i) => cpusFor(i, { cpus: [0, 1], perInstance: 1 })), [
+    [0],
+    [1],
+    [0],
+    [1],
+  ]);
+  assert.deepEqual([0, 1].map((i) => cpusFor(i, { cpus: [0, 1, 2, 3], perInstance: 2 })), [[0, 1], [
+    2,
+    3,
+  ]]);
+  assert.deepEqual(cpusFor(1, { cpus: [4, 5, 6], perInstance: 2 }), [4, 6]);
 });
 
 Deno.test("selfCommand runs main.ts from source under deno, the executable itself when compiled", () => {

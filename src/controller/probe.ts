@@ -6,6 +6,7 @@
 
 /** What `/readyz` says. */
 export interface Readiness {
+  /** The generation the process serves (it starts at the configuration generation it was given). */
   readonly generation: number;
   readonly state: string;
 }
@@ -36,13 +37,19 @@ export async function scrapeMetrics(address: string, timeoutMs: number): Promise
 }
 
 /** One request to an instance's admin socket; the status and body as received. */
+export interface AdminRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly timeoutMs: number;
+  /** Sent as `application/json`. */
+  readonly body?: string;
+}
+
 export async function adminRequest(
   socket: string,
-  method: string,
-  path: string,
-  timeoutMs: number,
-  body?: string,
+  req: AdminRequest,
 ): Promise<{ status: number; body: string }> {
+  const { method, path, timeoutMs, body } = req;
   const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
   try {
     const res = await fetch(`http://localhost${path}`, {

@@ -16,6 +16,7 @@ export interface InstanceRecord {
   /** Resolved path of the instance executable, checked against `/proc/PID/exe`. */
   readonly executable: string;
   readonly cpus: readonly number[];
+  /** The configuration generation the instance was started on. */
   readonly generation: number;
   readonly state: InstanceState;
   /** False once the slot is being removed (scale-in, replaced by a rolling reload). */

@@ -71,15 +71,15 @@ export function instanceLaunch(o: {
   readonly id: string;
   readonly cfg: ControllerConfig;
   readonly configGeneration: number;
-  readonly generationPath: string;
+  readonly configGenerationPath: string;
 }): InstanceLaunch {
   const index = slotIndex(o.id)!;
   const dir = o.cfg.state_dir;
   return {
     id: o.id,
-    generation: o.configGeneration,
-    generationPath: o.generationPath,
-    cpus: cpusFor(index, o.cfg.cpus, o.cfg.cpus_per_instance),
+    configGeneration: o.configGeneration,
+    configGenerationPath: o.configGenerationPath,
+    cpus: cpusFor(index, { cpus: o.cfg.cpus, perInstance: o.cfg.cpus_per_instance }),
     adminSocket: `${dir}/sockets/${o.id}.sock`,
     metrics: `${hostText(o.cfg.metrics_base.hostname)}:${o.cfg.metrics_base.port + index}`,
     drainTimeout: o.cfg.drain_timeout,
@@ -188,9 +188,9 @@ export class Slots implements Iterable<Slot> {
       id,
       cfg: o.cfg,
       configGeneration,
-      generationPath: o.configGenerations.path(configGeneration),
+      configGenerationPath: o.configGenerations.path(configGeneration),
     });
-    const argv = instanceArgv(o.command, launch, o.taskset);
+    const argv = instanceArgv(launch, { command: o.command, taskset: o.taskset });
     let child: Deno.ChildProcess;
     try {
       child = spawnInstance(argv, launch.logFile);
@@ -206,7 +206,7 @@ export class Slots implements Iterable<Slot> {
       start_time: (await readProc(child.pid))?.startTime ?? 0,
       executable: realPath(o.command[0]),
       cpus: launch.cpus,
-      generation: launch.generation,
+      generation: launch.configGeneration,
       state: "starting",
       wanted: true,
       metrics: launch.metrics,
@@ -239,7 +239,7 @@ export class Slots implements Iterable<Slot> {
     log("info", "instance_spawned", {
       id,
       pid: child.pid,
-      generation: launch.generation,
+      generation: launch.configGeneration,
       cpus: launch.cpus,
       metrics: launch.metrics,
       log_file: launch.logFile,

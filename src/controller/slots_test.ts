@@ -46,11 +46,16 @@ function record(id: string, o: Partial<InstanceRecord> = {}): InstanceRecord {
 Deno.test("instanceLaunch gives each slot its CPUs, metrics port, sockets and log file", () => {
   const cfg = config("/run/c", "cpus_per_instance: 2\nmetrics_base: '[::1]:19200'\n");
   assert.deepEqual(
-    instanceLaunch({ id: "web-3", cfg, configGeneration: 7, generationPath: "/g/7/scalws.yaml" }),
+    instanceLaunch({
+      id: "web-3",
+      cfg,
+      configGeneration: 7,
+      configGenerationPath: "/g/7/scalws.yaml",
+    }),
     {
       id: "web-3",
-      generation: 7,
-      generationPath: "/g/7/scalws.yaml",
+      configGeneration: 7,
+      configGenerationPath: "/g/7/scalws.yaml",
       cpus: [2, 3],
       adminSocket: "/run/c/sockets/web-3.sock",
       metrics: "[::1]:19203",
