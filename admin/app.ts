@@ -85,8 +85,8 @@ export function createAdminApp(
   app.post("/v1/reload", async (c) => {
     const r = await server.reload();
     if (r.ok) {
-      audit(c.get("who"), "reload", server.file, "ok", { generation: r.generation });
-      return c.json({ generation: r.generation, warnings: r.warnings });
+      audit(c.get("who"), "reload", server.file, "ok", { generation: r.generationId });
+      return c.json({ generation: r.generationId, warnings: r.warnings });
     }
     audit(c.get("who"), "reload", server.file, "refused", { errors: r.errors });
     return c.json({ error: r.errors.join("\n"), errors: r.errors }, 400);
@@ -119,23 +119,23 @@ export function createAdminApp(
 async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Response> {
   const name = c.req.param("name")!;
   const who = c.get("who");
-  const refuse = (status: 400 | 404 | 409 | 413 | 501, error: string) => {
+  const reject = (status: 400 | 404 | 409 | 413 | 501, error: string) => {
     audit(who, "set_members", name, `refused ${status}`, { error });
     return c.json({ error }, status);
   };
   const len = c.req.header("content-length");
   if (len !== undefined && Number(len) > MAX_ADMIN_BODY) {
-    return refuse(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
+    return reject(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
   }
   return await server.lock.run(async () => {
     const pool = server.registry.pools.get(name);
-    if (!pool) return refuse(404, `no pool named "${name}"`);
+    if (!pool) return reject(404, `no pool named "${name}"`);
     const mode = server.config.server.listener_mode;
     if (mode !== "shared") {
-      return refuse(501, `run-time members are not supported with listener_mode: ${mode}`);
+      return reject(501, `run-time members are not supported with listener_mode: ${mode}`);
     }
     if (pool.settings.members_from !== "api") {
-      return refuse(
+      return reject(
         409,
         `pool "${name}" has members_from: file; change its members in the configuration`,
       );
@@ -145,21 +145,21 @@ async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Respons
       text = await readCapped(c.req.raw);
     } catch (err) {
       if (err instanceof BodyTooLarge) {
-        return refuse(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
+        return reject(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
       }
-      return refuse(400, "body could not be read");
+      return reject(400, "body could not be read");
     }
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      return refuse(400, "body: invalid JSON");
+      return reject(400, "body: invalid JSON");
     }
     const { members, errors } = validateMembersBody(body);
-    if (errors.length > 0 || members === undefined) return refuse(400, errors.join("\n"));
+    if (errors.length > 0 || members === undefined) return reject(400, errors.join("\n"));
     const rules = poolMemberErrors(members, pool.settings.scheme, "");
-    if (rules.length > 0) return refuse(400, rules.join("\n"));
-    if (pool !== server.registry.pools.get(name)) return refuse(404, `no pool named "${name}"`);
+    if (rules.length > 0) return reject(400, rules.join("\n"));
+    if (pool !== server.registry.pools.get(name)) return reject(404, `no pool named "${name}"`);
     pool.install(pool.plan(members), members);
     audit(who, "set_members", name, "ok", { members: members.length });
     return c.json(poolView(pool, server.clock.now()));

@@ -4,9 +4,9 @@ import type { Config } from "../src/config/types.ts";
 import type { Registry } from "../src/observe/metrics.ts";
 import type { Pool } from "../src/upstream/pool.ts";
 
-/** What `POST /v1/reload` gets back: the new generation's number, or every error of the file. */
+/** What `POST /v1/reload` gets back: the new generation's id, or every error of the file. */
 export type ReloadOutcome =
-  | { readonly ok: true; readonly generation: number; readonly warnings: readonly string[] }
+  | { readonly ok: true; readonly generationId: number; readonly warnings: readonly string[] }
   | { readonly ok: false; readonly errors: readonly string[] };
 
 /**

@@ -22,7 +22,7 @@ export async function run(
   const managed = opts.instanceId !== undefined;
   let server: Server;
   try {
-    server = await Server.prepare(file, { generation: opts.generation });
+    server = await Server.prepare(file, { firstGenerationId: opts.configGeneration });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);

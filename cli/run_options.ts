@@ -23,8 +23,11 @@ export const RUN_FLAGS = {
 export interface RunOptions {
   /** Set under the controller: listeners are bound only on SIGUSR2, SIGHUP is ignored. */
   readonly instanceId?: string;
-  /** Generation number reported by `/readyz` (default 1). */
-  readonly generation?: number;
+  /**
+   * `--generation`: the controller's configuration generation the instance runs; it becomes the
+   * id of the process's first generation, which `/readyz` reports (default 1).
+   */
+  readonly configGeneration?: number;
   /** The CPU set the controller pinned the instance to (logged). */
   readonly cpus?: readonly number[];
   /** Replaces `server.admin.socket`. */
@@ -76,7 +79,7 @@ export function runOptions(
     if (sock !== undefined && sock === "") return "--admin-socket: must not be empty";
     return {
       ...(id === undefined ? {} : { instanceId: id }),
-      ...(generation === undefined ? {} : { generation }),
+      ...(generation === undefined ? {} : { configGeneration: generation }),
       ...(cpus === undefined ? {} : { cpus }),
       ...(sock === undefined ? {} : { adminSocket: sock }),
       ...(metrics === undefined ? {} : { metricsAddress: metrics }),

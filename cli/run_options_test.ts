@@ -17,7 +17,7 @@ Deno.test("runOptions reads the flags the controller passes", () => {
     }),
     {
       instanceId: "web-2",
-      generation: 7,
+      configGeneration: 7,
       cpus: [1],
       adminSocket: "/run/ctl/sockets/web-2.sock",
       metricsAddress: { hostname: "127.0.0.1", port: 19102 },

@@ -44,8 +44,43 @@ export class AppStats {
 }
 
 /**
+ * What an `Exchange` is made of. The front that received the request fills it in (today the
+ * dispatcher behind `Deno.serve`; a front with its own HTTP/1.1 parser does the same): one
+ * object literal per request, whose fields the exchange copies.
+ */
+export interface ExchangeInit {
+  /** The client's request: method, headers, body. */
+  readonly req: Request;
+  /** Normalised path (`normalizePath`), used for routing and sent upstream. */
+  readonly path: string;
+  /** The query as received, `?` included, or "". */
+  readonly query: string;
+  /** The Host header value, or the HTTP/2 authority; "" when the request has none. */
+  readonly authority: string;
+  /** The direct peer's address (`"unix"` on a Unix socket). */
+  readonly peer: string;
+  /** The direct peer is in `trusted_proxies`. */
+  readonly peerTrusted: boolean;
+  /** The client address after `trusted_proxies` (the peer itself when untrusted). */
+  readonly client: string;
+  /** The request came over TLS. */
+  readonly secure: boolean;
+  /** The application's counters (requests by class, duration, stale resends). */
+  readonly stats: AppStats;
+  /** `performance.now()` when the request arrived: the access log's duration starts there. */
+  readonly start: number;
+  /** Where `complete()` writes the access log line. */
+  readonly log: AccessLog;
+}
+
+/**
  * One client request on its way through the pipeline: what the handlers need to know about it
  * and what the access log reports at the end. One object per request, no closures.
+ *
+ * Lifecycle: the front builds it (`new Exchange({...})`) once the host is known, the pipeline
+ * and the handler set `status` (and `bytes`, `upstream*`, `closeConnection`), and `complete()`
+ * records it once: the front calls it when the answer is passed on, unless the handler set
+ * `deferred` (a streamed body), in which case the body's end calls it.
  */
 export class Exchange {
   status = 0;
@@ -62,25 +97,37 @@ export class Exchange {
   closeConnection = false;
   private done = false;
 
-  constructor(
-    readonly req: Request,
-    /** Normalised path used for routing and sent upstream. */
-    readonly path: string,
-    /** `?...` or "". */
-    readonly query: string,
-    /** The Host header value (or the h2 authority). */
-    readonly authority: string,
-    /** The direct peer's address. */
-    readonly peer: string,
-    /** The direct peer is in `trusted_proxies`. */
-    readonly peerTrusted: boolean,
-    /** The client address after `trusted_proxies`. */
-    readonly client: string,
-    readonly secure: boolean,
-    readonly stats: AppStats,
-    readonly start: number,
-    private readonly log: AccessLog,
-  ) {}
+  readonly req: Request;
+  /** Normalised path used for routing and sent upstream. */
+  readonly path: string;
+  /** `?...` or "". */
+  readonly query: string;
+  /** The Host header value (or the h2 authority). */
+  readonly authority: string;
+  /** The direct peer's address. */
+  readonly peer: string;
+  /** The direct peer is in `trusted_proxies`. */
+  readonly peerTrusted: boolean;
+  /** The client address after `trusted_proxies`. */
+  readonly client: string;
+  readonly secure: boolean;
+  readonly stats: AppStats;
+  readonly start: number;
+  private readonly log: AccessLog;
+
+  constructor(init: ExchangeInit) {
+    this.req = init.req;
+    this.path = init.path;
+    this.query = init.query;
+    this.authority = init.authority;
+    this.peer = init.peer;
+    this.peerTrusted = init.peerTrusted;
+    this.client = init.client;
+    this.secure = init.secure;
+    this.stats = init.stats;
+    this.start = init.start;
+    this.log = init.log;
+  }
 
   /** Records metrics and writes the access log line, once. */
   complete(): void {

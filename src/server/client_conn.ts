@@ -48,8 +48,8 @@ export class ClientConn {
   deadline = 0;
   /** Strict SNI: the host of the first request; later requests must name the same host. */
   pinned: string | null = null;
-  /** Over `limit_conn`: its requests are refused. */
-  refused = false;
+  /** Over `limit_conn`: every request gets 429 and the connection closes. */
+  overLimit = false;
   server: ServedConnection | null = null;
   /** `requestDone` bound once, for `info.completed` of streamed responses. */
   readonly done: () => void;

@@ -10,13 +10,8 @@ import { plain } from "../base/plain.ts";
 import { type ClientConn, type TlsState, UPGRADED } from "./client_conn.ts";
 import type { AppEntry, Generation, RequestLimits } from "./generation.ts";
 
-/** An answer before the request got an `Exchange` (malformed or unknown host). */
-function early(conn: ClientConn | null, res: Response): Response {
-  if (conn !== null) conn.requestDone();
-  return res;
-}
-
-function refuse(
+/** A pipeline step's own answer instead of the handler's (a limit, strict SNI, a deny path). */
+function answerWith(
   ex: Exchange,
   status: number,
   text: string,
@@ -40,56 +35,67 @@ function headersTooLarge(headers: Headers, limits: RequestLimits): boolean {
     (limits.maxHeaderSize > 0 && size > limits.maxHeaderSize);
 }
 
+/** What `screen` reads besides the exchange; the dispatcher refills one per request. */
+class ScreenInput {
+  /** Length of the request target as received (path and query). */
+  uriLength = 0;
+  /** The host name the application was found by. */
+  host = "";
+  app!: AppEntry;
+  limits!: RequestLimits;
+  /** The client connection when the listener tracks connections, else null. */
+  conn: ClientConn | null = null;
+  /** The TLS state of a listener served whole (without connection tracking), else null. */
+  tls: TlsState | null = null;
+}
+
 /**
  * The request limits and the security step, in the pipeline's order: URI length (414), header
  * limits (431), the client's request rate (429), strict SNI (421), deny paths (404). Returns
- * the refusal, or null to go on routing.
+ * the pipeline's answer, or null to go on routing.
  */
-function screen(
-  req: Request,
-  uriLength: number,
-  host: string,
-  app: AppEntry,
-  ex: Exchange,
-  limits: RequestLimits,
-  conn: ClientConn | null,
-  tls: TlsState | null,
-): Response | null {
-  if (uriLength > limits.maxUri) return refuse(ex, 414, "URI Too Long");
+function screen(ex: Exchange, s: ScreenInput): Response | null {
+  const limits = s.limits;
+  if (s.uriLength > limits.maxUri) return answerWith(ex, 414, "URI Too Long");
   if (
-    (limits.maxHeaderCount > 0 || limits.maxHeaderSize > 0) && headersTooLarge(req.headers, limits)
+    (limits.maxHeaderCount > 0 || limits.maxHeaderSize > 0) &&
+    headersTooLarge(ex.req.headers, limits)
   ) {
-    return refuse(ex, 431, "Request Header Fields Too Large");
+    return answerWith(ex, 431, "Request Header Fields Too Large");
   }
+  const app = s.app;
   const limiter = app.limiter;
   if (limiter !== null) {
     const wait = limiter.take(ex.client);
     if (wait > 0) {
-      return refuse(ex, 429, "Too Many Requests", { "retry-after": String(wait) });
+      return answerWith(ex, 429, "Too Many Requests", { "retry-after": String(wait) });
     }
   }
-  const t = conn !== null ? conn.tls : tls;
+  const conn = s.conn;
+  const t = conn !== null ? conn.tls : s.tls;
   if (t !== null && t.strict) {
     // Deno does not tell the SNI name: the host must be a name of the listener's certificates,
     // and the first request's host stands for the SNI name on the whole connection.
+    const host = s.host;
     if (conn === null || conn.pinned === null) {
-      if (!t.certs.covers(host)) return refuse(ex, 421, "Misdirected Request");
+      if (!t.certs.covers(host)) return answerWith(ex, 421, "Misdirected Request");
       if (conn !== null) conn.pinned = host;
-    } else if (conn.pinned !== host) return refuse(ex, 421, "Misdirected Request");
+    } else if (conn.pinned !== host) return answerWith(ex, 421, "Misdirected Request");
   }
-  if (app.deny !== null && app.deny.match(ex.path)) return refuse(ex, 404, "Not Found");
+  if (app.deny !== null && app.deny.match(ex.path)) return answerWith(ex, 404, "Not Found");
   return null;
 }
 
 /** 413 before reading when the Content-Length is over the route's `max_body`. */
-function tooLarge(req: Request, maxBody: number, ex: Exchange): Response | null {
+function tooLarge(ex: Exchange, maxBody: number): Response | null {
+  const req = ex.req;
   const m = req.method;
   if (m === "GET" || m === "HEAD") return null;
   const cl = req.headers.get("content-length");
   if (cl === null || !(Number(cl) > maxBody)) return null;
   // The body stays unread: the connection cannot be reused.
   ex.closeConnection = true;
-  return refuse(ex, 413, "Content Too Large", CLOSE);
+  return answerWith(ex, 413, "Content Too Large", CLOSE);
 }
 
 /**
@@ -106,6 +112,8 @@ export class Dispatcher {
 
   /** Requests answered before an application was found (bad or unknown host): `-`, `-`. */
   private readonly unmatched: AppStats;
+  /** `screen`'s input, refilled per request: the request path allocates nothing for it. */
+  private readonly screenInput = new ScreenInput();
 
   constructor(
     gen: Generation,
@@ -116,8 +124,11 @@ export class Dispatcher {
     this.unmatched = new AppStats("-", "-", metrics);
   }
 
-  /** Answers a request refused before routing; it is counted and logged like any other. */
-  private early(
+  /**
+   * Answers a request stopped before an application was found (a bad or unknown host); it is
+   * counted and logged like any other, under `-`/`-`.
+   */
+  private answerUnrouted(
     req: Request,
     info: Deno.ServeHandlerInfo<Deno.Addr>,
     conn: ClientConn | null,
@@ -128,22 +139,23 @@ export class Dispatcher {
     const ps = pathStart(url);
     const q = url.indexOf("?", ps);
     const path = q < 0 ? url.slice(ps) : url.slice(ps, q);
-    const ex = new Exchange(
+    const ex = new Exchange({
       req,
-      path || "/",
-      "",
-      "",
+      path: path || "/",
+      query: "",
+      authority: "",
       peer,
-      false,
-      peer,
-      false,
-      this.unmatched,
-      performance.now(),
-      this.log,
-    );
+      peerTrusted: false,
+      client: peer,
+      secure: false,
+      stats: this.unmatched,
+      start: performance.now(),
+      log: this.log,
+    });
     ex.status = res.status;
     ex.complete();
-    return early(conn, res);
+    if (conn !== null) conn.requestDone();
+    return res;
   }
 
   /**
@@ -165,17 +177,17 @@ export class Dispatcher {
     if (authority === null) {
       // HTTP/2 carries the authority in the URL, never in a Host header.
       if (!secure) {
-        return this.early(req, info, conn, plain(400, "Bad Request: missing Host header"));
+        return this.answerUnrouted(req, info, conn, plain(400, "Bad Request: missing Host header"));
       }
       authority = urlAuthority(req.url);
     }
     const host = hostName(authority);
     if (host === "" || authority.indexOf(",") >= 0) {
-      return this.early(req, info, conn, plain(400, "Bad Request: invalid Host header"));
+      return this.answerUnrouted(req, info, conn, plain(400, "Bad Request: invalid Host header"));
     }
     const app = gen.hosts.lookup(host);
     if (app === undefined) {
-      return this.early(req, info, conn, plain(404, "Not Found: unknown host"));
+      return this.answerUnrouted(req, info, conn, plain(404, "Not Found: unknown host"));
     }
 
     const url = req.url;
@@ -186,29 +198,36 @@ export class Dispatcher {
     const peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
     const peerTrusted = gen.trusted(peer);
     const client = peerTrusted ? clientAddress(peer, req.headers, gen.trusted) : peer;
-    const ex = new Exchange(
+    const ex = new Exchange({
       req,
       path,
-      q < 0 ? "" : url.slice(q),
+      query: q < 0 ? "" : url.slice(q),
       authority,
       peer,
       peerTrusted,
       client,
       secure,
-      app.stats,
-      performance.now(),
-      this.log,
-    );
+      stats: app.stats,
+      start: performance.now(),
+      log: this.log,
+    });
     const limits = gen.limits;
     ex.bodyTimeout = limits.bodyTimeout;
     this.metrics.inflight.value++;
     let res: Response | Promise<Response>;
     try {
-      const refused = screen(req, url.length - ps, host, app, ex, limits, conn, tls);
-      if (refused !== null) res = refused;
+      const s = this.screenInput;
+      s.uriLength = url.length - ps;
+      s.host = host;
+      s.app = app;
+      s.limits = limits;
+      s.conn = conn;
+      s.tls = tls;
+      const stopped = screen(ex, s);
+      if (stopped !== null) res = stopped;
       else {
         const route = app.router.match(path);
-        res = tooLarge(req, route.maxBody, ex) ?? route.handler.handle(ex);
+        res = tooLarge(ex, route.maxBody) ?? route.handler.handle(ex);
       }
     } catch (err) {
       res = this.fail(ex, err);

@@ -36,19 +36,19 @@ function onError(err: unknown): Response {
   return new Response("Internal Server Error\n", { status: 500 });
 }
 
-const REFUSED = {
+const OVER_LIMIT_HEADERS = {
   "content-type": "text/plain; charset=utf-8",
   "retry-after": "1",
   connection: "close",
 };
 
 /** The answer on a connection over `limit_conn`; the connection closes after it. */
-function refuse(c: ClientConn, info: Deno.ServeHandlerInfo<Deno.Addr>): Response {
+function overConnLimit(c: ClientConn, info: Deno.ServeHandlerInfo<Deno.Addr>): Response {
   c.requestStarted();
   info.completed.then(c.lingerOn, c.lingerOn);
   return new Response("Too Many Requests: too many connections from this address\n", {
     status: 429,
-    headers: REFUSED,
+    headers: OVER_LIMIT_HEADERS,
   });
 }
 
@@ -234,7 +234,7 @@ export class Listener {
     const perPeer = this.tracker.add(c);
     this.mine.add(c);
     const limit = gen.config.server.limit_conn;
-    if (limit !== undefined && perPeer > limit && !gen.trusted(peer)) c.refused = true;
+    if (limit !== undefined && perPeer > limit && !gen.trusted(peer)) c.overLimit = true;
     if (tls === null) {
       this.serve(c);
       return;
@@ -253,8 +253,8 @@ export class Listener {
     const secure = c.tls !== null;
     c.phase = SERVING;
     c.idleSince = performance.now();
-    const handler = c.refused
-      ? (_req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => refuse(c, info)
+    const handler = c.overLimit
+      ? (_req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => overConnLimit(c, info)
       : (req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => d.handle(req, info, secure, c);
     let server: ServedConnection;
     try {

@@ -22,7 +22,7 @@ import { preflight } from "./preflight.ts";
 export type State = "starting" | "warming" | "ready" | "active" | "draining";
 
 export type ReloadResult =
-  | { readonly ok: true; readonly generation: number; readonly warnings: readonly string[] }
+  | { readonly ok: true; readonly generationId: number; readonly warnings: readonly string[] }
   | { readonly ok: false; readonly errors: readonly string[] };
 
 /** Options for tests and the controller; production uses the defaults. */
@@ -30,8 +30,11 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Overrides `server.access_log` (tests pass `off`). */
   readonly accessLog?: string;
-  /** Number of the first generation; the controller passes its generation number (default 1). */
-  readonly generation?: number;
+  /**
+   * Id of the first generation (default 1); later reloads count up from it. The controller
+   * passes the number of the configuration generation it started the instance on.
+   */
+  readonly firstGenerationId?: number;
   /** Reads the PEM files a build checks and uses (default `Deno.readTextFileSync`). */
   readonly readPem?: PemReader;
 }
@@ -66,7 +69,7 @@ export class Server {
     private readonly options: ServerOptions,
   ) {
     this.clock = options.clock ?? systemClock;
-    this.nextId = options.generation ?? 1;
+    this.nextId = options.firstGenerationId ?? 1;
     this.registry = new PoolRegistry({ metrics: this.metrics, key, clock: this.clock });
     this.limiters = new LimiterRegistry(this.clock);
     this.metrics.registry.onCollect(() => this.registry.collect(this.clock.now()));
@@ -199,7 +202,7 @@ export class Server {
       this.metrics.generation.value = this.generation.id;
       this.metrics.reloads.with("ok").value++;
       log("info", "reloaded", { file: this.file, generation: this.generation.id });
-      return { ok: true, generation: this.generation.id, warnings: loaded.warnings };
+      return { ok: true, generationId: this.generation.id, warnings: loaded.warnings };
     });
   }
 

@@ -55,7 +55,7 @@ Deno.test("Server reads each CA file once per build, refusing unreadable or non-
     // Pool rebuilt (new server_name) and a new address pool: still one read.
     reads.length = 0;
     await Deno.writeTextFile(file, yaml(ca, "other.internal", 9443));
-    assert.deepEqual(await s.reload(), { ok: true, generation: 2, warnings: [] });
+    assert.deepEqual(await s.reload(), { ok: true, generationId: 2, warnings: [] });
     assert.deepEqual(reads, [ca]);
 
     // An unreadable CA file: refused with today's messages, read once, nothing changed.
