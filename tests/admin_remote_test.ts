@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import https from "node:https";
-import { makePki } from "../src/base/_test_certs.ts";
-import { get, startScalwsd } from "./_harness.ts";
+import { get, startPki, startScalwsd } from "./_support/mod.ts";
 
 function httpsGet(
   port: number,
@@ -31,12 +30,12 @@ function httpsGet(
 }
 
 Deno.test("the remote admin listener requires a client certificate signed by client_ca", async () => {
-  const pki = await makePki();
+  await using pki = await startPki();
   const { cert, key } = await pki.issue("server", ["localhost", "127.0.0.1"]);
   const { cert: ccert, key: ckey } = await pki.issue("client", ["ops"], { clientAuth: true });
-  const other = await makePki();
+  await using other = await startPki();
   const { cert: bcert, key: bkey } = await other.issue("bad", ["mallory"], { clientAuth: true });
-  const s = await startScalwsd(`
+  await using s = await startScalwsd(`
 server:
   listeners: [{name: http, address: "127.0.0.1:0"}]
   admin:
@@ -50,34 +49,28 @@ tenants:
     applications:
       - {name: a, domains: [a.test], runtime: {type: respond, body: "a"}}
 `);
-  try {
-    const port = s.admin.bound.get("remote")!.port;
-    const ca = pki.ca;
-    const c = { ca, cert: await Deno.readTextFile(ccert), key: await Deno.readTextFile(ckey) };
-    const r = await httpsGet(port, "/v1/upstreams", c);
-    assert.equal(r.status, 200);
-    assert.equal(JSON.parse(r.body).upstreams[0].name, "dyn");
-    const put = await httpsGet(port, "/v1/upstreams/dyn", {
-      ...c,
-      method: "PUT",
-      body: '{"members": []}',
-    });
-    assert.equal(put.status, 200);
-    const audit = s.logs.map((l) => JSON.parse(l)).find((l) => l.event === "admin_audit");
-    assert.match(audit.who, /CN=ops/);
-    assert.equal((await httpsGet(port, "/console/", c)).status, 200);
+  const port = s.admin.bound.get("remote")!.port;
+  const ca = pki.ca;
+  const c = { ca, cert: await Deno.readTextFile(ccert), key: await Deno.readTextFile(ckey) };
+  const r = await httpsGet(port, "/v1/upstreams", c);
+  assert.equal(r.status, 200);
+  assert.equal(JSON.parse(r.body).upstreams[0].name, "dyn");
+  const put = await httpsGet(port, "/v1/upstreams/dyn", {
+    ...c,
+    method: "PUT",
+    body: '{"members": []}',
+  });
+  assert.equal(put.status, 200);
+  const audit = s.logs.map((l) => JSON.parse(l)).find((l) => l.event === "admin_audit");
+  assert.match(audit.who, /CN=ops/);
+  assert.equal((await httpsGet(port, "/console/", c)).status, 200);
 
-    await assert.rejects(httpsGet(port, "/v1/upstreams", { ca }));
-    await assert.rejects(httpsGet(port, "/v1/upstreams", {
-      ca,
-      cert: await Deno.readTextFile(bcert),
-      key: await Deno.readTextFile(bkey),
-    }));
-    const metrics = s.admin.bound.get("metrics")!;
-    assert.equal((await get(`http://127.0.0.1:${metrics.port}/v1/upstreams`)).status, 404);
-  } finally {
-    await s.close();
-    await pki.close();
-    await other.close();
-  }
+  await assert.rejects(httpsGet(port, "/v1/upstreams", { ca }));
+  await assert.rejects(httpsGet(port, "/v1/upstreams", {
+    ca,
+    cert: await Deno.readTextFile(bcert),
+    key: await Deno.readTextFile(bkey),
+  }));
+  const metrics = s.admin.bound.get("metrics")!;
+  assert.equal((await get(`http://127.0.0.1:${metrics.port}/v1/upstreams`)).status, 404);
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { adminFetch, startMember, startScalwsd } from "./_harness.ts";
+import { adminFetch, startMember, startScalwsd, tempDir } from "./_support/mod.ts";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => {
   try {
@@ -29,8 +29,8 @@ Deno.test({
   name: "the Upstreams console renders every pool and member in a real browser",
   ignore: CHROMIUM === undefined,
   async fn() {
-    const a = startMember("a");
-    const s = await startScalwsd(`
+    await using a = startMember("a");
+    await using s = await startScalwsd(`
 server:
   listeners: [{name: http, address: "127.0.0.1:0"}]
   admin:
@@ -46,58 +46,53 @@ tenants:
     applications:
       - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: web}}}
 `);
-    const profile = await Deno.makeTempDir({ prefix: "scalwsd-chromium-" });
+    await using profileDir = await tempDir("scalwsd-chromium-");
+    const profile = profileDir.path;
     const outDir = new URL("./out/", import.meta.url).pathname;
     await Deno.mkdir(outDir, { recursive: true });
-    try {
-      await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams/canary", {
-        method: "PUT",
-        body: JSON.stringify({ members: [{ address: "127.0.0.1:10", weight: 7 }] }),
-      });
-      const port = s.admin.bound.get("http")!.port;
-      const url = `http://127.0.0.1:${port}/console/`;
-      const dom = await new Deno.Command(CHROMIUM!, {
-        args: chromiumArgs(profile, "--virtual-time-budget=3000", "--dump-dom", url),
-        stdout: "piped",
-        stderr: "null",
-      }).output();
-      const html = new TextDecoder().decode(dom.stdout);
-      assert.match(html, /<section data-pool="web">/);
-      assert.match(html, /<section data-pool="canary">/);
-      const row = (addr: string, weight: number) =>
-        new RegExp(
-          `<tr data-member="${addr}"><td>${addr}</td><td><span class="state healthy">healthy</span></td><td>${weight}</td>`,
-        );
-      assert.match(html, row(a.address, 3));
-      assert.match(html, row("127.0.0.1:9", 1));
-      assert.match(html, row("127.0.0.1:10", 7));
-      assert.match(html, /Updated .* refreshes every 2 s/);
-
-      const shot = `${outDir}console.png`;
-      await new Deno.Command(CHROMIUM!, {
-        args: chromiumArgs(
-          profile,
-          "--virtual-time-budget=3000",
-          "--window-size=390,844",
-          `--screenshot=${shot}`,
-          url,
-        ),
-        stdout: "null",
-        stderr: "null",
-      }).output();
-      assert.ok((await Deno.stat(shot)).size > 1000, "a phone-sized screenshot was written");
-
-      const metricsPort = s.admin.bound.get("metrics")!.port;
-      assert.equal(
-        await fetch(`http://127.0.0.1:${metricsPort}/console/`).then(async (
-          r,
-        ) => (await r.body?.cancel(), r.status)),
-        404,
+    await adminFetch(s.adminSocket, "/v1/upstreams/canary", {
+      method: "PUT",
+      body: JSON.stringify({ members: [{ address: "127.0.0.1:10", weight: 7 }] }),
+    });
+    const port = s.admin.bound.get("http")!.port;
+    const url = `http://127.0.0.1:${port}/console/`;
+    const dom = await new Deno.Command(CHROMIUM!, {
+      args: chromiumArgs(profile, "--virtual-time-budget=3000", "--dump-dom", url),
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const html = new TextDecoder().decode(dom.stdout);
+    assert.match(html, /<section data-pool="web">/);
+    assert.match(html, /<section data-pool="canary">/);
+    const row = (addr: string, weight: number) =>
+      new RegExp(
+        `<tr data-member="${addr}"><td>${addr}</td><td><span class="state healthy">healthy</span></td><td>${weight}</td>`,
       );
-    } finally {
-      await s.close();
-      await a.close();
-      await Deno.remove(profile, { recursive: true }).catch(() => {});
-    }
+    assert.match(html, row(a.address, 3));
+    assert.match(html, row("127.0.0.1:9", 1));
+    assert.match(html, row("127.0.0.1:10", 7));
+    assert.match(html, /Updated .* refreshes every 2 s/);
+
+    const shot = `${outDir}console.png`;
+    await new Deno.Command(CHROMIUM!, {
+      args: chromiumArgs(
+        profile,
+        "--virtual-time-budget=3000",
+        "--window-size=390,844",
+        `--screenshot=${shot}`,
+        url,
+      ),
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    assert.ok((await Deno.stat(shot)).size > 1000, "a phone-sized screenshot was written");
+
+    const metricsPort = s.admin.bound.get("metrics")!.port;
+    assert.equal(
+      await fetch(`http://127.0.0.1:${metricsPort}/console/`).then(async (
+        r,
+      ) => (await r.body?.cancel(), r.status)),
+      404,
+    );
   },
 });

@@ -1,18 +1,18 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
-import { makePki } from "../src/base/_test_certs.ts";
-import { startMember, startScalwsd } from "./_harness.ts";
-import { curl } from "./_tls_client.ts";
+import { startMember, startPki, startScalwsd, tempDir } from "./_support/mod.ts";
+import { curl } from "./_support/tls_client.ts";
 
 Deno.test("HTTP/2 from clients works through the proxy and static files", async () => {
-  const pki = await makePki();
+  await using pki = await startPki();
   const cert = await pki.issue("a", ["a.test"]);
-  const root = await Deno.makeTempDir({ prefix: "scalwsd-h2-" });
+  await using rootDir = await tempDir("scalwsd-h2-");
+  const root = rootDir.path;
   const file = new Uint8Array(100_000).map((_, i) => (i * 13) & 0xff);
   await Deno.writeFile(`${root}/data.bin`, file);
   await Deno.mkdir(`${root}/static`);
   await Deno.writeTextFile(`${root}/static/hello.txt`, "hello over h2");
-  const member = startMember("m", async (req) => {
+  await using member = startMember("m", async (req) => {
     const len = req.body === null ? 0 : (await req.arrayBuffer()).byteLength;
     return new Response(
       JSON.stringify({
@@ -26,7 +26,7 @@ Deno.test("HTTP/2 from clients works through the proxy and static files", async 
       { headers: { "content-type": "application/json" } },
     );
   });
-  const s = await startScalwsd(`
+  await using s = await startScalwsd(`
 server:
   listeners:
     - name: https
@@ -44,62 +44,55 @@ tenants:
           - path: /keep
             runtime: {type: proxy, upstream: "http://${member.address}", preserve_host: true}
 `);
+  const port = s.server.bound.get("https")!.port;
+  const ca = pki.caFile;
+  const get = await curl(port, ca, "a.test", "/api/x?y=1", ["--http2"]);
+  assert.deepEqual([get.version, get.status], ["2", 200]);
+  assert.deepEqual(JSON.parse(get.body), {
+    method: "GET",
+    url: "/api/x?y=1",
+    host: member.address,
+    xfh: `a.test:${port}`,
+    xfp: "https",
+    len: 0,
+  });
+  const kept = JSON.parse((await curl(port, ca, "a.test", "/keep", ["--http2"])).body);
+  assert.equal(kept.host, `a.test:${port}`, "the Host comes from the :authority under h2");
+
+  const upload = `${root}/data.bin`;
+  const post = await curl(port, ca, "a.test", "/up", ["--http2", "--data-binary", `@${upload}`]);
+  assert.deepEqual([post.version, post.status, JSON.parse(post.body).len], ["2", 200, 100_000]);
+
+  const hello = await curl(port, ca, "a.test", "/static/hello.txt", ["--http2"]);
+  assert.deepEqual([hello.version, hello.status, hello.body], ["2", 200, "hello over h2"]);
+  const part = await curl(port, ca, "a.test", "/static/hello.txt", ["--http2", "-r", "6-9"]);
+  assert.deepEqual([part.status, part.body], [206, "over"]);
+  assert.match(part.headers, /\ncontent-range: bytes 6-9\/13/);
+
+  // Many concurrent streams on one connection.
+  const session = http2.connect(`https://a.test:${port}`, {
+    ca: pki.ca,
+    host: "127.0.0.1",
+    servername: "a.test",
+  } as http2.SecureClientSessionOptions);
   try {
-    const port = s.server.bound.get("https")!.port;
-    const ca = pki.caFile;
-    const get = await curl(port, ca, "a.test", "/api/x?y=1", ["--http2"]);
-    assert.deepEqual([get.version, get.status], ["2", 200]);
-    assert.deepEqual(JSON.parse(get.body), {
-      method: "GET",
-      url: "/api/x?y=1",
-      host: member.address,
-      xfh: `a.test:${port}`,
-      xfp: "https",
-      len: 0,
-    });
-    const kept = JSON.parse((await curl(port, ca, "a.test", "/keep", ["--http2"])).body);
-    assert.equal(kept.host, `a.test:${port}`, "the Host comes from the :authority under h2");
-
-    const upload = `${root}/data.bin`;
-    const post = await curl(port, ca, "a.test", "/up", ["--http2", "--data-binary", `@${upload}`]);
-    assert.deepEqual([post.version, post.status, JSON.parse(post.body).len], ["2", 200, 100_000]);
-
-    const hello = await curl(port, ca, "a.test", "/static/hello.txt", ["--http2"]);
-    assert.deepEqual([hello.version, hello.status, hello.body], ["2", 200, "hello over h2"]);
-    const part = await curl(port, ca, "a.test", "/static/hello.txt", ["--http2", "-r", "6-9"]);
-    assert.deepEqual([part.status, part.body], [206, "over"]);
-    assert.match(part.headers, /\ncontent-range: bytes 6-9\/13/);
-
-    // Many concurrent streams on one connection.
-    const session = http2.connect(`https://a.test:${port}`, {
-      ca: pki.ca,
-      host: "127.0.0.1",
-      servername: "a.test",
-    } as http2.SecureClientSessionOptions);
-    try {
-      const bodies = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          new Promise<string>((resolve, reject) => {
-            const req = session.request({ ":path": `/stream/${i}` });
-            let text = "";
-            req.setEncoding("utf8");
-            req.on("data", (d: string) => (text += d));
-            req.on("end", () => resolve(text));
-            req.on("error", reject);
-            req.end();
-          })),
-      );
-      assert.deepEqual(
-        bodies.map((b) => JSON.parse(b).url),
-        Array.from({ length: 20 }, (_, i) => `/stream/${i}`),
-      );
-    } finally {
-      await new Promise<void>((r) => session.close(() => r()));
-    }
+    const bodies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        new Promise<string>((resolve, reject) => {
+          const req = session.request({ ":path": `/stream/${i}` });
+          let text = "";
+          req.setEncoding("utf8");
+          req.on("data", (d: string) => (text += d));
+          req.on("end", () => resolve(text));
+          req.on("error", reject);
+          req.end();
+        })),
+    );
+    assert.deepEqual(
+      bodies.map((b) => JSON.parse(b).url),
+      Array.from({ length: 20 }, (_, i) => `/stream/${i}`),
+    );
   } finally {
-    await s.close();
-    await member.close();
-    await pki.close();
-    await Deno.remove(root, { recursive: true });
+    await new Promise<void>((r) => session.close(() => r()));
   }
 });

@@ -1,32 +1,33 @@
 import assert from "node:assert/strict";
-import { adminFetch, startMember, startScalwsd } from "./_harness.ts";
+import {
+  adminFetch,
+  app,
+  members as memberList,
+  proxy,
+  scalwsYaml,
+  sleep,
+  startMembers,
+  startScalwsd,
+} from "./_support/mod.ts";
 
 Deno.test("steady load loses no request while members are replaced every 100 ms and the config reloads", async () => {
-  const members = Array.from({ length: 6 }, (_, i) => startMember(`m${i}`));
-  const yaml = (retries: number) => `
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin: {socket: "{{dir}}/admin.sock"}
-  default_host: a.test
-upstreams:
-  dyn:
-    members_from: api
-    balance: round_robin
-    retries: ${retries}
-    members: [{address: "${members[0].address}"}]
-  steady:
-    members: [{address: "${members[4].address}"}, {address: "${members[5].address}"}]
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test]
-        runtime: {type: proxy, upstream: {pool: dyn}}
-        routes:
-          - {path: /steady, runtime: {type: proxy, upstream: {pool: steady}}}
-`;
-  const s = await startScalwsd(yaml(1));
-  const sock = `${s.dir}/admin.sock`;
+  await using members = startMembers(Array.from({ length: 6 }, (_, i) => `m${i}`));
+  const yaml = (retries: number) =>
+    scalwsYaml({
+      server: { default_host: "a.test" },
+      upstreams: {
+        dyn: {
+          members_from: "api",
+          balance: "round_robin",
+          retries,
+          members: memberList(members[0]),
+        },
+        steady: { members: memberList(members[4], members[5]) },
+      },
+      apps: [app(proxy("dyn"), { routes: [{ path: "/steady", runtime: proxy("steady") }] })],
+    });
+  await using s = await startScalwsd(yaml(1));
+  const sock = s.adminSocket;
   let stop = false;
   let ok = 0;
   const failures: string[] = [];
@@ -59,7 +60,7 @@ tenants:
         await s.write(yaml(i % 10 === 4 ? 2 : 1));
         assert.equal((await adminFetch(sock, "/v1/reload", { method: "POST" })).status, 200);
       }
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     stop = true;
     await Promise.all(loops);
@@ -69,7 +70,5 @@ tenants:
     assert.deepEqual(view.members.map((m: { address: string }) => m.address), last);
   } finally {
     stop = true;
-    await s.close();
-    for (const m of members) await m.close();
   }
 });

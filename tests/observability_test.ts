@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { adminFetch, get, startMember, startScalwsd } from "./_harness.ts";
+import {
+  adminFetch,
+  get,
+  rawServer,
+  sleep,
+  startMember,
+  startScalwsd,
+  tempDir,
+} from "./_support/mod.ts";
 
 async function hasPromtool(): Promise<boolean> {
   try {
@@ -15,9 +23,9 @@ Deno.test({
   name: "the metrics exposition passes promtool check metrics and carries the five pool families",
   ignore: !(await hasPromtool()),
   async fn() {
-    const a = startMember("a");
-    const bad = startMember("bad", () => new Response("x", { status: 503 }));
-    const s = await startScalwsd(`
+    await using a = startMember("a");
+    await using bad = startMember("bad", () => new Response("x", { status: 503 }));
+    await using s = await startScalwsd(`
 server:
   listeners: [{name: http, address: "127.0.0.1:0"}]
   admin: {socket: "{{dir}}/admin.sock"}
@@ -33,60 +41,56 @@ tenants:
         domains: [a.test]
         runtime: {type: proxy, upstream: {pool: api}}
 `);
-    try {
-      for (let i = 0; i < 4; i++) {
-        assert.equal((await get(s.url + "/", { host: "a.test" })).status, 200);
-      }
-      const port = s.admin.bound.get("metrics")!.port;
-      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-      assert.match(res.headers.get("content-type")!, /^text\/plain; version=0\.0\.4/);
-      const text = await res.text();
-      const child = new Deno.Command("promtool", {
-        args: ["check", "metrics"],
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      })
-        .spawn();
-      const w = child.stdin.getWriter();
-      await w.write(new TextEncoder().encode(text));
-      await w.close();
-      const out = await child.output();
-      const problems = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-      // promtool exits 0 when the text parses; lint remarks (like missing _total) are printed.
-      assert.equal(out.code, 0, problems);
-      assert.doesNotMatch(problems, /error/i);
-      for (
-        const re of [
-          new RegExp(
-            `scalws_upstream_requests_total\\{pool="api",member="${a.address}",class="2xx"\\} 4`,
-          ),
-          new RegExp(
-            `scalws_upstream_requests_total\\{pool="api",member="${bad.address}",class="5xx"\\} 1`,
-          ),
-          /scalws_upstream_request_duration_seconds_count\{pool="api"\} 4/,
-          new RegExp(`scalws_upstream_member_ejected\\{pool="api",member="${bad.address}"\\} 1`),
-          new RegExp(`scalws_upstream_member_ejected\\{pool="api",member="${a.address}"\\} 0`),
-          /scalws_upstream_pool_retries_total\{pool="api"\} 1/,
-          /scalws_upstream_members\{pool="api"\} 2/,
-          /scalws_http_requests_total\{tenant="acme",app="www",class="2xx"\} 4/,
-          /# TYPE scalws_upstream_retries_total counter/,
-        ]
-      ) assert.match(text, re);
-    } finally {
-      await s.close();
-      await a.close();
-      await bad.close();
+    for (let i = 0; i < 4; i++) {
+      assert.equal((await get(s.url + "/", { host: "a.test" })).status, 200);
     }
+    const port = s.admin.bound.get("metrics")!.port;
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    assert.match(res.headers.get("content-type")!, /^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    const child = new Deno.Command("promtool", {
+      args: ["check", "metrics"],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    })
+      .spawn();
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(text));
+    await w.close();
+    const out = await child.output();
+    const problems = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    // promtool exits 0 when the text parses; lint remarks (like missing _total) are printed.
+    assert.equal(out.code, 0, problems);
+    assert.doesNotMatch(problems, /error/i);
+    for (
+      const re of [
+        new RegExp(
+          `scalws_upstream_requests_total\\{pool="api",member="${a.address}",class="2xx"\\} 4`,
+        ),
+        new RegExp(
+          `scalws_upstream_requests_total\\{pool="api",member="${bad.address}",class="5xx"\\} 1`,
+        ),
+        /scalws_upstream_request_duration_seconds_count\{pool="api"\} 4/,
+        new RegExp(`scalws_upstream_member_ejected\\{pool="api",member="${bad.address}"\\} 1`),
+        new RegExp(`scalws_upstream_member_ejected\\{pool="api",member="${a.address}"\\} 0`),
+        /scalws_upstream_pool_retries_total\{pool="api"\} 1/,
+        /scalws_upstream_members\{pool="api"\} 2/,
+        /scalws_http_requests_total\{tenant="acme",app="www",class="2xx"\} 4/,
+        /# TYPE scalws_upstream_retries_total counter/,
+      ]
+    ) assert.match(text, re);
   },
 });
 
 Deno.test("access log lines are JSON with the pool fields and no query string", async () => {
-  const a = startMember("a");
-  const dir = await Deno.makeTempDir();
-  const logFile = `${dir}/access.log`;
-  const s = await startScalwsd(
-    `
+  await using a = startMember("a");
+  await using dir = await tempDir();
+  const logFile = `${dir.path}/access.log`;
+  {
+    // Closing scalwsd flushes the access log.
+    await using s = await startScalwsd(
+      `
 server:
   listeners: [{name: http, address: "127.0.0.1:0"}]
   admin: {socket: "{{dir}}/admin.sock"}
@@ -101,17 +105,12 @@ tenants:
         routes:
           - {path: /fixed, runtime: {type: respond, status: 204}}
 `,
-    { accessLog: logFile },
-  );
-  try {
+      { accessLog: logFile },
+    );
     await get(s.url + "/x?secret=1", { host: "a.test" });
     await get(s.url + "/fixed?q=2", { host: "a.test" });
-  } finally {
-    await s.close();
   }
   const lines = (await Deno.readTextFile(logFile)).trim().split("\n").map((l) => JSON.parse(l));
-  await Deno.remove(dir, { recursive: true });
-  await a.close();
   assert.equal(lines.length, 2);
   const [p, f] = lines;
   assert.equal(p.tenant, "acme");
@@ -133,24 +132,14 @@ tenants:
 Deno.test("a stale kept-alive connection is resent once and counted in scalws_upstream_retries_total", async () => {
   // A member that advertises keep-alive but closes a connection when a second request arrives
   // on it: its idle timeout raced with the request, so nothing could notice it earlier.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  const conns: Deno.Conn[] = [];
-  const serve = (async () => {
-    for await (const conn of listener) {
-      conns.push(conn);
-      (async () => {
-        const buf = new Uint8Array(4096);
-        await conn.read(buf);
-        await conn.write(
-          new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
-        );
-        await conn.read(buf);
-        conn.close();
-      })().catch(() => {});
-    }
-  })();
-  const s = await startScalwsd(`
+  await using member = rawServer(async (conn) => {
+    const buf = new Uint8Array(4096);
+    await conn.read(buf);
+    await conn.write(new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+    await conn.read(buf);
+    conn.close();
+  });
+  await using s = await startScalwsd(`
 server:
   listeners: [{name: http, address: "127.0.0.1:0"}]
   admin: {socket: "{{dir}}/admin.sock"}
@@ -159,23 +148,12 @@ tenants:
     applications:
       - name: www
         domains: [a.test]
-        runtime: {type: proxy, upstream: "http://127.0.0.1:${port}"}
+        runtime: {type: proxy, upstream: "http://${member.address}"}
 `);
-  try {
-    assert.equal((await get(s.url + "/", { host: "a.test" })).text, "ok");
-    // Written on a connection idle for at least 1 s: a bodyless GET may be sent again.
-    await new Promise((r) => setTimeout(r, 1100));
-    assert.equal((await get(s.url + "/", { host: "a.test" })).text, "ok");
-    const m = await (await adminFetch(`${s.dir}/admin.sock`, "/metrics")).text();
-    assert.match(m, /scalws_upstream_retries_total\{tenant="acme",app="www",protocol="http1"\} 1/);
-  } finally {
-    await s.close();
-    listener.close();
-    await serve.catch(() => {});
-    for (const c of conns) {
-      try {
-        c.close();
-      } catch { /* closed */ }
-    }
-  }
+  assert.equal((await get(s.url + "/", { host: "a.test" })).text, "ok");
+  // Written on a connection idle for at least 1 s: a bodyless GET may be sent again.
+  await sleep(1100);
+  assert.equal((await get(s.url + "/", { host: "a.test" })).text, "ok");
+  const m = await (await adminFetch(s.adminSocket, "/metrics")).text();
+  assert.match(m, /scalws_upstream_retries_total\{tenant="acme",app="www",protocol="http1"\} 1/);
 });

@@ -1,29 +1,25 @@
 import assert from "node:assert/strict";
 import {
   adminFetch,
+  app,
   get,
+  members,
+  proxy,
   rawServer,
   readHead,
   request,
+  scalwsYaml,
+  sleep,
   startMember,
+  startMembers,
   startScalwsd,
-} from "./_harness.ts";
+  waitUntil,
+} from "./_support/mod.ts";
 import { ManualClock } from "../src/base/clock.ts";
 
-function config(upstreams: string, runtime = "{type: proxy, upstream: {pool: p}}"): string {
-  return `
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin: {socket: "{{dir}}/admin.sock"}
-upstreams:
-${upstreams}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test]
-        runtime: ${runtime}
-`;
+/** Pools `upstreams` behind application a (default runtime: a proxy to pool p). */
+function config(upstreams: Record<string, unknown>, runtime: unknown = proxy("p")): string {
+  return scalwsYaml({ upstreams, apps: [app(runtime)] });
 }
 
 async function metrics(sock: string): Promise<string> {
@@ -31,414 +27,328 @@ async function metrics(sock: string): Promise<string> {
 }
 
 Deno.test("round_robin with weights 5,1,1 gives a a b a c a a through real members", async () => {
-  const ms = ["a", "b", "c"].map((n) => startMember(n));
-  const s = await startScalwsd(config(`
-  p:
-    members:
-      - {address: "${ms[0].address}", weight: 5}
-      - {address: "${ms[1].address}"}
-      - {address: "${ms[2].address}"}
-`));
-  try {
-    const seq: string[] = [];
-    for (let i = 0; i < 14; i++) seq.push((await get(s.url + "/", { host: "a.test" })).text);
-    assert.equal(seq.join(" "), "a a b a c a a a a b a c a a");
-  } finally {
-    await s.close();
-    for (const m of ms) await m.close();
-  }
+  await using ms = startMembers(["a", "b", "c"]);
+  await using s = await startScalwsd(config({
+    p: { members: [{ address: ms[0].address, weight: 5 }, ...members(ms[1], ms[2])] },
+  }));
+  const seq: string[] = [];
+  for (let i = 0; i < 14; i++) seq.push((await get(s.url + "/", { host: "a.test" })).text);
+  assert.equal(seq.join(" "), "a a b a c a a a a b a c a a");
 });
 
 Deno.test("a file pool without members answers 503 with Retry-After: 1", async () => {
-  const s = await startScalwsd(config(`
-  p:
-    members: []
-`));
-  try {
-    const r = await get(s.url + "/", { host: "a.test" });
-    assert.equal(r.status, 503);
-    assert.equal(r.headers.get("retry-after"), "1");
-  } finally {
-    await s.close();
-  }
+  await using s = await startScalwsd(config({ p: { members: [] } }));
+  const r = await get(s.url + "/", { host: "a.test" });
+  assert.equal(r.status, 503);
+  assert.equal(r.headers.get("retry-after"), "1");
 });
 
 Deno.test("hash by cookie sets SCALWS_AFFINITY once and keeps the client on its member", async () => {
-  const ms = ["a", "b"].map((n) =>
-    startMember(n, () => new Response(n, { headers: { "set-cookie": `own=${n}` } }))
+  await using ms = startMembers(
+    ["a", "b"],
+    (n) => () => new Response(n, { headers: { "set-cookie": `own=${n}` } }),
   );
-  const s = await startScalwsd(config(`
-  p:
-    members: [{address: "${ms[0].address}"}, {address: "${ms[1].address}"}]
-    balance: hash
-    hash: {by: cookie}
-`));
-  try {
-    const res = await get(s.url + "/", { host: "a.test" });
-    const first = res.text;
-    const cookies = res.headers.getSetCookie();
-    assert.equal(cookies.length, 2);
-    assert.equal(cookies[0], `own=${first}`);
-    const m = /^SCALWS_AFFINITY=([0-9a-f]{32}); Path=\/; HttpOnly; SameSite=Lax$/.exec(cookies[1]);
-    assert.ok(m, cookies[1]);
-    for (let i = 0; i < 6; i++) {
-      const r = await get(s.url + "/", { host: "a.test", cookie: `SCALWS_AFFINITY=${m![1]}` });
-      assert.equal(r.text, first);
-      assert.deepEqual(r.headers.getSetCookie(), [`own=${first}`]);
-    }
-    // A cookie naming no member is replaced.
-    const r = await get(s.url + "/", {
-      host: "a.test",
-      cookie: `SCALWS_AFFINITY=${"0".repeat(32)}`,
-    });
-    assert.match(
-      r.headers.getSetCookie()[1],
-      /^SCALWS_AFFINITY=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax$/,
-    );
-  } finally {
-    await s.close();
-    for (const m of ms) await m.close();
+  await using s = await startScalwsd(config({
+    p: { members: members(...ms), balance: "hash", hash: { by: "cookie" } },
+  }));
+  const res = await get(s.url + "/", { host: "a.test" });
+  const first = res.text;
+  const cookies = res.headers.getSetCookie();
+  assert.equal(cookies.length, 2);
+  assert.equal(cookies[0], `own=${first}`);
+  const m = /^SCALWS_AFFINITY=([0-9a-f]{32}); Path=\/; HttpOnly; SameSite=Lax$/.exec(cookies[1]);
+  assert.ok(m, cookies[1]);
+  for (let i = 0; i < 6; i++) {
+    const r = await get(s.url + "/", { host: "a.test", cookie: `SCALWS_AFFINITY=${m![1]}` });
+    assert.equal(r.text, first);
+    assert.deepEqual(r.headers.getSetCookie(), [`own=${first}`]);
   }
+  // A cookie naming no member is replaced.
+  const r = await get(s.url + "/", {
+    host: "a.test",
+    cookie: `SCALWS_AFFINITY=${"0".repeat(32)}`,
+  });
+  assert.match(
+    r.headers.getSetCookie()[1],
+    /^SCALWS_AFFINITY=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax$/,
+  );
 });
 
 Deno.test("hash cookie_max_age adds Max-Age", async () => {
-  const m = startMember("a");
-  const s = await startScalwsd(config(`
-  p:
-    members: [{address: "${m.address}"}]
-    balance: hash
-    hash: {by: cookie, name: SHOP_NODE, cookie_max_age: 1d}
-`));
-  try {
-    const r = await get(s.url + "/", { host: "a.test" });
-    assert.match(
-      r.headers.get("set-cookie")!,
-      /^SHOP_NODE=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=86400$/,
-    );
-  } finally {
-    await s.close();
-    await m.close();
-  }
+  await using m = startMember("a");
+  await using s = await startScalwsd(config({
+    p: {
+      members: members(m),
+      balance: "hash",
+      hash: { by: "cookie", name: "SHOP_NODE", cookie_max_age: "1d" },
+    },
+  }));
+  const r = await get(s.url + "/", { host: "a.test" });
+  assert.match(
+    r.headers.get("set-cookie")!,
+    /^SHOP_NODE=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=86400$/,
+  );
 });
 
 Deno.test("503 from a member is retried on another member for GET, counted in metrics", async () => {
-  const bad = startMember("bad", () => new Response("down", { status: 503 }));
-  const good = startMember("good");
-  const s = await startScalwsd(config(`
-  p:
-    members: [{address: "${bad.address}"}, {address: "${good.address}"}]
-    retries: 1
-`));
-  try {
-    for (let i = 0; i < 4; i++) {
-      const r = await get(s.url + "/", { host: "a.test" });
-      assert.equal(r.status, 200);
-      assert.equal(r.text, "good");
-    }
-    const text = await metrics(`${s.dir}/admin.sock`);
-    assert.match(text, /scalws_upstream_pool_retries_total\{pool="p"\} 2/);
-    assert.match(
-      text,
-      new RegExp(
-        `scalws_upstream_requests_total\\{pool="p",member="${bad.address}",class="5xx"\\} 2`,
-      ),
-    );
-  } finally {
-    await s.close();
-    await bad.close();
-    await good.close();
+  await using bad = startMember("bad", () => new Response("down", { status: 503 }));
+  await using good = startMember("good");
+  await using s = await startScalwsd(config({ p: { members: members(bad, good), retries: 1 } }));
+  for (let i = 0; i < 4; i++) {
+    const r = await get(s.url + "/", { host: "a.test" });
+    assert.equal(r.status, 200);
+    assert.equal(r.text, "good");
   }
+  const text = await metrics(s.adminSocket);
+  assert.match(text, /scalws_upstream_pool_retries_total\{pool="p"\} 2/);
+  assert.match(
+    text,
+    new RegExp(
+      `scalws_upstream_requests_total\\{pool="p",member="${bad.address}",class="5xx"\\} 2`,
+    ),
+  );
 });
 
 Deno.test("a POST is not retried after a 503, and the client gets the member's answer", async () => {
-  const bad = startMember("bad", () => new Response("down", { status: 503 }));
-  const s = await startScalwsd(config(`
-  p:
-    members: [{address: "${bad.address}"}, {address: "${
-    bad.address.replace("127.0.0.1", "localhost")
-  }"}]
-    retries: 1
-`));
-  try {
-    const r = await request(s.url + "/", {
-      method: "POST",
-      headers: { host: "a.test" },
-      body: "x",
-    });
-    assert.equal(r.status, 503);
-    assert.equal(r.text, "down");
-    assert.equal(bad.count, 1);
-  } finally {
-    await s.close();
-    await bad.close();
-  }
+  await using bad = startMember("bad", () => new Response("down", { status: 503 }));
+  await using s = await startScalwsd(config({
+    p: { members: members(bad, bad.address.replace("127.0.0.1", "localhost")), retries: 1 },
+  }));
+  const r = await request(s.url + "/", {
+    method: "POST",
+    headers: { host: "a.test" },
+    body: "x",
+  });
+  assert.equal(r.status, 503);
+  assert.equal(r.text, "down");
+  assert.equal(bad.count, 1);
 });
 
 Deno.test("failures eject a member for the cooldown, then probation restores or re-ejects it", async () => {
   const clock = new ManualClock();
   let fail = true;
-  const flaky = startMember(
+  await using flaky = startMember(
     "flaky",
     () => fail ? new Response("no", { status: 502 }) : new Response("flaky"),
   );
-  const good = startMember("good");
-  const s = await startScalwsd(
-    config(`
-  p:
-    members: [{address: "${flaky.address}"}, {address: "${good.address}"}]
-    retries: 0
-    passive_health: {failures: 2, cooldown: 10s}
-`),
+  await using good = startMember("good");
+  await using s = await startScalwsd(
+    config({
+      p: {
+        members: members(flaky, good),
+        retries: 0,
+        passive_health: { failures: 2, cooldown: "10s" },
+      },
+    }),
     { clock },
   );
-  const sock = `${s.dir}/admin.sock`;
+  const sock = s.adminSocket;
   const state = async () => {
     const p = await (await adminFetch(sock, "/v1/upstreams/p")).json();
     return p.members[0];
   };
-  try {
-    // Round robin alternates: flaky, good, flaky (2nd failure: ejected), then only good.
-    const seen: string[] = [];
-    for (let i = 0; i < 6; i++) {
-      seen.push(String((await get(s.url + "/", { host: "a.test" })).status));
-    }
-    assert.deepEqual(seen, ["502", "200", "502", "200", "200", "200"]);
-    let m = await state();
-    assert.equal(m.state, "ejected");
-    assert.equal(m.ejected_until, new Date(clock.now() + 10_000).toISOString());
-    assert.match(
-      await metrics(sock),
-      new RegExp(`scalws_upstream_member_ejected\\{pool="p",member="${flaky.address}"\\} 1`),
-    );
-
-    // Cooldown over: probation. One failure ejects again at once.
-    clock.advance(10_001);
-    assert.equal((await state()).state, "probation");
-    const statuses: number[] = [];
-    while (statuses.length < 4 && !statuses.includes(502)) {
-      statuses.push((await get(s.url + "/", { host: "a.test" })).status);
-    }
-    assert.equal(statuses.filter((x) => x === 502).length, 1);
-    assert.equal((await state()).state, "ejected");
-    for (let i = 0; i < 3; i++) {
-      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "good");
-    }
-
-    // Next cooldown: one success restores it fully.
-    clock.advance(10_001);
-    fail = false;
-    const bodies: string[] = [];
-    while (bodies.length < 4 && !bodies.includes("flaky")) {
-      bodies.push((await get(s.url + "/", { host: "a.test" })).text);
-    }
-    assert.ok(bodies.includes("flaky"));
-    m = await state();
-    assert.equal(m.state, "healthy");
-    assert.equal(m.failures, 0);
-    assert.match(
-      await metrics(sock),
-      new RegExp(`scalws_upstream_member_ejected\\{pool="p",member="${flaky.address}"\\} 0`),
-    );
-  } finally {
-    await s.close();
-    await flaky.close();
-    await good.close();
+  // Round robin alternates: flaky, good, flaky (2nd failure: ejected), then only good.
+  const seen: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    seen.push(String((await get(s.url + "/", { host: "a.test" })).status));
   }
+  assert.deepEqual(seen, ["502", "200", "502", "200", "200", "200"]);
+  let m = await state();
+  assert.equal(m.state, "ejected");
+  assert.equal(m.ejected_until, new Date(clock.now() + 10_000).toISOString());
+  assert.match(
+    await metrics(sock),
+    new RegExp(`scalws_upstream_member_ejected\\{pool="p",member="${flaky.address}"\\} 1`),
+  );
+
+  // Cooldown over: probation. One failure ejects again at once.
+  clock.advance(10_001);
+  assert.equal((await state()).state, "probation");
+  const statuses: number[] = [];
+  while (statuses.length < 4 && !statuses.includes(502)) {
+    statuses.push((await get(s.url + "/", { host: "a.test" })).status);
+  }
+  assert.equal(statuses.filter((x) => x === 502).length, 1);
+  assert.equal((await state()).state, "ejected");
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await get(s.url + "/", { host: "a.test" })).text, "good");
+  }
+
+  // Next cooldown: one success restores it fully.
+  clock.advance(10_001);
+  fail = false;
+  const bodies: string[] = [];
+  while (bodies.length < 4 && !bodies.includes("flaky")) {
+    bodies.push((await get(s.url + "/", { host: "a.test" })).text);
+  }
+  assert.ok(bodies.includes("flaky"));
+  m = await state();
+  assert.equal(m.state, "healthy");
+  assert.equal(m.failures, 0);
+  assert.match(
+    await metrics(sock),
+    new RegExp(`scalws_upstream_member_ejected\\{pool="p",member="${flaky.address}"\\} 0`),
+  );
 });
 
 Deno.test("connect failures are retried for any method; refused member is ejected", async () => {
   const dead = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const deadAddr = `127.0.0.1:${(dead.addr as Deno.NetAddr).port}`;
   dead.close();
-  const good = startMember(
+  await using good = startMember(
     "good",
     async (req) => new Response(`good ${req.method} ${await req.text()}`),
   );
-  const s = await startScalwsd(config(`
-  p:
-    members: [{address: "${deadAddr}"}, {address: "${good.address}"}]
-    retries: 1
-    passive_health: {failures: 1, cooldown: 1h}
-`));
-  try {
-    const r = await request(s.url + "/", {
-      method: "POST",
-      headers: { host: "a.test" },
-      body: "hello",
-    });
-    assert.equal(r.status, 200);
-    assert.equal(r.text, "good POST hello");
-    assert.equal(good.count, 1);
-  } finally {
-    await s.close();
-    await good.close();
-  }
+  await using s = await startScalwsd(config({
+    p: {
+      members: members(deadAddr, good),
+      retries: 1,
+      passive_health: { failures: 1, cooldown: "1h" },
+    },
+  }));
+  const r = await request(s.url + "/", {
+    method: "POST",
+    headers: { host: "a.test" },
+    body: "hello",
+  });
+  assert.equal(r.status, 200);
+  assert.equal(r.text, "good POST hello");
+  assert.equal(good.count, 1);
 });
 
 Deno.test("a member that resets after the request was written: GET retried, POST gets 502 and is sent once", async () => {
   let received = 0;
-  const resetter = rawServer(async (conn) => {
+  await using resetter = rawServer(async (conn) => {
     await readHead(conn);
     received++;
     conn.close();
   });
-  const good = startMember("good");
-  const s = await startScalwsd(config(`
-  p:
-    members: [{address: "${resetter.address}"}, {address: "${good.address}"}]
-    retries: 1
-    passive_health: {failures: 0}
-`));
-  try {
-    for (let i = 0; i < 2; i++) {
-      assert.equal((await get(s.url + "/", { host: "a.test" })).text, "good");
-    }
-    received = 0;
-    const before = good.count;
-    const statuses: number[] = [];
-    for (let i = 0; i < 2; i++) {
-      const r = await request(s.url + "/", {
-        method: "POST",
-        headers: { host: "a.test" },
-        body: "x",
-      });
-      statuses.push(r.status);
-    }
-    assert.deepEqual(statuses.sort(), [200, 502]);
-    assert.equal(received, 1);
-    assert.equal(good.count, before + 1);
-  } finally {
-    await s.close();
-    await resetter.close();
-    await good.close();
+  await using good = startMember("good");
+  await using s = await startScalwsd(config({
+    p: { members: members(resetter, good), retries: 1, passive_health: { failures: 0 } },
+  }));
+  for (let i = 0; i < 2; i++) {
+    assert.equal((await get(s.url + "/", { host: "a.test" })).text, "good");
   }
+  received = 0;
+  const before = good.count;
+  const statuses: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const r = await request(s.url + "/", {
+      method: "POST",
+      headers: { host: "a.test" },
+      body: "x",
+    });
+    statuses.push(r.status);
+  }
+  assert.deepEqual(statuses.sort(), [200, 502]);
+  assert.equal(received, 1);
+  assert.equal(good.count, before + 1);
 });
 
 Deno.test("a member that never answers gets 504 after response_timeout", async () => {
-  const silent = rawServer(async (conn) => {
+  await using silent = rawServer(async (conn) => {
     await readHead(conn);
-    await new Promise((r) => setTimeout(r, 600));
+    await sleep(600);
   });
-  const s = await startScalwsd(config(
-    `
-  p:
-    members: [{address: "${silent.address}"}]
-`,
-    "{type: proxy, upstream: {pool: p}, response_timeout: 200ms}",
+  await using s = await startScalwsd(config(
+    { p: { members: members(silent) } },
+    proxy("p", { response_timeout: "200ms" }),
   ));
-  try {
-    const t0 = performance.now();
-    const r = await get(s.url + "/", { host: "a.test" });
-    assert.equal(r.status, 504);
-    assert.ok(performance.now() - t0 < 550);
-  } finally {
-    await s.close();
-    await silent.close();
-  }
+  const t0 = performance.now();
+  const r = await get(s.url + "/", { host: "a.test" });
+  assert.equal(r.status, 504);
+  assert.ok(performance.now() - t0 < 550);
 });
 
 Deno.test("backends split 3:1 by smooth weighted round robin, status entries answer themselves", async () => {
-  const a = startMember("a");
-  const b = startMember("b");
-  const s = await startScalwsd(config(
-    `
-  pa:
-    members: [{address: "${a.address}"}]
-  pb:
-    members: [{address: "${b.address}"}]
-  empty:
-    members_from: api
-`,
-    `{type: proxy, backends: [{pool: pa, weight: 2}, {pool: pb, weight: 1}, {status: 503, weight: 1}, {pool: empty, weight: 5}]}`,
+  await using a = startMember("a");
+  await using b = startMember("b");
+  await using s = await startScalwsd(config(
+    {
+      pa: { members: members(a) },
+      pb: { members: members(b) },
+      empty: { members_from: "api" },
+    },
+    {
+      type: "proxy",
+      backends: [
+        { pool: "pa", weight: 2 },
+        { pool: "pb", weight: 1 },
+        { status: 503, weight: 1 },
+        { pool: "empty", weight: 5 },
+      ],
+    },
   ));
-  try {
-    const seen: string[] = [];
-    for (let i = 0; i < 8; i++) {
-      const r = await get(s.url + "/", { host: "a.test" });
-      seen.push(r.status === 503 ? "503" : r.text);
-    }
-    assert.equal(seen.filter((x) => x === "a").length, 4);
-    assert.equal(seen.filter((x) => x === "b").length, 2);
-    assert.equal(seen.filter((x) => x === "503").length, 2);
-  } finally {
-    await s.close();
-    await a.close();
-    await b.close();
+  const seen: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    const r = await get(s.url + "/", { host: "a.test" });
+    seen.push(r.status === 503 ? "503" : r.text);
   }
+  assert.equal(seen.filter((x) => x === "a").length, 4);
+  assert.equal(seen.filter((x) => x === "b").length, 2);
+  assert.equal(seen.filter((x) => x === "503").length, 2);
 });
 
 Deno.test("least_conn sends new requests to the member with fewest in flight per weight", async () => {
   let release!: () => void;
   const gate = new Promise<void>((r) => release = r);
-  const slow = startMember("slow", async () => {
+  await using slow = startMember("slow", async () => {
     await gate;
     return new Response("slow");
   });
-  const fast = startMember("fast");
-  const s = await startScalwsd(config(`
-  p:
-    members: [{address: "${slow.address}"}, {address: "${fast.address}"}]
-    balance: least_conn
-`));
+  await using fast = startMember("fast");
+  await using s = await startScalwsd(config({
+    p: { members: members(slow, fast), balance: "least_conn" },
+  }));
   try {
     // The first request goes to slow (tie, round robin) and stays in flight.
     const pending = get(s.url + "/", { host: "a.test" });
-    while (slow.count === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitUntil(() => slow.count > 0, { what: "the first request to reach slow" });
     for (let i = 0; i < 5; i++) {
       assert.equal((await get(s.url + "/", { host: "a.test" })).text, "fast");
     }
-    const view = await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams/p")).json();
+    const view = await (await adminFetch(s.adminSocket, "/v1/upstreams/p")).json();
     assert.equal(view.members[0].in_flight, 1);
     release();
     assert.equal((await pending).text, "slow");
-    const after = await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams/p")).json();
+    const after = await (await adminFetch(s.adminSocket, "/v1/upstreams/p")).json();
     assert.equal(after.members[0].in_flight, 0);
   } finally {
     release();
-    await s.close();
-    await slow.close();
-    await fast.close();
   }
 });
 
 Deno.test("hash by header and by client_ip keep a key on one member; no key goes round robin", async () => {
-  const ms = ["a", "b", "c"].map((n) => startMember(n));
-  const members = ms.map((m) => `{address: "${m.address}"}`).join(", ");
-  const s = await startScalwsd(config(
-    `
-  byheader:
-    members: [${members}]
-    balance: hash
-    hash: {by: header, name: X-User}
-  byip:
-    members: [${members}]
-    balance: hash
-    hash: {by: client_ip}
-`,
-    "{type: proxy, upstream: {pool: byheader}}\n        routes: [{path: /ip, runtime: {type: proxy, upstream: {pool: byip}}}]",
-  ));
-  try {
-    const owners = new Map<string, string>();
-    for (let u = 0; u < 20; u++) {
-      const first = (await get(s.url + "/", { host: "a.test", "x-user": `user-${u}` })).text;
-      owners.set(`user-${u}`, first);
-      for (let i = 0; i < 2; i++) {
-        assert.equal(
-          (await get(s.url + "/", { host: "a.test", "x-user": `user-${u}` })).text,
-          first,
-        );
-      }
+  await using ms = startMembers(["a", "b", "c"]);
+  await using s = await startScalwsd(scalwsYaml({
+    upstreams: {
+      byheader: {
+        members: members(...ms),
+        balance: "hash",
+        hash: { by: "header", name: "X-User" },
+      },
+      byip: { members: members(...ms), balance: "hash", hash: { by: "client_ip" } },
+    },
+    apps: [app(proxy("byheader"), { routes: [{ path: "/ip", runtime: proxy("byip") }] })],
+  }));
+  const owners = new Map<string, string>();
+  for (let u = 0; u < 20; u++) {
+    const first = (await get(s.url + "/", { host: "a.test", "x-user": `user-${u}` })).text;
+    owners.set(`user-${u}`, first);
+    for (let i = 0; i < 2; i++) {
+      assert.equal(
+        (await get(s.url + "/", { host: "a.test", "x-user": `user-${u}` })).text,
+        first,
+      );
     }
-    assert.ok(new Set(owners.values()).size > 1, "keys spread over members");
-    const noKey = new Set<string>();
-    for (let i = 0; i < 3; i++) noKey.add((await get(s.url + "/", { host: "a.test" })).text);
-    assert.equal(noKey.size, 3);
-    const ip = (await get(s.url + "/ip", { host: "a.test" })).text;
-    for (let i = 0; i < 4; i++) {
-      assert.equal((await get(s.url + "/ip", { host: "a.test" })).text, ip);
-    }
-  } finally {
-    await s.close();
-    for (const m of ms) await m.close();
+  }
+  assert.ok(new Set(owners.values()).size > 1, "keys spread over members");
+  const noKey = new Set<string>();
+  for (let i = 0; i < 3; i++) noKey.add((await get(s.url + "/", { host: "a.test" })).text);
+  assert.equal(noKey.size, 3);
+  const ip = (await get(s.url + "/ip", { host: "a.test" })).text;
+  for (let i = 0; i < 4; i++) {
+    assert.equal((await get(s.url + "/ip", { host: "a.test" })).text, ip);
   }
 });

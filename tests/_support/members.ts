@@ -38,10 +38,19 @@ export function startMembers(
   names: readonly string[],
   handler?: (name: string) => MemberHandler,
 ): Member[] & AsyncDisposable {
-  const list = names.map((n) => startMember(n, handler?.(n)));
-  return Object.assign(list, {
+  return disposableList(names.map((n) => startMember(n, handler?.(n))));
+}
+
+/**
+ * A list whose items are disposed in order when the list is: for connections or members made in
+ * a loop (`await using conns = disposableList<RawConn>(); conns.push(...)`).
+ */
+export function disposableList<T extends AsyncDisposable>(
+  items: T[] = [],
+): T[] & AsyncDisposable {
+  return Object.assign(items, {
     async [Symbol.asyncDispose]() {
-      for (const m of list) await m.close();
+      for (const item of items) await item[Symbol.asyncDispose]();
     },
   });
 }

@@ -7,3 +7,5 @@ export * from "./members.ts";
 export * from "./http.ts";
 export * from "./wait.ts";
 export * from "./yaml.ts";
+export * from "./temp_dir.ts";
+export * from "./pki.ts";

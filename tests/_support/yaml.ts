@@ -50,6 +50,14 @@ export function members(...list: readonly (string | { readonly address: string }
   return list.map((m) => ({ address: typeof m === "string" ? m : m.address }));
 }
 
+/**
+ * Application `a` on host `a.test` with `runtime`; `extra` adds keys (`routes`, ...) or
+ * replaces `name` and `domains`.
+ */
+export function app(runtime: unknown, extra: Record<string, unknown> = {}) {
+  return { name: "a", domains: ["a.test"], runtime, ...extra };
+}
+
 /** A proxy runtime to pool `pool`; `extra` adds runtime keys (`response_timeout`, ...). */
 export function proxy(pool: string, extra: Record<string, unknown> = {}) {
   return { type: "proxy", upstream: { pool }, ...extra };

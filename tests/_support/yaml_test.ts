@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import YAML from "yaml";
-import { members, proxy, respond, scalwsYaml } from "./yaml.ts";
+import { app, members, proxy, respond, scalwsYaml } from "./yaml.ts";
 
 Deno.test("scalwsYaml gives one http listener, the admin socket and tenant t by default", () => {
   const doc = YAML.parse(scalwsYaml({
     upstreams: { p: { members: members("127.0.0.1:1", { address: "127.0.0.1:2" }), retries: 1 } },
-    apps: [{ name: "a", domains: ["a.test"], runtime: proxy("p", { response_timeout: "1s" }) }],
+    apps: [app(proxy("p", { response_timeout: "1s" })), app(respond("b"), { name: "b" })],
   }));
   assert.deepEqual(doc, {
     server: {
@@ -21,7 +21,7 @@ Deno.test("scalwsYaml gives one http listener, the admin socket and tenant t by 
         name: "a",
         domains: ["a.test"],
         runtime: { type: "proxy", upstream: { pool: "p" }, response_timeout: "1s" },
-      }],
+      }, { name: "b", domains: ["a.test"], runtime: { type: "respond", body: "b" } }],
     }],
   });
 });
