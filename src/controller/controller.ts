@@ -15,7 +15,7 @@
 import { ConfigError } from "../config/errors.ts";
 import { log } from "../observe/log.ts";
 import { Lock } from "../base/lock.ts";
-import { ensureDir } from "./atomic_file.ts";
+import { ensureDir } from "../base/atomic_file.ts";
 import type { ControllerConfig } from "./config.ts";
 import { ControlError, reloadRefused } from "./control_error.ts";
 import { Evaluator, type Evidence, pressureParams, readScrape } from "./evaluator.ts";
