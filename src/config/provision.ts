@@ -9,6 +9,7 @@ import { formatPath, parseUnit, type Path } from "./issues.ts";
 import { poolMemberErrors, validateMembers } from "./members.ts";
 import {
   applicationSchema,
+  cacheSchema,
   poolSchema,
   proxyShorthandSchema,
   type RawPool,
@@ -23,6 +24,7 @@ import { nameError } from "./syntax.ts";
 import type {
   ApplicationConfig,
   BackendEntry,
+  CacheConfig,
   HashConfig,
   LimitReqConfig,
   PoolConfig,
@@ -75,6 +77,12 @@ export interface Draft {
 
 /** 10 MiB. */
 export const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
+/** `server.cache.max_size`: 256 MiB. */
+export const DEFAULT_CACHE_SIZE = 256 * 1024 * 1024;
+/** `cache.max_object_size`: 8 MiB. */
+export const DEFAULT_MAX_OBJECT_SIZE = 8 * 1024 * 1024;
+/** `cache.stale_while_revalidate`: 60 s. */
+export const DEFAULT_STALE_WHILE_REVALIDATE = 60_000;
 /** 10 s. */
 export const DEFAULT_HANDSHAKE_TIMEOUT = 10_000;
 export const DEFAULT_AFFINITY_COOKIE = "SCALWS_AFFINITY";
@@ -175,6 +183,35 @@ function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
     ...(raw.limit_req !== undefined ? { limit_req: limitReq(raw.limit_req) } : {}),
     ...(raw.limit_conn !== undefined ? { limit_conn: raw.limit_conn } : {}),
     deny_paths: raw.deny_paths ?? [],
+    cache: { max_size: raw.cache?.max_size ?? DEFAULT_CACHE_SIZE },
+  };
+}
+
+/**
+ * `cache:` of an application (`allowOff` false) or a route (`false` turns it off); undefined
+ * when absent or in error.
+ */
+function provisionCache(
+  value: unknown,
+  at: Path,
+  allowOff: boolean,
+  sink: Sink,
+): CacheConfig | false | undefined {
+  if (value === undefined) return undefined;
+  if (value === false && allowOff) return false;
+  if (!isRecord(value)) {
+    sink.errors.push(`${formatPath(at)}: must be a mapping${allowOff ? " or false" : ""}`);
+    return undefined;
+  }
+  const raw = parseUnit(cacheSchema, value, at, sink.errors);
+  if (raw === undefined) return undefined;
+  return {
+    stale_while_revalidate: raw.stale_while_revalidate ?? DEFAULT_STALE_WHILE_REVALIDATE,
+    stale_if_error: raw.stale_if_error ?? 0,
+    max_object_size: raw.max_object_size ?? DEFAULT_MAX_OBJECT_SIZE,
+    key_headers: [...new Set((raw.key_headers ?? []).map((h) => h.toLowerCase()))],
+    ignore_query: raw.ignore_query ?? false,
+    store_set_cookie: raw.store_set_cookie ?? false,
   };
 }
 
@@ -351,6 +388,7 @@ function provisionApplication(
   const before = sink.errors.length;
   const raw = parseUnit(applicationSchema, value, at, sink.errors);
   const runtime = chooseRuntime(field(value, "runtime"), field(value, "proxy"), at, draft, sink);
+  const cache = provisionCache(field(value, "cache"), [...at, "cache"], false, sink);
   const routes: RouteConfig[] = [];
   const seen = new Set<string>();
   const rawRoutes = raw?.routes ?? listField(value, "routes");
@@ -370,11 +408,18 @@ function provisionApplication(
       draft,
       sink,
     );
+    const routeCache = provisionCache(
+      field(rawRoutes[i], "cache"),
+      [...routeAt, "cache"],
+      true,
+      sink,
+    );
     if (route === undefined || routeRuntime === undefined) continue;
     routes.push({
       path: route.path,
       runtime: routeRuntime,
       ...(route.max_body !== undefined ? { max_body: route.max_body } : {}),
+      ...(routeCache !== undefined ? { cache: routeCache } : {}),
     });
   }
   if (raw === undefined) {
@@ -395,6 +440,7 @@ function provisionApplication(
         ...(raw.max_body !== undefined ? { max_body: raw.max_body } : {}),
         ...(raw.limit_req !== undefined ? { limit_req: limitReq(raw.limit_req) } : {}),
         ...(raw.deny_paths !== undefined ? { deny_paths: raw.deny_paths } : {}),
+        ...(cache ? { cache } : {}),
       }
       : undefined,
   };

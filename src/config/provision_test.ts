@@ -31,6 +31,7 @@ Deno.test("provision fills server defaults", () => {
       max_connections: 0,
     },
     deny_paths: [],
+    cache: { max_size: 268_435_456 },
   });
 });
 

@@ -249,6 +249,7 @@ export const serverSchema = z.object({
   limit_req: limitReqSchema.optional(),
   limit_conn: int(1, 1_000_000).optional(),
   deny_paths: denyPaths().optional(),
+  cache: z.object({ max_size: size().optional() }).strict().optional(),
 }).strict();
 
 export type RawServer = z.output<typeof serverSchema>;
@@ -348,6 +349,20 @@ export const runtimeSchema = z.discriminatedUnion("type", [
 export type RawProxy = z.output<typeof proxyShorthandSchema>;
 export type RawRuntime = z.output<typeof runtimeSchema>;
 
+// ---- cache ----
+
+/** `cache:` of an application or a route (a route may also say `cache: false`). */
+export const cacheSchema = z.object({
+  stale_while_revalidate: duration().optional(),
+  stale_if_error: duration().optional(),
+  max_object_size: size().optional(),
+  key_headers: z.array(token()).optional(),
+  ignore_query: flag().optional(),
+  store_set_cookie: flag().optional(),
+}).strict();
+
+export type RawCache = z.output<typeof cacheSchema>;
+
 // ---- tenants ----
 // Applications, routes and runtimes are parsed one by one, so that an error in one of them
 // does not keep the rules of the others from being checked.
@@ -358,6 +373,7 @@ export const routeSchema = z.object({
   runtime: z.unknown().optional(),
   proxy: z.unknown().optional(),
   max_body: size().optional(),
+  cache: z.unknown().optional(),
 }).strict();
 
 /** An application; its runtime and each route are parsed on their own. */
@@ -370,6 +386,7 @@ export const applicationSchema = z.object({
   max_body: size().optional(),
   limit_req: limitReqSchema.optional(),
   deny_paths: denyPaths().optional(),
+  cache: z.unknown().optional(),
 }).strict();
 
 /** A tenant; its applications are parsed one by one. */

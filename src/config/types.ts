@@ -135,12 +135,30 @@ export interface StaticRuntime {
 
 export type RuntimeConfig = ProxyRuntime | RespondRuntime | StaticRuntime;
 
+/** `cache:` of an application or route: the response cache is on there. */
+export interface CacheConfig {
+  /** Cap on what a member's `stale-while-revalidate` may ask, ms; default 60 s. */
+  readonly stale_while_revalidate: number;
+  /** Cap on what a member's `stale-if-error` may ask, ms; default 0 (off). */
+  readonly stale_if_error: number;
+  /** Larger answers stream through unstored; bytes, default 8 MiB. */
+  readonly max_object_size: number;
+  /** Request headers (lower-case) added to the key; default none. */
+  readonly key_headers: readonly string[];
+  /** Default false: the query string is part of the key. */
+  readonly ignore_query: boolean;
+  /** Default false: answers with `Set-Cookie` are not stored. */
+  readonly store_set_cookie: boolean;
+}
+
 export interface RouteConfig {
   /** Normalised, starts with `/`, no trailing slash except `/` itself. */
   readonly path: string;
   readonly runtime: RuntimeConfig;
   /** Bytes; absent means the global limit. */
   readonly max_body?: number;
+  /** Replaces the application's `cache`; `false` turns it off on this route. */
+  readonly cache?: CacheConfig | false;
 }
 
 export interface ApplicationConfig {
@@ -154,6 +172,8 @@ export interface ApplicationConfig {
   readonly limit_req?: LimitReqConfig;
   /** Added to `server.deny_paths` for this application. */
   readonly deny_paths?: readonly string[];
+  /** The response cache for the application's routes; absent: off. */
+  readonly cache?: CacheConfig;
 }
 
 export interface TenantConfig {
@@ -261,6 +281,11 @@ export interface ServerConfig {
   readonly limit_conn?: number;
   /** Normalised path prefixes answered 404 before routing, for every application. */
   readonly deny_paths: readonly string[];
+  /** The one response store of the process. */
+  readonly cache: {
+    /** Byte budget, least recently used entries evicted past it; default 256 MiB. */
+    readonly max_size: number;
+  };
 }
 
 export interface Config {

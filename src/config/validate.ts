@@ -7,7 +7,7 @@
  */
 import { loadCertificates, type ReadText } from "./certificates.ts";
 import type { Draft, Sink } from "./provision.ts";
-import type { ServerConfig } from "./types.ts";
+import type { CacheConfig, ServerConfig } from "./types.ts";
 
 /**
  * Checks `draft` and appends `PATH: MESSAGE` errors to `sink`. The certificates of TLS
@@ -24,8 +24,28 @@ export function validate(
   const domains = validateTenants(draft, sink);
   warnWebSockets(draft, sink);
   if (draft.server !== undefined) {
+    validateCacheSizes(draft, draft.server.cache.max_size, sink);
     validateServer(draft.server, sink, readText);
     validateDefaultHost(draft.server, domains, draft.allApplications, sink);
+  }
+}
+
+/** A cache's `max_object_size` must fit in the store (`server.cache.max_size`). */
+function validateCacheSizes(draft: Draft, maxSize: number, sink: Sink): void {
+  const check = (at: string, c: CacheConfig | false | undefined) => {
+    if (c && c.max_object_size > maxSize) {
+      sink.errors.push(
+        `${at}.cache.max_object_size: must be at most server.cache.max_size (${maxSize} bytes)`,
+      );
+    }
+  };
+  for (const tenant of draft.tenants) {
+    for (const app of tenant.applications) {
+      const cfg = app.config;
+      if (cfg === undefined) continue;
+      check(app.path, cfg.cache);
+      cfg.routes.forEach((r, i) => check(`${app.path}.routes[${i}]`, r.cache));
+    }
   }
 }
 

@@ -23,6 +23,7 @@ function server(extra: Partial<ServerConfig> = {}): ServerConfig {
       max_connections: 0,
     },
     deny_paths: [],
+    cache: { max_size: 1 << 20 },
     ...extra,
   };
 }
