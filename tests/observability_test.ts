@@ -127,6 +127,9 @@ tenants:
   assert.equal(f.status, 204);
   assert.equal(f.upstream_member, "-");
   assert.equal(f.upstream_attempts, 0);
+  // No cache on these routes.
+  assert.equal(p.cache, "-");
+  assert.equal(f.cache, "-");
 });
 
 Deno.test("a stale kept-alive connection is resent once and counted in scalws_upstream_retries_total", async () => {

@@ -52,6 +52,12 @@ export class Store {
   /** `maxBytes`: the budget (`server.cache.max_size`). */
   constructor(public maxBytes: number) {}
 
+  /** A new budget (a reload); least recently used entries go until the store fits. */
+  setBudget(maxBytes: number): void {
+    this.maxBytes = maxBytes;
+    while (this.bytes > this.maxBytes && this.head !== null) this.drop(this.head, true);
+  }
+
   /** The variants under `key`, oldest first (do not modify). */
   variants(key: string): readonly Entry[] | undefined {
     return this.groups.get(key);

@@ -1,5 +1,10 @@
 import type { ProxyRuntime } from "../config/types.ts";
-import type { HeadSource, OutboundRequest, UpstreamResponse } from "../http1/types.ts";
+import type {
+  HeaderSource,
+  HeadSource,
+  OutboundRequest,
+  UpstreamResponse,
+} from "../http1/types.ts";
 import type { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import { plain } from "../base/plain.ts";
@@ -19,7 +24,7 @@ export interface AttemptTarget {
 
 /** The head of one attempt: the client's request as the member should see it. */
 class Head implements HeadSource {
-  readonly headers: Headers;
+  readonly headers: HeaderSource;
   readonly host: string;
   readonly clientHost: string;
   readonly peer: string;
@@ -30,7 +35,7 @@ class Head implements HeadSource {
   constructor(a: AttemptTarget) {
     const ex = a.ex;
     this.upgrade = a.upgrade;
-    this.headers = a.upgrade ? upgradeHeaders(ex.req.headers) : ex.req.headers;
+    this.headers = a.upgrade ? upgradeHeaders(ex.req.headers) : ex.forwardHeaders ?? ex.req.headers;
     this.host = a.rt.preserve_host ? ex.authority : a.authority;
     this.clientHost = ex.authority;
     this.peer = ex.peer;

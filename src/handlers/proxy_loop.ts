@@ -56,8 +56,10 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
   /** `cancelled`: the client stopped reading the body, which says nothing about the member. */
   protected abstract ended(ok: boolean, cancelled: boolean): void;
 
-  bodyFinished(ok: boolean, bytes: number, cancelled = false): void {
+  bodyFinished(ok: boolean, bytes: number, cancelled = false, surplus = false): void {
     this.ended(ok, cancelled);
+    // Bytes past the answer's end: a lying Content-Length, never cached.
+    if (surplus) this.ex.surplus = true;
     this.ex.bytes = bytes;
     if (this.ex.deferred) this.ex.complete();
   }

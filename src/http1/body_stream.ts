@@ -149,9 +149,10 @@ export class BodySource implements UnderlyingDefaultSource<Bytes> {
   #finish(c: Controller): void {
     this.#done = true;
     const conn = this.#conn;
-    this.#pool.release(conn, this.#keepAlive && conn.start === conn.end);
+    const surplus = conn.start !== conn.end;
+    this.#pool.release(conn, this.#keepAlive && !surplus);
     c.close();
-    this.#listener?.bodyFinished(true, this.#bytes);
+    this.#listener?.bodyFinished(true, this.#bytes, false, surplus);
   }
 
   #fail(c: Controller, err: unknown): void {

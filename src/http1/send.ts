@@ -287,8 +287,9 @@ function done(
   opts: SendOptions,
 ): UpstreamResponse {
   watchdog.disarm(conn);
-  pool.release(conn, head.keepAlive && conn.start === conn.end);
-  opts.onFinish?.bodyFinished(true, body === null ? 0 : body.length);
+  const surplus = conn.start !== conn.end;
+  pool.release(conn, head.keepAlive && !surplus);
+  opts.onFinish?.bodyFinished(true, body === null ? 0 : body.length, false, surplus);
   return { status: head.status, statusText: head.statusText, headers: head.headers, body };
 }
 

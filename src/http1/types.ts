@@ -70,9 +70,11 @@ export interface FinishListener {
   /**
    * `ok` is false when the body broke, was malformed or the consumer cancelled it;
    * `cancelled` tells the last case apart (the client went away, not the member). `bytes`
-   * counts decoded body bytes delivered. Never called when `send` itself rejects.
+   * counts decoded body bytes delivered. `surplus`: the member had sent bytes past the end of
+   * the answer (a Content-Length shorter than the body), so the answer must not be cached.
+   * Never called when `send` itself rejects.
    */
-  bodyFinished(ok: boolean, bytes: number, cancelled?: boolean): void;
+  bodyFinished(ok: boolean, bytes: number, cancelled?: boolean, surplus?: boolean): void;
 }
 
 /** Per-attempt settings of `send`. One object may serve many requests. */

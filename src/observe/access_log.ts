@@ -18,6 +18,8 @@ export interface AccessRecord {
   upstream_member: string;
   upstream_attempts: number;
   client: string;
+  /** The cache's result (`hit`, `miss`, `stale`, ...); `-` when the route has no cache. */
+  cache: string;
 }
 
 export class AccessLog {
@@ -47,7 +49,9 @@ export class AccessLog {
       r.duration.toFixed(6)
     },"upstream_member":${
       JSON.stringify(r.upstream_member)
-    },"upstream_attempts":${r.upstream_attempts},"client":${JSON.stringify(r.client)}}\n`;
+    },"upstream_attempts":${r.upstream_attempts},"client":${
+      JSON.stringify(r.client)
+    },"cache":"${r.cache}"}\n`;
     this.pending.push(line);
     this.size += line.length;
     if (this.size >= 65536) this.flush();

@@ -26,6 +26,14 @@ export interface Metrics {
   readonly cpuSeconds: Series;
   /** Resident set size of the process, read at scrape time. */
   readonly residentBytes: Series;
+  /** Cache lookups by tenant, application and result (`hit`, `miss`, `stale`, ...). */
+  readonly cacheRequests: Family<Series>;
+  /** Entries in the response store (set at scrape time). */
+  readonly cacheObjects: Series;
+  /** Bytes charged to the response store's budget (set at scrape time). */
+  readonly cacheBytes: Series;
+  /** Entries evicted by the byte budget or the variant limit (set at scrape time). */
+  readonly cacheEvictions: Series;
 }
 
 export function createMetrics(registry = new Registry()): Metrics {
@@ -107,6 +115,26 @@ export function createMetrics(registry = new Registry()): Metrics {
     ).with(),
     cpuSeconds,
     residentBytes,
+    cacheRequests: registry.counter(
+      "scalws_cache_requests_total",
+      "Requests on cached routes by tenant, application and cache result.",
+      ["tenant", "app", "result"],
+    ),
+    cacheObjects: registry.gauge(
+      "scalws_cache_objects",
+      "Responses held in the cache.",
+      [],
+    ).with(),
+    cacheBytes: registry.gauge(
+      "scalws_cache_bytes",
+      "Bytes held in the cache, headers and bookkeeping included.",
+      [],
+    ).with(),
+    cacheEvictions: registry.counter(
+      "scalws_cache_evictions_total",
+      "Cached responses evicted to stay within max_size or the variant limit.",
+      [],
+    ).with(),
   };
 }
 

@@ -95,6 +95,15 @@ export class Exchange {
   bodyTimeout = 0;
   /** Set with an answer that leaves the request body unread: the connection must close. */
   closeConnection = false;
+  /** The cache's result for the access log (`hit`, `miss`, ...); `-` without a cache. */
+  cache = "-";
+  /**
+   * Headers sent to the member instead of the client's (the cache's revalidations put their
+   * own validators in); null sends the client's.
+   */
+  forwardHeaders: Pick<Headers, "forEach"> | null = null;
+  /** The member sent bytes past its answer's end (a lying Content-Length): never stored. */
+  surplus = false;
   private done = false;
 
   readonly req: Request;
@@ -147,6 +156,7 @@ export class Exchange {
         upstream_member: this.upstreamMember,
         upstream_attempts: this.upstreamAttempts,
         client: this.client,
+        cache: this.cache,
       });
     }
   }

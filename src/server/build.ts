@@ -1,4 +1,6 @@
-import type { Config, RuntimeConfig } from "../config/types.ts";
+import type { CacheConfig, Config, RuntimeConfig } from "../config/types.ts";
+import { type Cache, CacheCounters } from "../cache/cache.ts";
+import { CachedHandler } from "../handlers/cached.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import { AddressProxyHandler } from "../handlers/proxy_address.ts";
 import { PoolProxyHandler } from "../handlers/proxy_pool.ts";
@@ -23,6 +25,8 @@ export interface BuildDeps {
   /** Connections of single-address upstreams, by `addressKey`. */
   readonly addresses: ReadonlyMap<string, ConnPool>;
   readonly clock: Clock;
+  /** The process's response cache; absent: routes with `cache:` are served uncached. */
+  readonly cache?: Cache;
   /** Rate limiters kept across generations; absent: new ones for this generation. */
   readonly limiters?: LimiterRegistry;
 }
@@ -69,6 +73,22 @@ function createHandler(rt: RuntimeConfig, maxBody: number, cfg: Config, deps: Bu
   }
 }
 
+/** The owner tag of an application's cache entries. */
+export function cacheOwner(tenant: string, app: string): string {
+  return `${tenant}/${app}`;
+}
+
+/** Owners whose application or some route of it has a cache. */
+export function cacheOwners(cfg: Config): Set<string> {
+  const out = new Set<string>();
+  for (const t of cfg.tenants) {
+    for (const a of t.applications) {
+      if (a.cache || a.routes.some((r) => r.cache)) out.add(cacheOwner(t.name, a.name));
+    }
+  }
+  return out;
+}
+
 /** Compiles a validated config into an immutable generation. */
 export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Generation {
   const handlers: Handler[] = [];
@@ -84,16 +104,25 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
       const limitReq = app.limit_req ?? cfg.server.limit_req;
       const denied = [...cfg.server.deny_paths, ...(app.deny_paths ?? [])];
       const appMax = app.max_body ?? cfg.server.max_body;
+      let counters: CacheCounters | undefined;
+      const owner = cacheOwner(tenant.name, app.name);
+      // A route's `cache` replaces its application's; `false` turns it off there.
+      const cached = (h: Handler, c: CacheConfig | false | undefined): Handler => {
+        if (!c || deps.cache === undefined) return h;
+        counters ??= new CacheCounters(tenant.name, app.name, deps.metrics.cacheRequests);
+        return new CachedHandler({ inner: h, cache: deps.cache, config: c, counters, owner });
+      };
       const routes = app.routes.map((r) => {
         const maxBody = r.max_body ?? appMax;
-        return {
-          path: r.path,
-          value: { handler: make(r.runtime, maxBody), maxBody } as RouteEntry,
-        };
+        const handler = cached(make(r.runtime, maxBody), r.cache ?? app.cache);
+        return { path: r.path, value: { handler, maxBody } as RouteEntry };
       });
       const entry: AppEntry = {
         stats: new AppStats(tenant.name, app.name, deps.metrics),
-        router: new Router(routes, { handler: make(app.runtime, appMax), maxBody: appMax }),
+        router: new Router(routes, {
+          handler: cached(make(app.runtime, appMax), app.cache),
+          maxBody: appMax,
+        }),
         limiter: limitReq === undefined
           ? null
           : limiters.get(app.limit_req ? `${tenant.name}/${app.name}` : "server", limitReq),

@@ -10,7 +10,8 @@ import { PoolRegistry } from "../upstream/registry.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import type { Clock } from "../base/clock.ts";
 import type { PemReader } from "../upstream/member_tls.ts";
-import { buildGeneration } from "./build.ts";
+import { buildGeneration, cacheOwners } from "./build.ts";
+import { Cache } from "../cache/cache.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
 import { Listener } from "./listener.ts";
@@ -58,6 +59,8 @@ export class Server {
   private accessLog!: AccessLog;
   private nextId = 1;
   private readonly listeners = new Map<string, { cfg: ListenerConfig; server: Listener }>();
+  /** The response store: one per process, kept across reloads. */
+  readonly cache: Cache;
   /** Rate limiters whose state outlives generations with the same definition. */
   private readonly limiters: LimiterRegistry;
   /** Addresses actually bound, by listener name (port 0 resolved). */
@@ -72,6 +75,13 @@ export class Server {
     this.nextId = options.firstGenerationId ?? 1;
     this.registry = new PoolRegistry({ metrics: this.metrics, key, clock: this.clock });
     this.limiters = new LimiterRegistry(this.clock);
+    this.cache = new Cache(256 * 1024 * 1024, this.clock);
+    this.metrics.registry.onCollect(() => {
+      const store = this.cache.store;
+      this.metrics.cacheObjects.value = store.objects;
+      this.metrics.cacheBytes.value = store.bytes;
+      this.metrics.cacheEvictions.value = store.evictions;
+    });
     this.metrics.registry.onCollect(() => this.registry.collect(this.clock.now()));
   }
 
@@ -121,6 +131,7 @@ export class Server {
         addresses: plan.addresses,
         clock: this.clock,
         limiters: this.limiters,
+        cache: this.cache,
       });
     } catch (err) {
       this.registry.discard(plan);
@@ -128,6 +139,10 @@ export class Server {
     }
     this.nextId++;
     if (this.dispatcher) this.dispatcher.current = gen;
+    // The store outlives generations; entries of applications that lost their cache go.
+    this.cache.store.setBudget(loaded.config.server.cache.max_size);
+    const owners = cacheOwners(loaded.config);
+    this.cache.store.dropOwners((o) => owners.has(o));
     this.registry.commit(plan);
     return gen;
   }
