@@ -20,7 +20,7 @@ import {
 import { type CacheControl, NO_CACHE_CONTROL, parseCacheControl } from "../cache/cache_control.ts";
 import { cacheKey, keyHost } from "../cache/cache_key.ts";
 import { type Forward, forwardStatus, hitStatus } from "../cache/cache_status.ts";
-import { NOT_MODIFIED_HEADERS, notModified, opaqueTag } from "../cache/conditional.ts";
+import { NOT_MODIFIED_HEADERS, notModified } from "../cache/conditional.ts";
 import { type Bytes, Entry } from "../cache/entry.ts";
 import { ForwardHeaders } from "../cache/forward_headers.ts";
 import { currentAge, freshnessLifetime, parseAge } from "../cache/freshness.ts";
