@@ -124,19 +124,19 @@ const OFF = new AccessLog("off");
 /** An exchange for a background refresh: no client, not counted, not logged. */
 function backgroundExchange(ex: Exchange, headers: ForwardHeaders): Exchange {
   discardStats ??= new AppStats("-", "-", createMetrics(new Registry()));
-  const bg = new Exchange(
-    ex.req,
-    ex.path,
-    ex.query,
-    ex.authority,
-    ex.peer,
-    ex.peerTrusted,
-    ex.client,
-    ex.secure,
-    discardStats,
-    performance.now(),
-    OFF,
-  );
+  const bg = new Exchange({
+    req: ex.req,
+    path: ex.path,
+    query: ex.query,
+    authority: ex.authority,
+    peer: ex.peer,
+    peerTrusted: ex.peerTrusted,
+    client: ex.client,
+    secure: ex.secure,
+    stats: discardStats,
+    start: performance.now(),
+    log: OFF,
+  });
   bg.forwardHeaders = headers;
   bg.bodyTimeout = ex.bodyTimeout;
   return bg;
