@@ -65,8 +65,9 @@ export class RequestHead {
   /** Bytes of the whole head. */
   length = 0;
 
-  /** The value of field `name` (lower-case), duplicates joined by ", " as `Headers` does. */
+  /** The value of field `name` (any case), duplicates joined by ", " as `Headers` does. */
   get(name: string): string | null {
+    name = lower(name);
     const f = this.fields;
     let out: string | null = null;
     for (let i = 0; i < f.length; i += 2) {
@@ -81,8 +82,9 @@ export class RequestHead {
     for (let i = 0; i < f.length; i += 2) fn.call(thisArg as T, f[i + 1], f[i]);
   }
 
-  /** Whether field `name` (lower-case) is present. */
+  /** Whether field `name` (any case) is present. */
   has(name: string): boolean {
+    name = lower(name);
     const f = this.fields;
     for (let i = 0; i < f.length; i += 2) if (f[i] === name) return true;
     return false;
@@ -92,6 +94,15 @@ export class RequestHead {
   get hasBody(): boolean {
     return this.chunked || this.contentLength > 0;
   }
+}
+
+/** `name` in lower case; no new string when it is already. */
+function lower(name: string): string {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) return name.toLowerCase();
+  }
+  return name;
 }
 
 /** Frequent request field names, interned instead of allocated per request. */

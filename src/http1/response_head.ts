@@ -152,7 +152,8 @@ export function parseResponseHead(buf: Uint8Array, start: number, end: number): 
     throw malformed("invalid status line in response");
   }
   const d0 = buf[start + 9] - 0x30, d1 = buf[start + 10] - 0x30, d2 = buf[start + 11] - 0x30;
-  if (d0 < 1 || d0 > 9 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) {
+  // 100-599 only (RFC 9110 15): a member answering 999 is malformed, and the client gets 502.
+  if (d0 < 1 || d0 > 5 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) {
     throw malformed("invalid status code in response");
   }
   let high = 0;

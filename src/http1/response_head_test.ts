@@ -182,3 +182,11 @@ Deno.test("parseContentLength reads one value or a list of equal ones", () => {
     assert.equal(parseContentLength(bad), -1, bad);
   }
 });
+
+Deno.test("parseResponseHead refuses a status outside 100-599 (the client gets 502)", () => {
+  for (const s of ["999", "600", "099"]) {
+    assertMalformed(`HTTP/1.1 ${s} Odd\r\ncontent-length: 0\r\n\r\n`, /invalid status code/);
+  }
+  assert.equal(parse("HTTP/1.1 599 Edge\r\n\r\n").status, 599);
+  assert.equal(parse("HTTP/1.1 100 Continue\r\n\r\n").status, 100);
+});

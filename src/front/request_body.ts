@@ -1,0 +1,132 @@
+/**
+ * A client's request body read from its connection: Content-Length or chunked, handed on as
+ * the chunks the socket gives (a copy only of bytes that arrived with the head), pulled one
+ * at a time so that a slow member slows the client down. `Expect: 100-continue` is answered
+ * when the body is first pulled.
+ */
+
+import { ChunkedBody } from "./chunked_body.ts";
+import { HeadError } from "./request_head.ts";
+
+/** The connection side the body reads from: its buffer and a way to get more bytes. */
+export interface BodyInput {
+  buf: Uint8Array;
+  start: number;
+  end: number;
+  /** Reads more bytes after `end` (making room first); false at end of input. */
+  fill(): Promise<boolean>;
+  /** Reads straight into `into` (nothing buffered); the bytes read, or null at end of input. */
+  readDirect(into: Uint8Array): Promise<number | null>;
+  /** Writes `100 Continue`. */
+  sendContinue(): Promise<void>;
+}
+
+/** Largest chunk read straight from the socket for a Content-Length body. */
+const DIRECT_READ = 65536;
+
+/** Why a body ended early: the client closed, or its chunked framing was broken. */
+export class BodyError extends Error {
+  override name = "BodyError";
+}
+
+/** The body of one request; `stream()` gives the `ReadableStream` handlers read. */
+export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
+  /** All of the body was read. */
+  complete = false;
+  /** Reading failed (the connection cannot carry another request). */
+  failed = false;
+  private remaining: number;
+  private readonly chunks: ChunkedBody | null;
+  private continued: boolean;
+  private made: ReadableStream<Uint8Array> | null = null;
+
+  constructor(
+    private readonly input: BodyInput,
+    /** Content-Length, or -1 for chunked. */
+    readonly length: number,
+    expectContinue: boolean,
+  ) {
+    this.remaining = length;
+    this.chunks = length < 0 ? new ChunkedBody() : null;
+    this.continued = !expectContinue;
+  }
+
+  /** The body as a stream (made once). */
+  stream(): ReadableStream<Uint8Array> {
+    return this.made ??= new ReadableStream(this, { highWaterMark: 0 });
+  }
+
+  /** Whether any of it was asked for. */
+  get touched(): boolean {
+    return this.made !== null;
+  }
+
+  async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    try {
+      const chunk = await this.next();
+      if (chunk === null) controller.close();
+      else controller.enqueue(chunk);
+    } catch (err) {
+      this.failed = true;
+      controller.error(err);
+    }
+  }
+
+  cancel(): void {
+    if (!this.complete) this.failed = true;
+  }
+
+  /** The next chunk of the body, or null at its end. */
+  async next(): Promise<Uint8Array | null> {
+    if (this.complete) return null;
+    const input = this.input;
+    if (!this.continued) {
+      this.continued = true;
+      if (input.start === input.end) await input.sendContinue();
+    }
+    if (this.chunks === null) {
+      if (this.remaining === 0) {
+        this.complete = true;
+        return null;
+      }
+      const have = input.end - input.start;
+      if (have > 0) {
+        const n = Math.min(have, this.remaining);
+        const chunk = input.buf.slice(input.start, input.start + n);
+        input.start += n;
+        this.taken(n);
+        return chunk;
+      }
+      const into = new Uint8Array(Math.min(this.remaining, DIRECT_READ));
+      const n = await input.readDirect(into);
+      if (n === null) throw new BodyError("client closed the connection inside the body");
+      this.taken(n);
+      return into.subarray(0, n);
+    }
+    const d = this.chunks;
+    for (;;) {
+      if (input.start < input.end) {
+        input.start = d.decode(input.buf, input.start, input.end);
+        if (d.spanEnd > d.spanStart) return input.buf.slice(d.spanStart, d.spanEnd);
+        if (d.done) {
+          this.complete = true;
+          return null;
+        }
+        continue;
+      }
+      if (!(await input.fill())) {
+        throw new BodyError("client closed the connection inside the body");
+      }
+    }
+  }
+
+  private taken(n: number): void {
+    this.remaining -= n;
+    if (this.remaining === 0) this.complete = true;
+  }
+}
+
+/** Whether `err` is the client's broken framing (then answered with 400). */
+export function isFramingError(err: unknown): boolean {
+  return err instanceof HeadError;
+}

@@ -1,0 +1,307 @@
+/**
+ * Writes answers on a client connection: the head once, in one write with a small body, then
+ * the body framed for the client (Content-Length, chunked, or up to the close for HTTP/1.0),
+ * each chunk written before the next is pulled so that a slow client slows the member down.
+ */
+
+import { type Answer, FrontAnswer } from "./answer.ts";
+import { log } from "../observe/log.ts";
+import { giveBuffer, POOLED_SIZE, takeBuffer } from "./buffer_pool.ts";
+
+/** The byte stream of a client connection (a `Deno.Conn` or a test double). */
+export type ClientSocket = Pick<Deno.Conn, "read" | "write" | "close">;
+
+const REASONS: Record<number, string> = {
+  100: "Continue",
+  101: "Switching Protocols",
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  204: "No Content",
+  206: "Partial Content",
+  301: "Moved Permanently",
+  302: "Found",
+  303: "See Other",
+  304: "Not Modified",
+  307: "Temporary Redirect",
+  308: "Permanent Redirect",
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  408: "Request Timeout",
+  409: "Conflict",
+  413: "Content Too Large",
+  414: "URI Too Long",
+  416: "Range Not Satisfiable",
+  421: "Misdirected Request",
+  429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+/** The reason phrase scalwsd sends for `status` (Deno.serve sends these too). */
+export function reasonPhrase(status: number): string {
+  return REASONS[status] ?? "";
+}
+
+const encoder = new TextEncoder();
+
+/** `Date` value, recomputed at most once a second. */
+let dateLine = "";
+let dateUntil = 0;
+function date(): string {
+  const now = Date.now();
+  if (now >= dateUntil) {
+    dateLine = "date: " + new Date(now).toUTCString() + "\r\n";
+    dateUntil = now - (now % 1000) + 1000;
+  }
+  return dateLine;
+}
+
+/** Encodes `s` (chars up to U+00FF as single bytes) into `buf` from `at`; -1 if it does not fit. */
+function encodeLatin1(s: string, buf: Uint8Array, at: number): number {
+  if (s.length > buf.length - at) return -1;
+  const r = encoder.encodeInto(s, buf.subarray(at));
+  if (r.read === s.length && r.written === s.length) return at + r.written;
+  // Header values are byte strings: chars 0x80-0xFF stand for one byte each.
+  for (let i = 0; i < s.length; i++) buf[at + i] = s.charCodeAt(i);
+  return at + s.length;
+}
+
+/** Writes all of `bytes`. */
+export async function writeAll(conn: ClientSocket, bytes: Uint8Array): Promise<void> {
+  let done = await conn.write(bytes);
+  while (done < bytes.length) done += await conn.write(bytes.subarray(done));
+}
+
+/** What the writer needs to know of the request being answered. */
+export interface AnsweredRequest {
+  readonly method: string;
+  /** 0 for HTTP/1.0. */
+  readonly minor: number;
+}
+
+const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "date"]);
+
+/** Statuses that never carry a body. */
+function bodiless(status: number): boolean {
+  return status < 200 || status === 204 || status === 304;
+}
+
+const CRLF = new Uint8Array([0x0d, 0x0a]);
+const LAST_CHUNK = encoder.encode("0\r\n\r\n");
+
+/**
+ * Writes `answer` to `conn`. `keepAlive`: the connection stays open afterwards (the head says
+ * so). Resolves to true when all of it was written and the connection can carry another
+ * request, false when it must close (a body without a length to an HTTP/1.0 client, a failed
+ * write, a body stream that broke).
+ */
+export async function writeAnswer(
+  conn: ClientSocket,
+  answer: Answer,
+  req: AnsweredRequest,
+  keepAlive: boolean,
+): Promise<boolean> {
+  let status: number;
+  let body: Uint8Array | ReadableStream<Uint8Array> | null;
+  let lines = "";
+  let length = -1;
+  let closeAsked = false;
+  if (answer instanceof FrontAnswer) {
+    status = answer.status;
+    body = answer.body;
+    const h = answer.headers;
+    for (let i = 0; i < h.length; i++) {
+      const name = h[i][0];
+      if (HOP.has(name)) {
+        if (name === "content-length") length = Number(h[i][1]);
+        else if (name === "connection") closeAsked = /close/i.test(h[i][1]);
+        continue;
+      }
+      lines += name + ": " + h[i][1] + "\r\n";
+    }
+  } else {
+    status = answer.status;
+    body = answer.body;
+    for (const [name, value] of answer.headers) {
+      if (HOP.has(name)) {
+        if (name === "content-length") length = Number(value);
+        else if (name === "connection") closeAsked = /close/i.test(value);
+        continue;
+      }
+      lines += name + ": " + value + "\r\n";
+    }
+  }
+  if (closeAsked) keepAlive = false;
+  const head = req.method === "HEAD";
+  const noBody = head || bodiless(status);
+  let bytes: Uint8Array | null = null;
+  let stream: ReadableStream<Uint8Array> | null = null;
+  let first: Uint8Array | null = null;
+  if (body instanceof Uint8Array) bytes = body;
+  else if (body !== null) {
+    stream = body;
+    if (!(answer instanceof FrontAnswer) && length < 0 && !noBody) {
+      // A Response of scalwsd's own (text, bytes): one chunk then the end is sent with its
+      // length. Anything longer goes chunked, the chunk already read first.
+      const pre = await preRead(body);
+      if (pre.whole !== null) {
+        bytes = pre.whole;
+        stream = null;
+      } else first = pre.first;
+    }
+  }
+  let framing: string;
+  let chunked = false;
+  if (bodiless(status)) framing = "";
+  else if (bytes !== null) framing = "content-length: " + bytes.length + "\r\n";
+  else if (stream !== null && length >= 0) framing = "content-length: " + length + "\r\n";
+  else if (stream !== null) {
+    if (req.minor === 1 && !head) {
+      framing = "transfer-encoding: chunked\r\n";
+      chunked = true;
+    } else {
+      framing = "";
+      keepAlive = head && keepAlive;
+    }
+  } else {framing = length >= 0 && head
+      ? "content-length: " + length + "\r\n"
+      : "content-length: 0\r\n";}
+  if (noBody && stream !== null) {
+    stream.cancel().catch(() => {});
+    stream = null;
+  }
+  const connection = !keepAlive
+    ? "connection: close\r\n"
+    : req.minor === 0
+    ? "connection: keep-alive\r\n"
+    : "";
+  const reason = answer instanceof Response && answer.statusText !== ""
+    ? answer.statusText
+    : reasonPhrase(status);
+  const text = "HTTP/1.1 " + status + " " + reason + "\r\n" + lines + date() + framing +
+    connection + "\r\n";
+
+  const small = !noBody && bytes !== null ? bytes : null;
+  const total = text.length + (small === null ? 0 : small.length);
+  const pooled = total <= POOLED_SIZE ? takeBuffer() : null;
+  const out = pooled ?? new Uint8Array(total + text.length * 2);
+  try {
+    let n = encodeLatin1(text, out, 0);
+    if (n < 0) throw new Error("answer head too large");
+    if (small !== null) {
+      out.set(small, n);
+      n += small.length;
+    }
+    await writeAll(conn, out.subarray(0, n));
+  } catch {
+    stream?.cancel().catch(() => {});
+    (answer as FrontAnswer).onWritten?.(false);
+    return false;
+  } finally {
+    if (pooled !== null) giveBuffer(pooled);
+  }
+  if (stream === null) {
+    if (answer instanceof FrontAnswer) answer.onWritten?.(true);
+    return keepAlive;
+  }
+  const ok = await writeStream(conn, stream, chunked, length, first);
+  if (answer instanceof FrontAnswer) answer.onWritten?.(ok);
+  return ok && keepAlive;
+}
+
+/** Writes a body stream, each chunk before the next is pulled; false when it broke. */
+async function writeStream(
+  conn: ClientSocket,
+  stream: ReadableStream<Uint8Array>,
+  chunked: boolean,
+  length: number,
+  first: Uint8Array | null,
+): Promise<boolean> {
+  const reader = stream.getReader();
+  let sent = 0;
+  for (;;) {
+    let r: ReadableStreamReadResult<Uint8Array>;
+    try {
+      if (first !== null) {
+        r = { done: false, value: first };
+        first = null;
+      } else r = await reader.read();
+    } catch (err) {
+      // The member's body broke: the client sees the connection close (as with Deno.serve,
+      // whose onError logs it the same way).
+      log("error", "request_failed", { error: String(err) });
+      return false;
+    }
+    if (r.done) break;
+    const chunk = r.value;
+    if (chunk.length === 0) continue;
+    sent += chunk.length;
+    try {
+      if (chunked) await writeChunk(conn, chunk);
+      else await writeAll(conn, chunk);
+    } catch {
+      reader.cancel().catch(() => {});
+      return false;
+    }
+  }
+  try {
+    if (chunked) await writeAll(conn, LAST_CHUNK);
+  } catch {
+    return false;
+  }
+  return length < 0 || sent === length;
+}
+
+/**
+ * The start of a `Response` body of unknown length: `whole` when it is one chunk (or none),
+ * else `first` (the stream's reader keeps the rest; a broken stream gives an empty `first`).
+ */
+async function preRead(
+  body: ReadableStream<Uint8Array>,
+): Promise<{ whole: Uint8Array | null; first: Uint8Array | null }> {
+  const reader = body.getReader();
+  try {
+    const a = await reader.read();
+    if (a.done) return { whole: new Uint8Array(0), first: null };
+    const b = await reader.read();
+    if (b.done) return { whole: a.value, first: null };
+    const both = new Uint8Array(a.value.length + b.value.length);
+    both.set(a.value);
+    both.set(b.value, a.value.length);
+    return { whole: null, first: both };
+  } catch {
+    // Broken: the head goes out, then writeStream meets (and logs) the same error.
+    return { whole: null, first: new Uint8Array(0) };
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/** One chunk with its framing; small ones in one write. */
+async function writeChunk(conn: ClientSocket, chunk: Uint8Array): Promise<void> {
+  const size = chunk.length.toString(16) + "\r\n";
+  if (chunk.length + size.length + 2 <= POOLED_SIZE) {
+    const out = takeBuffer();
+    try {
+      let n = encodeLatin1(size, out, 0);
+      out.set(chunk, n);
+      n += chunk.length;
+      out[n++] = 0x0d;
+      out[n++] = 0x0a;
+      await writeAll(conn, out.subarray(0, n));
+    } finally {
+      giveBuffer(out);
+    }
+    return;
+  }
+  await writeAll(conn, encoder.encode(size));
+  await writeAll(conn, chunk);
+  await writeAll(conn, CRLF);
+}
