@@ -14,6 +14,7 @@ import {
   proxyShorthandSchema,
   type RawPool,
   type RawProxy,
+  type RawRuntime,
   type RawServer,
   routeSchema,
   runtimeSchema,
@@ -23,10 +24,13 @@ import {
 import { nameError } from "./syntax.ts";
 import type {
   ApplicationConfig,
+  AppRuntime,
   BackendEntry,
   CacheConfig,
+  FastcgiTarget,
   HashConfig,
   LimitReqConfig,
+  PhpRuntime,
   PoolConfig,
   ProxyRuntime,
   ProxyTarget,
@@ -34,6 +38,9 @@ import type {
   RuntimeConfig,
   ServerConfig,
 } from "./types.ts";
+
+type RawPhp = Extract<RawRuntime, { type: "php" }>;
+type RawAppRuntime = Extract<RawRuntime, { type: "app" | "node" | "python" | "deno" }>;
 
 /** Where errors and warnings go, each as `PATH: MESSAGE`. */
 export interface Sink {
@@ -44,6 +51,8 @@ export interface Sink {
 /** A use of a pool by name, checked against `upstreams` in `validate.ts`. */
 export interface PoolRef {
   readonly pool: string;
+  /** The protocol the pool must speak: `fastcgi` for `type: php`, else `http`. */
+  readonly protocol?: "http" | "fastcgi";
   /** Path of the field naming the pool (`...runtime.upstream.pool`). */
   readonly path: string;
 }
@@ -274,6 +283,17 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
   } else if (raw.hash !== undefined) {
     sink.errors.push(`${path}.hash: only allowed with balance: hash`);
   }
+  const protocol = raw.protocol ?? "http";
+  if (protocol === "fastcgi") {
+    if (raw.scheme === "https") {
+      sink.errors.push(`${path}.scheme: not allowed with protocol: fastcgi`);
+    }
+    if (raw.health_check?.path !== undefined) {
+      sink.errors.push(
+        `${path}.health_check.path: not allowed with protocol: fastcgi (checks connect only)`,
+      );
+    }
+  }
   if (raw.tls !== undefined && scheme !== "https") {
     sink.errors.push(`${path}.tls: only allowed with scheme: https`);
   }
@@ -299,6 +319,7 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
     },
     retries: raw.retries ?? 1,
     keepalive: raw.keepalive ?? 32,
+    protocol,
     scheme,
     ...(raw.tls !== undefined ? { tls: { ...raw.tls } } : {}),
     ...(hc !== undefined
@@ -482,7 +503,116 @@ function chooseRuntime(
       };
     case "static":
       return { type: "static", root: runtime.root, index: runtime.index ?? "index.html" };
+    case "php":
+      return provisionPhp(runtime, `${path}.runtime`, draft);
+    case "app":
+    case "node":
+    case "python":
+    case "deno":
+      return provisionApp(runtime, `${path}.runtime`, sink);
   }
+}
+
+/** Default FastCGI address of `type: php`: Debian's PHP-FPM socket. */
+export const DEFAULT_FASTCGI = "unix:/run/php/php-fpm.sock";
+
+/**
+ * A PHP runtime: defaults `fastcgi: unix:/run/php/php-fpm.sock`, `index: index.php`,
+ * `params: {}`, `connect_timeout: 5s`, `response_timeout: 60s`.
+ */
+function provisionPhp(raw: RawPhp, path: string, draft: Draft): PhpRuntime {
+  let fastcgi: FastcgiTarget;
+  const f = raw.fastcgi;
+  if (f === undefined) {
+    fastcgi = {
+      kind: "address",
+      address: { kind: "unix", path: "/run/php/php-fpm.sock", canonical: DEFAULT_FASTCGI },
+    };
+  } else if ("pool" in f) {
+    fastcgi = { kind: "pool", pool: f.pool };
+    draft.poolRefs.push({ pool: f.pool, path: `${path}.fastcgi.pool`, protocol: "fastcgi" });
+  } else fastcgi = { kind: "address", address: f };
+  return {
+    type: "php",
+    fastcgi,
+    root: raw.root,
+    index: raw.index ?? "index.php",
+    ...(raw.front_controller !== undefined ? { front_controller: raw.front_controller } : {}),
+    params: Object.fromEntries(Object.entries(raw.params ?? {})),
+    connect_timeout: raw.connect_timeout ?? 5_000,
+    response_timeout: raw.response_timeout ?? 60_000,
+    ...(raw.status_path !== undefined ? { status_path: raw.status_path } : {}),
+  };
+}
+
+/** Deno's own executable: `type: deno` workers run on the same runtime as scalwsd. */
+function denoCommand(): string {
+  try {
+    const exe = Deno.execPath();
+    return /deno$/.test(exe) ? exe : "deno";
+  } catch {
+    return "deno";
+  }
+}
+
+/**
+ * A supervised application; presets fill `command`: `node ENTRY` and `deno run -A ENTRY` with
+ * `PORT={socket}`, `python3 -m uvicorn --uds {socket} APP` or `python3 -m gunicorn --bind
+ * unix:{socket} APP`. Defaults: `workers: 1`, `max_restarts: 5` in `restart_window: 60s`,
+ * `drain_timeout: 30s`, `ready_timeout: 30s`, `connect_timeout: 5s`, `response_timeout: 60s`,
+ * `retries: 1`, `websocket: true`.
+ */
+function provisionApp(raw: RawAppRuntime, path: string, sink: Sink): AppRuntime | undefined {
+  let command: string[];
+  const env: Record<string, string> = {};
+  switch (raw.type) {
+    case "app":
+      command = [...raw.command];
+      break;
+    case "node":
+      command = ["node", raw.entry];
+      env.PORT = "{socket}";
+      break;
+    case "deno":
+      command = [denoCommand(), "run", "--allow-all", raw.entry];
+      env.PORT = "{socket}";
+      break;
+    case "python":
+      command = (raw.server ?? "uvicorn") === "uvicorn"
+        ? ["python3", "-m", "uvicorn", "--uds", "{socket}", raw.app]
+        : ["python3", "-m", "gunicorn", "--bind", "unix:{socket}", "--workers", "1", raw.app];
+      break;
+  }
+  Object.assign(env, raw.env ?? {});
+  const all = [...command, ...Object.values(env)].join("\n");
+  const usesPort = all.includes("{port}");
+  if (usesPort && all.includes("{socket}")) {
+    sink.errors.push(`${path}: use {socket} or {port}, not both`);
+    return undefined;
+  }
+  if (!usesPort && !all.includes("{socket}")) {
+    sink.errors.push(
+      `${path}.command: must pass {socket} or {port} to the application (in command or env)`,
+    );
+    return undefined;
+  }
+  return {
+    type: "app",
+    preset: raw.type,
+    command,
+    workers: raw.workers ?? 1,
+    ...(raw.cwd !== undefined ? { cwd: raw.cwd } : {}),
+    env,
+    listen: usesPort ? "port" : "socket",
+    max_restarts: raw.max_restarts ?? 5,
+    restart_window: raw.restart_window ?? 60_000,
+    drain_timeout: raw.drain_timeout ?? 30_000,
+    ready_timeout: raw.ready_timeout ?? 30_000,
+    connect_timeout: raw.connect_timeout ?? 5_000,
+    response_timeout: raw.response_timeout ?? 60_000,
+    retries: raw.retries ?? 1,
+    websocket: raw.websocket ?? true,
+  };
 }
 
 /**
@@ -505,7 +635,11 @@ function provisionProxy(
       target = raw.upstream;
     } else {
       target = { kind: "pool", pool: raw.upstream.pool };
-      draft.poolRefs.push({ pool: raw.upstream.pool, path: `${path}.upstream.pool` });
+      draft.poolRefs.push({
+        pool: raw.upstream.pool,
+        path: `${path}.upstream.pool`,
+        protocol: "http",
+      });
     }
   } else if (raw.backends !== undefined) {
     target = provisionBackends(raw.backends, `${path}.backends`, draft, sink);
@@ -566,7 +700,7 @@ function provisionBackends(
     } else if (entry.pool !== undefined) {
       if (seen.has(entry.pool)) sink.errors.push(`${at}.pool: duplicate pool "${entry.pool}"`);
       seen.add(entry.pool);
-      draft.poolRefs.push({ pool: entry.pool, path: `${at}.pool` });
+      draft.poolRefs.push({ pool: entry.pool, path: `${at}.pool`, protocol: "http" });
       backends.push({ pool: entry.pool, weight });
     } else if (entry.status !== undefined) {
       if (seen.has(entry.status)) {

@@ -7,7 +7,7 @@
  * take far longer on a 10,000-member pool.
  */
 import { z } from "zod";
-import { parseListenAddress, parseUpstreamUrl } from "./address.ts";
+import { parseListenAddress, parseMemberAddress, parseUpstreamUrl } from "./address.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { ValueError } from "./errors.ts";
 import { cidrError, parseIP } from "../net/ip.ts";
@@ -272,6 +272,7 @@ export const poolSchema = z.object({
   }).strict().optional(),
   retries: int(0, 5).optional(),
   keepalive: int(0, 1024).optional(),
+  protocol: oneOf(["http", "fastcgi"]).optional(),
   scheme: oneOf(["http", "https"]).optional(),
   tls: z.object({ ca_file: text().optional(), server_name: serverName().optional() }).strict()
     .optional(),
@@ -331,6 +332,38 @@ const proxyFields = {
   }).strict().optional(),
 };
 
+const fastcgiAddress = z.string().transform((value, ctx) => {
+  try {
+    return parseMemberAddress(value);
+  } catch (e) {
+    if (!(e instanceof ValueError)) throw e;
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: e.message });
+    return z.NEVER;
+  }
+});
+
+/** A FastCGI param name: letters, digits and `_`. */
+const paramName = () =>
+  checked((s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) ? undefined : `invalid param name "${s}"`);
+
+/** Keys every supervised application runtime (`app`, `node`, `python`, `deno`) takes. */
+const appFields = {
+  workers: int(1, 256).optional(),
+  cwd: text().optional(),
+  env: z.record(
+    checked((s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) ? undefined : `invalid variable "${s}"`),
+    leaf(string),
+  ).optional(),
+  max_restarts: int(0, 1000).optional(),
+  restart_window: duration(1).optional(),
+  drain_timeout: duration().optional(),
+  ready_timeout: duration(1).optional(),
+  connect_timeout: duration(1).optional(),
+  response_timeout: duration(1).optional(),
+  retries: int(0, 5).optional(),
+  websocket: flag().optional(),
+};
+
 /** The `proxy:` shorthand of applications and routes: a proxy runtime without `type`. */
 export const proxyShorthandSchema = z.object(proxyFields).strict();
 
@@ -344,6 +377,41 @@ export const runtimeSchema = z.discriminatedUnion("type", [
     headers: z.record(headerName(), headerValue()).optional(),
   }).strict(),
   z.object({ type: z.literal("static"), root: text(), index: fileName().optional() }).strict(),
+  z.object({
+    type: z.literal("php"),
+    fastcgi: z.union([poolRef, fastcgiAddress], {
+      errorMap: (issue, ctx) => ({
+        message: issue.code === "invalid_union"
+          ? 'must be an address ("unix:/path" or "host:port") or {pool: NAME}'
+          : ctx.defaultError,
+      }),
+    }).optional(),
+    root: text(),
+    index: fileName().optional(),
+    front_controller: probePath().optional(),
+    params: z.record(paramName(), leaf(string)).optional(),
+    connect_timeout: duration(1).optional(),
+    response_timeout: duration(1).optional(),
+    status_path: probePath().optional(),
+  }).strict(),
+  z.object({
+    type: z.literal("app"),
+    command: z.array(text()).min(1, "must not be empty"),
+    ...appFields,
+  })
+    .strict(),
+  z.object({ type: z.literal("node"), entry: text(), ...appFields }).strict(),
+  z.object({
+    type: z.literal("python"),
+    app: checked((s) =>
+      /^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.()]*$/.test(s)
+        ? undefined
+        : `invalid app "${s}": use "module:attribute"`
+    ),
+    server: oneOf(["uvicorn", "gunicorn"]).optional(),
+    ...appFields,
+  }).strict(),
+  z.object({ type: z.literal("deno"), entry: text(), ...appFields }).strict(),
 ]);
 
 export type RawProxy = z.output<typeof proxyShorthandSchema>;

@@ -68,6 +68,8 @@ export interface PoolConfig {
   readonly retries: number;
   /** Idle connections kept per member; default 32, at most 1024. */
   readonly keepalive: number;
+  /** `http` (default) or `fastcgi` (members are FastCGI servers, for `type: php`). */
+  readonly protocol: "http" | "fastcgi";
   /** `http` (default) or `https`. */
   readonly scheme: "http" | "https";
   /** Only with `scheme: https`. */
@@ -133,7 +135,69 @@ export interface StaticRuntime {
   readonly index: string;
 }
 
-export type RuntimeConfig = ProxyRuntime | RespondRuntime | StaticRuntime;
+/** Where a PHP runtime sends its FastCGI requests. */
+export type FastcgiTarget =
+  | { readonly kind: "address"; readonly address: MemberAddress }
+  | { readonly kind: "pool"; readonly pool: string };
+
+export interface PhpRuntime {
+  readonly type: "php";
+  /** Default `unix:/run/php/php-fpm.sock`. */
+  readonly fastcgi: FastcgiTarget;
+  /** Document root; required. */
+  readonly root: string;
+  /** Default `index.php`. */
+  readonly index: string;
+  /** Script for paths that name no file (`/index.php`); absent: 404. */
+  readonly front_controller?: string;
+  /** Extra FastCGI params, added last (they win). */
+  readonly params: Readonly<Record<string, string>>;
+  /** Default 5 s. */
+  readonly connect_timeout: number;
+  /** Default 60 s. */
+  readonly response_timeout: number;
+  /** PHP-FPM's `pm.status_path`, read by the controller's classifier; absent: not read. */
+  readonly status_path?: string;
+}
+
+/**
+ * A supervised application (`type: app`, or the presets `node`, `python`, `deno`, which fill
+ * `command`). `{socket}` and `{port}` in `command` and `env` are replaced per worker.
+ */
+export interface AppRuntime {
+  readonly type: "app";
+  readonly preset: "app" | "node" | "python" | "deno";
+  readonly command: readonly string[];
+  /** Default 1. */
+  readonly workers: number;
+  readonly cwd?: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** `port` when `{port}` appears in `command` or `env`, else `socket`. */
+  readonly listen: "socket" | "port";
+  /** Restarts allowed in `restart_window` before the worker is given up; default 5. */
+  readonly max_restarts: number;
+  /** Default 60 s. */
+  readonly restart_window: number;
+  /** How long an old worker may finish its requests in a rolling reload; default 30 s. */
+  readonly drain_timeout: number;
+  /** How long a new worker may take to accept connections; default 30 s. */
+  readonly ready_timeout: number;
+  /** Default 5 s. */
+  readonly connect_timeout: number;
+  /** Default 60 s. */
+  readonly response_timeout: number;
+  /** Further attempts on other workers (idempotent requests); default 1. */
+  readonly retries: number;
+  /** Default true. */
+  readonly websocket: boolean;
+}
+
+export type RuntimeConfig =
+  | ProxyRuntime
+  | RespondRuntime
+  | StaticRuntime
+  | PhpRuntime
+  | AppRuntime;
 
 /** `cache:` of an application or route: the response cache is on there. */
 export interface CacheConfig {

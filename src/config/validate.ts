@@ -19,7 +19,18 @@ export function validate(
   readText: ReadText = Deno.readTextFileSync,
 ): void {
   for (const ref of draft.poolRefs) {
-    if (!draft.poolNames.has(ref.pool)) sink.errors.push(`${ref.path}: unknown pool "${ref.pool}"`);
+    if (!draft.poolNames.has(ref.pool)) {
+      sink.errors.push(`${ref.path}: unknown pool "${ref.pool}"`);
+      continue;
+    }
+    const speaks = draft.pools.get(ref.pool)?.protocol;
+    if (ref.protocol !== undefined && speaks !== undefined && speaks !== ref.protocol) {
+      sink.errors.push(
+        ref.protocol === "fastcgi"
+          ? `${ref.path}: pool "${ref.pool}" must have protocol: fastcgi`
+          : `${ref.path}: pool "${ref.pool}" speaks FastCGI; use it from type: php`,
+      );
+    }
   }
   const domains = validateTenants(draft, sink);
   warnWebSockets(draft, sink);

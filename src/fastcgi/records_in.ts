@@ -20,7 +20,7 @@ import {
 
 /** Receives the application's FCGI_STDERR bytes. */
 export interface StderrSink {
-  stderr(buf: Uint8Array, from: number, to: number): void;
+  onStderr(buf: Uint8Array, from: number, to: number): void;
 }
 
 /** Smallest free space offered to a read. */
@@ -78,7 +78,7 @@ export class RecordsIn {
       if (conn.end - conn.start < this.total) return false;
       if (h.type === STDERR) {
         const cs = conn.start + HEADER_LEN;
-        if (h.contentLength > 0) this.stderr?.stderr(conn.buf, cs, cs + h.contentLength);
+        if (h.contentLength > 0) this.stderr?.onStderr(conn.buf, cs, cs + h.contentLength);
         conn.start += this.total;
         continue;
       }

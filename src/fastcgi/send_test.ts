@@ -27,7 +27,7 @@ class Finished implements FinishListener {
 
 class Errors {
   text = "";
-  stderr(buf: Uint8Array, from: number, to: number): void {
+  onStderr(buf: Uint8Array, from: number, to: number): void {
     this.text += new TextDecoder().decode(buf.subarray(from, to));
   }
 }

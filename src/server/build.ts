@@ -7,13 +7,14 @@ import { PoolProxyHandler } from "../handlers/proxy_pool.ts";
 import { BackendsHandler } from "../handlers/proxy_backends.ts";
 import { RespondHandler } from "../handlers/respond.ts";
 import { StaticHandler } from "../handlers/static.ts";
+import { PhpHandler } from "../handlers/php.ts";
 import type { Metrics } from "../observe/families.ts";
 import { AppStats, type Handler } from "../pipeline/exchange.ts";
 import { HostTable } from "../pipeline/hosts.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import { Router } from "../pipeline/router.ts";
 import { compileTrusted } from "../pipeline/trusted_proxies.ts";
-import { addressKey, type AddressRuntime } from "../upstream/address_conns.ts";
+import { addressKey, type AddressRuntime, fastcgiKey } from "../upstream/address_conns.ts";
 import type { Pool } from "../upstream/pool.ts";
 import type { Clock } from "../base/clock.ts";
 import type { AppEntry, Generation, RequestLimits, RouteEntry } from "./generation.ts";
@@ -52,6 +53,20 @@ function createHandler(rt: RuntimeConfig, maxBody: number, cfg: Config, deps: Bu
       return new RespondHandler(rt);
     case "static":
       return new StaticHandler(rt);
+    case "php": {
+      const f = rt.fastcgi;
+      const target = f.kind === "pool"
+        ? deps.pools.get(f.pool)!
+        : deps.addresses.get(fastcgiKey(f.address, cfg))!;
+      return new PhpHandler(rt, target, maxBody, deps.clock);
+    }
+    case "app":
+      return new RespondHandler({
+        type: "respond",
+        status: 503,
+        body: "Service Unavailable: supervised applications are not built yet",
+        headers: {},
+      });
     case "proxy": {
       const t = rt.target;
       if (t.kind === "address") {

@@ -1,11 +1,13 @@
 /**
- * Keep-alive connections of single-address upstreams (`upstream: "http://..."`), one pool per
+ * Keep-alive connections of single-address upstreams (`upstream: "http://..."`, and the
+ * `fastcgi` address of `type: php`), one pool per
  * target and client settings, shared by every route that names it. Planned with the pools (see
  * `PoolRegistry`): a reload that keeps a target keeps its idle connections.
  */
 
 import type { AddressTarget, Config, ProxyRuntime, RuntimeConfig } from "../config/types.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
+import type { MemberAddress } from "../net/member_address.ts";
 import { Connector } from "../http1/connector.ts";
 import { addressTls, type PemReader } from "./member_tls.ts";
 
@@ -18,6 +20,27 @@ export function addressKey(rt: AddressRuntime, cfg: Config): string {
   const keepalive = rt.client?.keepalive ?? c.keepalive;
   const idle = rt.client?.idle_timeout ?? c.idle_timeout;
   return `${rt.target.url}|${rt.tls_ca_file ?? ""}|${keepalive}|${idle}`;
+}
+
+/** The key of a FastCGI address's connections (`type: php` with one `fastcgi` address). */
+export function fastcgiKey(address: MemberAddress, cfg: Config): string {
+  const c = cfg.server.upstream_client;
+  return `fastcgi|${address.canonical}|${c.keepalive}|${c.idle_timeout}`;
+}
+
+/** The single FastCGI addresses of `type: php` runtimes. */
+function fastcgiAddresses(cfg: Config): MemberAddress[] {
+  const out: MemberAddress[] = [];
+  const visit = (rt: RuntimeConfig) => {
+    if (rt.type === "php" && rt.fastcgi.kind === "address") out.push(rt.fastcgi.address);
+  };
+  for (const t of cfg.tenants) {
+    for (const a of t.applications) {
+      visit(a.runtime);
+      for (const r of a.routes) visit(r.runtime);
+    }
+  }
+  return out;
 }
 
 /** Every proxy runtime of `cfg` that names a single address, applications before their routes. */
@@ -67,6 +90,18 @@ export function planAddressConns(input: AddressConnsInput): Map<string, ConnPool
         maxIdle: rt.client?.keepalive ?? c.keepalive,
         idleTimeout: rt.client?.idle_timeout ?? c.idle_timeout,
       }),
+    );
+  }
+  for (const address of fastcgiAddresses(cfg)) {
+    const k = fastcgiKey(address, cfg);
+    if (next.has(k)) continue;
+    next.set(
+      k,
+      input.live.get(k) ??
+        new ConnPool(new Connector(address, null), {
+          maxIdle: c.keepalive,
+          idleTimeout: c.idle_timeout,
+        }),
     );
   }
   return next;

@@ -1,0 +1,149 @@
+/** The `php` and supervised application runtimes, and pools with `protocol: fastcgi`. */
+import assert from "node:assert/strict";
+import { ConfigError } from "./errors.ts";
+import { configFromData } from "./load.ts";
+
+const SERVER = { listeners: [{ name: "http", address: "127.0.0.1:80" }] };
+
+function load(runtime: unknown, upstreams?: unknown) {
+  return configFromData({
+    server: SERVER,
+    ...(upstreams !== undefined ? { upstreams } : {}),
+    tenants: [{ name: "t", applications: [{ name: "a", domains: ["a.test"], runtime }] }],
+  }, "test.yaml").config.tenants[0].applications[0].runtime;
+}
+
+function errors(runtime: unknown, upstreams?: unknown): string[] {
+  try {
+    load(runtime, upstreams);
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.errors];
+    throw err;
+  }
+  return [];
+}
+
+Deno.test("php runtime: defaults", () => {
+  assert.deepEqual(load({ type: "php", root: "/srv/www" }), {
+    type: "php",
+    fastcgi: {
+      kind: "address",
+      address: {
+        kind: "unix",
+        path: "/run/php/php-fpm.sock",
+        canonical: "unix:/run/php/php-fpm.sock",
+      },
+    },
+    root: "/srv/www",
+    index: "index.php",
+    params: {},
+    connect_timeout: 5_000,
+    response_timeout: 60_000,
+  });
+});
+
+Deno.test("php runtime: every key, a TCP address", () => {
+  const rt = load({
+    type: "php",
+    fastcgi: "127.0.0.1:9000",
+    root: "/srv",
+    index: "app.php",
+    front_controller: "/index.php",
+    params: { APP_ENV: "prod" },
+    connect_timeout: "1s",
+    response_timeout: "2s",
+    status_path: "/fpm-status",
+  });
+  assert.equal(rt.type, "php");
+  if (rt.type !== "php") return;
+  assert.deepEqual(rt.fastcgi, {
+    kind: "address",
+    address: { kind: "tcp", hostname: "127.0.0.1", port: 9000, canonical: "127.0.0.1:9000" },
+  });
+  assert.equal(rt.front_controller, "/index.php");
+  assert.equal(rt.response_timeout, 2000);
+  assert.equal(rt.status_path, "/fpm-status");
+});
+
+Deno.test("php runtime: errors name their path", () => {
+  assert.deepEqual(errors({ type: "php" }), [
+    "tenants[0].applications[0].runtime.root: is required",
+  ]);
+  assert.deepEqual(
+    errors({ type: "php", root: "/x", fastcgi: "http://x:1", extra: 1 }),
+    [
+      'tenants[0].applications[0].runtime: unknown key "extra"',
+      'tenants[0].applications[0].runtime.fastcgi: invalid address "http://x:1": a member address has no scheme, write "x:1"',
+    ].sort(),
+  );
+});
+
+Deno.test("php runtime: a pool must speak FastCGI, and a FastCGI pool is not proxied to", () => {
+  const http = { web: { members: [{ address: "127.0.0.1:9000" }] } };
+  assert.deepEqual(errors({ type: "php", root: "/x", fastcgi: { pool: "web" } }, http), [
+    'tenants[0].applications[0].runtime.fastcgi.pool: pool "web" must have protocol: fastcgi',
+  ]);
+  const fcgi = { fpm: { protocol: "fastcgi", members: [{ address: "127.0.0.1:9000" }] } };
+  assert.deepEqual(errors({ type: "proxy", upstream: { pool: "fpm" } }, fcgi), [
+    'tenants[0].applications[0].runtime.upstream.pool: pool "fpm" speaks FastCGI; use it from type: php',
+  ]);
+  const rt = load({ type: "php", root: "/x", fastcgi: { pool: "fpm" } }, fcgi);
+  assert.deepEqual(rt.type === "php" && rt.fastcgi, { kind: "pool", pool: "fpm" });
+  assert.deepEqual(
+    errors({ type: "respond" }, {
+      fpm: { protocol: "fastcgi", scheme: "https", health_check: { path: "/x" } },
+    }).filter((e) => !e.includes("no members")),
+    [
+      "upstreams.fpm.scheme: not allowed with protocol: fastcgi",
+      "upstreams.fpm.health_check.path: not allowed with protocol: fastcgi (checks connect only)",
+    ],
+  );
+});
+
+Deno.test("app runtimes: presets fill command and PORT, defaults", () => {
+  const node = load({ type: "node", entry: "server.js", workers: 2, cwd: "/srv/app" });
+  assert.deepEqual(node, {
+    type: "app",
+    preset: "node",
+    command: ["node", "server.js"],
+    workers: 2,
+    cwd: "/srv/app",
+    env: { PORT: "{socket}" },
+    listen: "socket",
+    max_restarts: 5,
+    restart_window: 60_000,
+    drain_timeout: 30_000,
+    ready_timeout: 30_000,
+    connect_timeout: 5_000,
+    response_timeout: 60_000,
+    retries: 1,
+    websocket: true,
+  });
+  const uv = load({ type: "python", app: "main:app" });
+  assert.deepEqual(uv.type === "app" && uv.command.slice(1), [
+    "-m",
+    "uvicorn",
+    "--uds",
+    "{socket}",
+    "main:app",
+  ]);
+  const gu = load({ type: "python", app: "wsgi:application", server: "gunicorn" });
+  assert.ok(gu.type === "app" && gu.command.includes("unix:{socket}"));
+  const port = load({ type: "app", command: ["./srv", "--port", "{port}"], env: { A: "b" } });
+  assert.ok(port.type === "app" && port.listen === "port");
+});
+
+Deno.test("app runtimes: a command must be told where to listen", () => {
+  assert.deepEqual(errors({ type: "app", command: ["./srv"] }), [
+    "tenants[0].applications[0].runtime.command: must pass {socket} or {port} to the application (in command or env)",
+  ]);
+  assert.deepEqual(errors({ type: "app", command: ["./srv", "{socket}", "{port}"] }), [
+    "tenants[0].applications[0].runtime: use {socket} or {port}, not both",
+  ]);
+  assert.deepEqual(errors({ type: "python", app: "nocolon" }), [
+    'tenants[0].applications[0].runtime.app: invalid app "nocolon": use "module:attribute"',
+  ]);
+  assert.deepEqual(errors({ type: "node", entry: "s.js", workers: 0 }), [
+    "tenants[0].applications[0].runtime.workers: must be between 1 and 256",
+  ]);
+});

@@ -1,0 +1,286 @@
+import type { PhpRuntime } from "../config/types.ts";
+import { ConnPool } from "../http1/conn_pool.ts";
+import type { FinishListener, SendStats, UpstreamResponse } from "../http1/types.ts";
+import { UpstreamError } from "../http1/upstream_error.ts";
+import { ParamsBuffer } from "../fastcgi/params.ts";
+import type { StderrSink } from "../fastcgi/records_in.ts";
+import { type FcgiRequest, fcgiSend, type FcgiSendOptions } from "../fastcgi/send.ts";
+import { log } from "../observe/log.ts";
+import type { Exchange, Handler } from "../pipeline/exchange.ts";
+import { plain } from "../base/plain.ts";
+import type { Member } from "../upstream/member.ts";
+import { Outcome, type Pool } from "../upstream/pool.ts";
+import type { MemberTry } from "../upstream/pool_request.ts";
+import type { FailureKind } from "../upstream/retry_policy.ts";
+import type { Clock } from "../base/clock.ts";
+import { ClientBody } from "./client_body.ts";
+import { prepareBody, PreparedBody } from "./proxy_body.ts";
+import { clientBodyFailed, errorStatus, reason, toResponse } from "./proxy_common.ts";
+import { buildParams } from "./php_params.ts";
+import { resolveScript, STATIC } from "./php_script.ts";
+import { StaticHandler } from "./static.ts";
+
+/** STDERR kept per request: at most this many lines of at most `STDERR_LINE` bytes. */
+const STDERR_LINES = 8;
+const STDERR_LINE = 1024;
+
+const decoder = new TextDecoder();
+
+/**
+ * One FastCGI attempt: send options, the end of the response body (the member's verdict, bytes,
+ * the access log) and the bounded STDERR log.
+ */
+class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink, MemberTry {
+  readonly onFinish: FinishListener = this;
+  readonly stderr: StderrSink = this;
+  readonly connectTimeout: number;
+  readonly responseTimeout: number;
+  readonly stats: SendStats;
+  lines = 0;
+  streaming = false;
+  verdictPending = false;
+  private open = true;
+
+  constructor(
+    readonly ex: Exchange,
+    rt: PhpRuntime,
+    readonly where: string,
+    readonly pool: Pool | null,
+    readonly member: Member,
+    readonly epoch: number,
+  ) {
+    this.connectTimeout = rt.connect_timeout;
+    this.responseTimeout = rt.response_timeout;
+    this.stats = ex.stats;
+  }
+
+  onStderr(buf: Uint8Array, from: number, to: number): void {
+    if (this.lines > STDERR_LINES) return;
+    for (const line of decoder.decode(buf.subarray(from, to)).split("\n")) {
+      if (line === "") continue;
+      const dropped = ++this.lines > STDERR_LINES;
+      log("warn", "fastcgi_stderr", {
+        tenant: this.ex.stats.tenant,
+        app: this.ex.stats.app,
+        member: this.where,
+        path: this.ex.path,
+        line: dropped ? "(further lines dropped)" : line.slice(0, STDERR_LINE),
+      });
+      if (dropped) return;
+    }
+  }
+
+  bodyFinished(ok: boolean, bytes: number, cancelled = false): void {
+    this.ended(ok, cancelled);
+    this.ex.bytes = bytes;
+    if (this.ex.deferred) this.ex.complete();
+  }
+
+  /** Drops the attempt (idempotent with the end of its body). */
+  release(): void {
+    this.ended(true, true);
+  }
+
+  private ended(ok: boolean, cancelled: boolean): void {
+    if (!this.open) return;
+    this.open = false;
+    const pool = this.pool;
+    if (pool === null) return;
+    pool.release(this.member);
+    if (!cancelled) pool.report(this, ok ? Outcome.BODY_DONE : Outcome.BODY_BROKEN);
+  }
+}
+
+function failureKind(e: UpstreamError): FailureKind {
+  if (e.phase === "connect" || (e.phase === "write" && !e.written)) return "connect";
+  if (e.phase === "body") return "broken_after_head";
+  return e.timeout ? "timeout" : "broken_before_head";
+}
+
+/**
+ * `runtime: {type: php}`: resolves the script under `root` (see `php_script.ts`), serves other
+ * files with the static handler, and runs scripts over FastCGI on one address or a pool with
+ * `protocol: fastcgi` (its balancing, passive health and retries apply).
+ */
+export class PhpHandler implements Handler {
+  private rootReal: string | null = null;
+  private readonly files: StaticHandler;
+
+  constructor(
+    readonly runtime: PhpRuntime,
+    /** A single address's connections, or a pool. */
+    private readonly target: ConnPool | Pool,
+    private readonly maxBody: number,
+    private readonly clock: Clock,
+  ) {
+    this.files = new StaticHandler({ type: "static", root: runtime.root, index: runtime.index });
+  }
+
+  get address(): string {
+    const f = this.runtime.fastcgi;
+    return f.kind === "address" ? f.address.canonical : f.pool;
+  }
+
+  private async root(): Promise<string> {
+    this.rootReal ??= await Deno.realPath(this.runtime.root);
+    return this.rootReal;
+  }
+
+  async handle(ex: Exchange): Promise<Response> {
+    let path: string;
+    try {
+      path = decodeURIComponent(ex.path);
+    } catch {
+      return answer(ex, 400, "Bad Request: invalid path encoding");
+    }
+    // The path is normalised; a decoded "%2F.." could still climb.
+    if (path.includes("\0") || path.split("/").some((s) => s === "..")) {
+      return answer(ex, 404, "Not Found");
+    }
+    let root: string;
+    try {
+      root = await this.root();
+    } catch {
+      return answer(ex, 404, "Not Found");
+    }
+    const rt = this.runtime;
+    const found = await resolveScript({
+      root,
+      path,
+      index: rt.index,
+      frontController: rt.front_controller,
+    });
+    if (found === STATIC) return this.files.handle(ex);
+    if (typeof found === "number") {
+      return answer(ex, found, found === 403 ? "Forbidden" : "Not Found");
+    }
+    const pool = this.target instanceof ConnPool ? null : this.target;
+    const retryable = pool !== null && pool.set.members.length > 1 &&
+      pool.settings.retries > 0;
+    const body = await this.body(ex, retryable);
+    if (typeof body === "number") return clientBodyFailed(ex, body);
+    const length = body.length;
+    const params = new ParamsBuffer(1024);
+    buildParams(params, ex, { script: found, root, path, contentLength: length, extra: rt.params });
+    if (pool === null) return this.single(ex, params, body);
+    return this.pooled(ex, pool, params, body);
+  }
+
+  /** The body with a known length (FastCGI needs CONTENT_LENGTH): one without is read whole. */
+  private async body(ex: Exchange, retryable: boolean): Promise<PreparedBody | number> {
+    let body = prepareBody(
+      ex.req,
+      this.maxBody,
+      retryable,
+      this.runtime.response_timeout,
+      ex.bodyTimeout,
+    );
+    if (body instanceof Promise) body = await body;
+    if (typeof body === "number" || body.length >= 0 || body.upload === null) return body;
+    const upload: ClientBody = body.upload;
+    try {
+      const bytes = await new Response(upload.stream()).bytes();
+      return new PreparedBody(bytes, null, bytes.length, true);
+    } catch {
+      return upload.failure === "too_large" ? 413 : upload.failure === "stalled" ? 408 : 400;
+    }
+  }
+
+  private async single(ex: Exchange, params: ParamsBuffer, body: PreparedBody): Promise<Response> {
+    const attempt = new PhpAttempt(ex, this.runtime, this.address, null, NO_MEMBER, 0);
+    ex.upstreamAttempts++;
+    ex.upstreamMember = this.address;
+    let res: UpstreamResponse;
+    try {
+      res = await fcgiSend(this.target as ConnPool, request(ex, params, body), attempt);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      if (err.kind === "client") return clientBodyFailed(ex, body.clientFailure(err) || 400);
+      return this.failed(ex, err);
+    }
+    return toResponse(ex, res, undefined);
+  }
+
+  private failed(ex: Exchange, err: UpstreamError): Response {
+    log("warn", "fastcgi_failed", {
+      tenant: ex.stats.tenant,
+      app: ex.stats.app,
+      member: ex.upstreamMember,
+      error: err.message,
+    });
+    const status = errorStatus(err);
+    return answer(ex, status, reason(status));
+  }
+
+  /** The pool decides (choose, report, retry, finish); this loop moves the bytes. */
+  private async pooled(
+    ex: Exchange,
+    pool: Pool,
+    params: ParamsBuffer,
+    body: PreparedBody,
+  ): Promise<Response> {
+    const r = pool.start(ex, false);
+    r.replayable = body.replayable;
+    if (r.set.members.length === 0) {
+      return answer(ex, 503, "Service Unavailable: the pool has no members", {
+        "retry-after": "1",
+      });
+    }
+    let last: UpstreamError | null = null;
+    for (;;) {
+      const member = pool.choose(r);
+      if (member === undefined) break;
+      ex.upstreamAttempts++;
+      ex.upstreamMember = member.address;
+      const attempt = new PhpAttempt(ex, this.runtime, member.address, pool, member, r.epoch);
+      let res: UpstreamResponse;
+      try {
+        res = await fcgiSend(member.conns, request(ex, params, body), attempt);
+      } catch (err) {
+        attempt.release();
+        if (!(err instanceof UpstreamError)) throw err;
+        if (err.kind === "client") return clientBodyFailed(ex, body.clientFailure(err) || 400);
+        pool.report(attempt, err.phase === "connect" ? Outcome.CONNECT_FAILED : Outcome.NO_ANSWER);
+        last = err;
+        log("warn", "fastcgi_failed", {
+          tenant: ex.stats.tenant,
+          app: ex.stats.app,
+          member: member.address,
+          error: err.message,
+        });
+        if (pool.retry(r, failureKind(err))) continue;
+        break;
+      }
+      attempt.streaming = res.body instanceof ReadableStream;
+      // A script's own 5xx is the application's answer, not the member failing.
+      const s = res.status;
+      pool.report(attempt, s === 502 || s === 503 || s === 504 ? 500 : s);
+      return toResponse(ex, res, pool.finish(r, member, ex.secure));
+    }
+    pool.finish(r, null, ex.secure);
+    const status = last === null ? 502 : errorStatus(last);
+    return answer(ex, status, reason(status));
+  }
+}
+
+/** The member of a single address: never counted or judged. */
+const NO_MEMBER = null as unknown as Member;
+
+function request(ex: Exchange, params: ParamsBuffer, body: PreparedBody): FcgiRequest {
+  return {
+    method: ex.req.method,
+    params,
+    body: body.source(),
+    bodyLength: Math.max(0, body.length),
+  };
+}
+
+function answer(
+  ex: Exchange,
+  status: number,
+  text: string,
+  headers?: Record<string, string>,
+): Response {
+  ex.status = status;
+  return plain(status, text, headers);
+}
