@@ -450,7 +450,7 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
       ];
     },
     errors: [
-      `${RT}.type: unknown type "lambda"; must be one of proxy, respond, static`,
+      `${RT}.type: unknown type "lambda"; must be one of proxy, respond, static, php, app, node, python, deno`,
       `${A}.routes[0].runtime.type: is required`,
       `${A}.routes[1].runtime: must be a mapping`,
     ],
@@ -781,6 +781,7 @@ const POOL_DEFAULTS = {
   passive_health: { failures: 3, cooldown: 10_000 },
   retries: 1,
   keepalive: 32,
+  protocol: "http",
   scheme: "http",
 };
 
@@ -1011,6 +1012,7 @@ Deno.test("every key provisions to its value", () => {
     passive_health: { failures: 0, cooldown: 1 },
     retries: 0,
     keepalive: 1024,
+    protocol: "http",
     scheme: "https",
     tls: { ca_file: "/etc/scalws/upstream-ca.pem", server_name: "api.internal" },
   });

@@ -53,6 +53,7 @@ Deno.test("provision fills pool defaults and warns about an empty file pool only
     passive_health: { failures: 3, cooldown: 10_000 },
     retries: 1,
     keepalive: 32,
+    protocol: "http",
     scheme: "http",
   });
   assert.deepEqual(draft.pools.get("s")?.sticky, { ttl: 60_000, cookie: "SCALWS_STICKY_s" });
@@ -74,8 +75,12 @@ Deno.test("provision records pool references with their paths", () => {
   });
   assert.deepEqual(sink.errors, []);
   assert.deepEqual(draft.poolRefs, [
-    { pool: "p1", path: "tenants[0].applications[0].proxy.upstream.pool" },
-    { pool: "p2", path: "tenants[0].applications[0].routes[0].runtime.backends[0].pool" },
+    { pool: "p1", path: "tenants[0].applications[0].proxy.upstream.pool", protocol: "http" },
+    {
+      pool: "p2",
+      path: "tenants[0].applications[0].routes[0].runtime.backends[0].pool",
+      protocol: "http",
+    },
   ]);
   const app = draft.tenants[0].applications[0];
   assert.equal(app.path, "tenants[0].applications[0]");

@@ -61,7 +61,7 @@ Deno.test("runtimeSchema picks the shape by type", () => {
     'x: unknown key "status"',
   ]);
   assert.deepEqual(parse(runtimeSchema, { type: 5 }).errors, [
-    "x.type: unknown type 5; must be one of proxy, respond, static",
+    "x.type: unknown type 5; must be one of proxy, respond, static, php, app, node, python, deno",
   ]);
 });
 
