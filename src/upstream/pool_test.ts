@@ -24,6 +24,7 @@ function pool(over: Partial<PoolConfig> = {}, ports = [1, 2, 3]) {
     passive_health: { failures: 2, cooldown: 10_000 },
     retries: 2,
     keepalive: 4,
+    protocol: "http",
     scheme: "http",
     ...over,
   };

@@ -12,6 +12,7 @@ const BASE: PoolConfig = {
   passive_health: { failures: 3, cooldown: 10_000 },
   retries: 1,
   keepalive: 32,
+  protocol: "http",
   scheme: "http",
 };
 const A = "0123456789abcdef0123456789abcdef";
