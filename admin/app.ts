@@ -119,7 +119,7 @@ export function createAdminApp(
 async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Response> {
   const name = c.req.param("name")!;
   const who = c.get("who");
-  const reject = (status: 400 | 404 | 409 | 413 | 501, error: string) => {
+  const reject = (status: 400 | 404 | 409 | 413 | 500 | 501, error: string) => {
     audit(who, "set_members", name, `refused ${status}`, { error });
     return c.json({ error }, status);
   };
@@ -160,6 +160,12 @@ async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Respons
     const rules = poolMemberErrors(members, pool.settings.scheme, "");
     if (rules.length > 0) return reject(400, rules.join("\n"));
     if (pool !== server.registry.pools.get(name)) return reject(404, `no pool named "${name}"`);
+    try {
+      // Durable before it is answered: a restart right after this PUT serves this list.
+      await server.saveMembers(name, members);
+    } catch (err) {
+      return reject(500, `cannot record the members: ${(err as Error).message ?? err}`);
+    }
     pool.install(pool.plan(members), members);
     audit(who, "set_members", name, "ok", { members: members.length });
     return c.json(poolView(pool, server.clock.now()));

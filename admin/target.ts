@@ -1,6 +1,6 @@
 import type { Clock } from "../src/base/clock.ts";
 import type { Lock } from "../src/base/lock.ts";
-import type { Config } from "../src/config/types.ts";
+import type { Config, MemberConfig } from "../src/config/types.ts";
 import type { Registry } from "../src/observe/metrics.ts";
 import type { Pool } from "../src/upstream/pool.ts";
 
@@ -27,4 +27,9 @@ export interface AdminTarget {
   readonly metrics: { readonly registry: Registry };
   readonly registry: { readonly pools: ReadonlyMap<string, Pool> };
   reload(): Promise<ReloadOutcome>;
+  /**
+   * Records an api pool's new member list where it survives a restart (`server.state_dir`),
+   * before the list is installed; throws when it cannot, and then nothing may change.
+   */
+  saveMembers(pool: string, members: readonly MemberConfig[]): Promise<void>;
 }

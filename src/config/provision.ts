@@ -175,6 +175,7 @@ function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
     ...(raw.default_host !== undefined ? { default_host: raw.default_host } : {}),
     max_body: raw.max_body ?? DEFAULT_MAX_BODY,
     ...(raw.affinity_key_file !== undefined ? { affinity_key_file: raw.affinity_key_file } : {}),
+    ...(raw.state_dir !== undefined ? { state_dir: raw.state_dir } : {}),
     upstream_client: {
       keepalive: raw.upstream_client?.keepalive ?? 32,
       idle_timeout: raw.upstream_client?.idle_timeout ?? 60_000,

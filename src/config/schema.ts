@@ -232,6 +232,7 @@ export const serverSchema = z.object({
   default_host: checked((s) => (s === "" ? "must not be empty" : undefined), true).optional(),
   max_body: size().optional(),
   affinity_key_file: text().optional(),
+  state_dir: text().optional(),
   listener_mode: oneOf(["shared", "reuseport", "inherited"]).optional(),
   upstream_client: z.object({
     keepalive: int(0, 1024).optional(),

@@ -329,6 +329,11 @@ export interface ServerConfig {
   readonly max_body: number;
   /** HMAC key file shared by instances for affinity and sticky cookies. */
   readonly affinity_key_file?: string;
+  /**
+   * Directory where the member lists of `members_from: api` pools are kept across restarts
+   * (`upstreams/<pool>.json`, 0600); absent: they live in memory only.
+   */
+  readonly state_dir?: string;
   /** Settings of connections to single-address upstreams and of pools' idle connections. */
   readonly upstream_client: {
     /** Idle connections kept per single-address upstream; default 32. */

@@ -18,6 +18,8 @@ import { Listener } from "./listener.ts";
 import { Lock } from "../base/lock.ts";
 import { PemFiles } from "./pem_files.ts";
 import { preflight } from "./preflight.ts";
+import { MemberState, MemberStateError } from "../discovery/member_state.ts";
+import type { MemberConfig } from "../config/types.ts";
 
 /** Lifecycle states reported by `/readyz` (ADR-0035). */
 export type State = "starting" | "warming" | "ready" | "active" | "draining";
@@ -96,7 +98,7 @@ export class Server {
     s.state = "warming";
     s.accessLog = new AccessLog(options.accessLog ?? c.server.access_log);
     for (const w of loaded.warnings) log("warn", "config_warning", { file, warning: w });
-    const gen = s.build(loaded);
+    const gen = s.build(loaded, await recordedMembers(c));
     s.dispatcher = new Dispatcher(gen, s.metrics, s.accessLog);
     s.metrics.generation.value = gen.id;
     s.state = "ready";
@@ -116,13 +118,22 @@ export class Server {
     return this.dispatcher.requests;
   }
 
+  /**
+   * Records the member list of api pool `pool` in `server.state_dir` (when set) before a `PUT`
+   * installs it; a failure to write is thrown and the `PUT` must change nothing.
+   */
+  async saveMembers(pool: string, members: readonly MemberConfig[]): Promise<void> {
+    const dir = this.config.server.state_dir;
+    if (dir !== undefined) await new MemberState(dir).save(pool, members, this.clock.now());
+  }
+
   /** Builds a generation beside the current one; on any failure nothing live has changed. */
-  private build(loaded: Loaded): Generation {
+  private build(loaded: Loaded, seeds?: ReadonlyMap<string, readonly MemberConfig[]>): Generation {
     // Each PEM file is read once per build: the pools use the text preflight checked.
     const pems = new PemFiles(this.options.readPem);
     const problems = preflight(loaded.config, pems.read);
     if (problems.length > 0) throw new ConfigError(loaded.config.file, problems);
-    const plan = this.registry.plan(loaded.config, pems.read);
+    const plan = this.registry.plan(loaded.config, { readPem: pems.read, seeds });
     let gen: Generation;
     try {
       gen = buildGeneration(loaded.config, this.nextId, {
@@ -230,4 +241,36 @@ export class Server {
     this.registry.closeAll();
     this.accessLog.close();
   }
+}
+
+/**
+ * The lists recorded in `server.state_dir` for the api pools of `config`. A file that cannot be
+ * read or used is logged (`member_state_ignored`) and skipped: that pool starts from the file.
+ */
+async function recordedMembers(config: Config): Promise<Map<string, readonly MemberConfig[]>> {
+  const seeds = new Map<string, readonly MemberConfig[]>();
+  const dir = config.server.state_dir;
+  if (dir === undefined) return seeds;
+  const state = new MemberState(dir);
+  for (const [name, pool] of Object.entries(config.upstreams)) {
+    if (pool.members_from !== "api") continue;
+    try {
+      const stored = await state.load(name, pool.scheme);
+      if (stored === undefined) continue;
+      seeds.set(name, stored.members);
+      log("info", "member_state_loaded", {
+        pool: name,
+        members: stored.members.length,
+        updated: new Date(stored.updated).toISOString(),
+      });
+    } catch (err) {
+      // Never a reason not to start: the pool starts from the configuration's members.
+      log("error", "member_state_ignored", {
+        pool: name,
+        file: state.file(name),
+        error: err instanceof MemberStateError ? err.message : String(err),
+      });
+    }
+  }
+  return seeds;
 }

@@ -23,6 +23,13 @@ export interface PoolPlan {
   readonly idleTimeout: number;
 }
 
+/** What `PoolRegistry.plan` reads besides the configuration. */
+export interface PlanOptions {
+  readonly readPem: PemReader;
+  /** Member lists that new `members_from: api` pools start with, by pool name. */
+  readonly seeds?: ReadonlyMap<string, readonly MemberConfig[]>;
+}
+
 /**
  * Upstream state that outlives generations: pools by name, and the connections of single
  * addresses. Planning builds new pools beside the live ones; `commit` (after the generation
@@ -39,9 +46,10 @@ export class PoolRegistry {
   /**
    * Plans `config`'s pools and single addresses; new or rebuilt pools and new addresses read
    * their CA files with `readPem`. Members created by this plan get the configured idle
-   * timeout; existing ones keep theirs.
+   * timeout; existing ones keep theirs. A new `members_from: api` pool named in `seeds`
+   * starts with that list instead of the file's (the recorded list after a restart).
    */
-  plan(config: Config, readPem: PemReader): PoolPlan {
+  plan(config: Config, { readPem, seeds }: PlanOptions): PoolPlan {
     const idleTimeout = config.server.upstream_client.idle_timeout;
     const next = new Map<string, Pool>();
     const pending: PendingMembers[] = [];
@@ -59,9 +67,11 @@ export class PoolRegistry {
           continue;
         }
         // An api pool keeps the members it has at run time, also when it was a file pool.
-        const seed = old !== undefined && cfg.members_from === "api"
+        const seed = cfg.members_from !== "api"
+          ? cfg.members
+          : old !== undefined
           ? old.memberConfigs()
-          : cfg.members;
+          : seeds?.get(name) ?? cfg.members;
         const pool = new Pool({
           settings: { ...cfg, members: seed },
           deps: this.deps,
