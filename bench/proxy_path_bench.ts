@@ -78,7 +78,7 @@ tenants:
 const cfg = parseConfig(CONFIG, "bench.yaml").config;
 const metrics = createMetrics();
 const registry = new PoolRegistry({ metrics, key: new AffinityKey(), clock: systemClock });
-const plan = registry.plan(cfg, () => "");
+const plan = registry.plan(cfg, { readPem: () => "" });
 const gen = buildGeneration(cfg, 1, {
   metrics,
   pools: plan.pools,
