@@ -20,21 +20,21 @@ export interface AgeBasis {
 
 /**
  * The freshness lifetime in seconds, or -1 when the response has no explicit freshness.
- * An invalid `Expires` counts as already expired (lifetime 0), as RFC 9111 5.3 says.
+ * `date` is the member's `Date` in ms, or the time the answer was received when it sent none
+ * (RFC 9110 6.6.1; scalwsd's HTTP/1 client keeps the member's Date back, like nginx). An
+ * invalid `Expires` counts as already expired (lifetime 0), as RFC 9111 5.3 says.
  */
 export function freshnessLifetime(
   cc: CacheControl,
   expires: string | null,
-  date: string | null,
+  date: number,
 ): number {
   if (cc.sMaxage >= 0) return cc.sMaxage;
   if (cc.maxAge >= 0) return cc.maxAge;
   if (expires === null) return -1;
   const e = parseHttpDate(expires);
-  if (Number.isNaN(e)) return 0;
-  const d = parseHttpDate(date);
-  if (Number.isNaN(d)) return 0;
-  return Math.max(0, Math.floor((e - d) / 1000));
+  if (Number.isNaN(e) || Number.isNaN(date)) return 0;
+  return Math.max(0, Math.floor((e - date) / 1000));
 }
 
 /** `Age` header value in seconds: a non-negative integer, else 0 (RFC 9111 5.1). */

@@ -29,7 +29,9 @@ function build(
 /** Milliseconds since the epoch, or NaN when `value` is not an HTTP date. */
 export function parseHttpDate(value: string | null): number {
   if (value === null) return NaN;
-  const v = value.trim();
+  let v = value.trim();
+  // A repeated field joined by `Headers` (`Date: a, b`): the first IMF-fixdate counts.
+  if (v.length > 29 && v.charCodeAt(29) === 0x2c) v = v.slice(0, 29);
   let r = IMF.exec(v);
   if (r !== null) {
     if (!DAYS.includes(r[1])) return NaN;

@@ -29,3 +29,10 @@ Deno.test("formatHttpDate round-trips", () => {
   assert.equal(formatHttpDate(T), "Sun, 06 Nov 1994 08:49:37 GMT");
   assert.equal(parseHttpDate(formatHttpDate(T)), T);
 });
+
+Deno.test("parseHttpDate takes the first of a repeated field joined with a comma", () => {
+  assert.equal(
+    parseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT, Mon, 07 Nov 1994 08:49:37 GMT"),
+    T,
+  );
+});

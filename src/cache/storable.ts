@@ -62,7 +62,8 @@ export interface ResponseFacts {
   readonly status: number;
   readonly cc: CacheControl;
   readonly expires: string | null;
-  readonly date: string | null;
+  /** The member's Date in ms, or the time the answer arrived (see `freshnessLifetime`). */
+  readonly date: number;
   readonly vary: string | null;
   readonly setCookie: boolean;
 }

@@ -75,6 +75,12 @@ function select(variants: readonly Entry[] | undefined, h: Headers): Entry | nul
   return null;
 }
 
+/** The member's Date (when it was kept) in ms, else `received`. */
+function dateOr(h: Headers, received: number): number {
+  const d = parseHttpDate(h.get("date"));
+  return Number.isNaN(d) ? received : d;
+}
+
 /** A body nobody will read: released without counting against the member. */
 function discard(ex: Exchange, res: Response): void {
   // The attempt would complete the exchange when its body ends; the cache answers instead.
@@ -456,7 +462,7 @@ export class CachedHandler implements Handler {
     e.dateValue = parseHttpDate(e.header("date"));
     e.ageValue = parseAge(h.get("age"));
     const cc = parseCacheControl(e.header("cache-control"));
-    const lifetime = freshnessLifetime(cc, e.header("expires"), e.header("date"));
+    const lifetime = freshnessLifetime(cc, e.header("expires"), dateOr(h, responseTime));
     if (lifetime >= 0) e.lifetime = lifetime;
     e.noCache = cc.noCache;
     e.mustRevalidate = cc.mustRevalidate || cc.proxyRevalidate;
@@ -532,7 +538,7 @@ export class CachedHandler implements Handler {
         status: res.status,
         cc,
         expires: rh.get("expires"),
-        date: rh.get("date"),
+        date: dateOr(rh, responseTime),
         vary: rh.get("vary"),
         setCookie: rh.get("set-cookie") !== null,
       },

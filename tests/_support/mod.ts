@@ -9,3 +9,4 @@ export * from "./wait.ts";
 export * from "./yaml.ts";
 export * from "./temp_dir.ts";
 export * from "./pki.ts";
+export * from "./cache.ts";

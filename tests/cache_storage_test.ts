@@ -1,0 +1,123 @@
+/**
+ * What the cache stores: explicit freshness only, and never what RFC 9111 keeps a shared cache
+ * from storing. Each case asks twice and counts what reached the member.
+ */
+import assert from "node:assert/strict";
+import { cachedApp, get, request, scriptedMember, startScalwsd } from "./_support/mod.ts";
+
+const DATE = new Date().toUTCString();
+const LATER = new Date(Date.now() + 120_000).toUTCString();
+
+/** Path -> the member's answer headers (and status). */
+const CASES: Record<string, { headers: Record<string, string>; status?: number }> = {
+  "/max-age": { headers: { "cache-control": "max-age=60" } },
+  "/s-maxage": { headers: { "cache-control": "s-maxage=60, max-age=0" } },
+  "/expires": { headers: { expires: LATER, date: DATE } },
+  "/heuristic": { headers: { "last-modified": "Thu, 01 Jan 2026 00:00:00 GMT" } },
+  "/public-only": { headers: { "cache-control": "public" } },
+  "/no-store": { headers: { "cache-control": "no-store, max-age=60" } },
+  "/private": { headers: { "cache-control": "private, max-age=60" } },
+  "/private-field": { headers: { "cache-control": 'private="x-user", max-age=60' } },
+  "/cookie": { headers: { "cache-control": "max-age=60", "set-cookie": "s=1" } },
+  "/vary-star": { headers: { "cache-control": "max-age=60", vary: "*" } },
+  "/partial": {
+    status: 206,
+    headers: { "cache-control": "max-age=60", "content-range": "bytes 0-1/10" },
+  },
+  "/server-error": { status: 500, headers: { "cache-control": "max-age=60" } },
+  "/not-found": { status: 404, headers: { "cache-control": "max-age=60" } },
+  "/bad-cc": { headers: { "cache-control": "max-age=sixty" } },
+};
+
+Deno.test("the cache stores answers with explicit freshness and nothing RFC 9111 forbids", async () => {
+  const counts = new Map<string, number>();
+  await using m = scriptedMember((req) => {
+    const path = new URL(req.url).pathname;
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    const c = CASES[path] ?? { headers: {} };
+    return { body: "body of " + path, status: c.status, headers: c.headers };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  for (const path of Object.keys(CASES)) {
+    await get(s.url + path, { host: "a.test" });
+    await get(s.url + path, { host: "a.test" });
+  }
+  const stored = Object.keys(CASES).filter((p) => counts.get(p) === 1);
+  assert.deepEqual(stored, ["/max-age", "/s-maxage", "/expires", "/not-found"]);
+  for (const p of Object.keys(CASES)) assert.ok((counts.get(p) ?? 0) >= 1, p);
+});
+
+Deno.test("requests with no-store or Authorization are not stored unless the answer allows", async () => {
+  const counts = new Map<string, number>();
+  await using m = scriptedMember((req) => {
+    const path = new URL(req.url).pathname;
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    const cc = path === "/auth-public"
+      ? "public, max-age=60"
+      : path === "/auth-smaxage"
+      ? "s-maxage=60"
+      : path === "/auth-mustrevalidate"
+      ? "must-revalidate, max-age=60"
+      : "max-age=60";
+    return {
+      body: "for " + (req.headers.get("authorization") ?? "anyone"),
+      headers: { "cache-control": cc },
+    };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  await get(s.url + "/req-no-store", { host: "a.test", "cache-control": "no-store" });
+  await get(s.url + "/req-no-store", { host: "a.test" });
+  assert.equal(counts.get("/req-no-store"), 2);
+
+  const alice = { host: "a.test", authorization: "Bearer alice" };
+  const r1 = await get(s.url + "/auth", alice);
+  assert.equal(r1.text, "for Bearer alice");
+  const r2 = await get(s.url + "/auth", { host: "a.test" });
+  assert.equal(r2.text, "for anyone");
+  for (const p of ["/auth-public", "/auth-smaxage", "/auth-mustrevalidate"]) {
+    await get(s.url + p, alice);
+    const again = await get(s.url + p, { host: "a.test", authorization: "Bearer bob" });
+    assert.match(again.headers.get("cache-status") ?? "", /hit/, p);
+    assert.equal(counts.get(p), 1, p);
+  }
+});
+
+Deno.test("Set-Cookie answers are stored only with store_set_cookie, and never with the cookie", async () => {
+  await using m = scriptedMember((_req, n) => ({
+    body: "x",
+    headers: { "cache-control": "max-age=60", "set-cookie": `session=${n}` },
+  }));
+  {
+    await using s = await startScalwsd(cachedApp(m));
+    const a = await get(s.url + "/c", { host: "a.test" });
+    const b = await get(s.url + "/c", { host: "a.test" });
+    assert.equal(a.headers.get("set-cookie"), "session=1");
+    assert.equal(b.headers.get("set-cookie"), "session=2");
+  }
+  {
+    await using s = await startScalwsd(cachedApp(m, { store_set_cookie: true }));
+    const a = await get(s.url + "/c", { host: "a.test" });
+    const b = await get(s.url + "/c", { host: "a.test" });
+    assert.equal(a.headers.get("set-cookie"), "session=3");
+    assert.match(b.headers.get("cache-status") ?? "", /^scalwsd; hit/);
+    assert.equal(b.headers.get("set-cookie"), null);
+    assert.equal(m.count, 3);
+  }
+});
+
+Deno.test("only GET is stored: POST, PUT and HEAD misses are passed on", async () => {
+  await using m = scriptedMember(() => ({ body: "x", headers: { "cache-control": "max-age=60" } }));
+  await using s = await startScalwsd(cachedApp(m));
+  await request(s.url + "/p", { method: "POST", headers: { host: "a.test" }, body: "1" });
+  const head = await request(s.url + "/p", { method: "HEAD", headers: { host: "a.test" } });
+  assert.equal(head.status, 200);
+  const r = await get(s.url + "/p", { host: "a.test" });
+  assert.match(r.headers.get("cache-status") ?? "", /fwd=uri-miss; fwd-status=200; stored; ttl=60/);
+  assert.equal(m.count, 3);
+  // HEAD is answered from the stored GET, with its length and no body.
+  const head2 = await request(s.url + "/p", { method: "HEAD", headers: { host: "a.test" } });
+  assert.equal(head2.headers.get("content-length"), "1");
+  assert.equal(head2.text, "");
+  assert.match(head2.headers.get("cache-status") ?? "", /^scalwsd; hit/);
+  assert.equal(m.count, 3);
+});
