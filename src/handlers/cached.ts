@@ -207,7 +207,9 @@ export class CachedHandler implements Handler {
     if (e !== null) {
       const age = currentAge(e, this.cache.clock.now());
       const ttl = e.lifetime - age;
-      const clientRevalidates = rcc.noCache || (rcc.maxAge >= 0 && age > rcc.maxAge) ||
+      // Ages are whole seconds: a stored answer is always older than `max-age=0`.
+      const clientRevalidates = rcc.noCache ||
+        (rcc.maxAge >= 0 && (age > rcc.maxAge || rcc.maxAge === 0)) ||
         (rcc.minFresh >= 0 && ttl < rcc.minFresh);
       if (ttl > 0 && !e.noCache && !clientRevalidates) {
         return this.serve(ex, e, age, hitStatus(ttl), HIT);

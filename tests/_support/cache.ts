@@ -18,15 +18,21 @@ export function cachedApp(
   });
 }
 
-/** A member answering `body` with `headers` on every path; `count` counts what reached it. */
+/** A scripted member's answer to one request. */
+export interface Answer {
+  body?: BodyInit | null;
+  status?: number;
+  headers?: Record<string, string | undefined>;
+}
+
+/** A member answering what `answer` says; `n` counts requests so far, this one included. */
 export function scriptedMember(
-  answer: (
-    req: Request,
-    n: number,
-  ) => { body?: BodyInit | null; status?: number; headers?: HeadersInit },
+  answer: (req: Request, n: number) => Answer | Promise<Answer>,
 ): Member {
-  return startMember("m", (req, m) => {
-    const a = answer(req, m.count);
-    return new Response(a.body ?? null, { status: a.status ?? 200, headers: a.headers });
+  return startMember("m", async (req, m) => {
+    const a = await answer(req, m.count);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(a.headers ?? {})) if (v !== undefined) headers.set(k, v);
+    return new Response(a.body ?? null, { status: a.status ?? 200, headers });
   });
 }
