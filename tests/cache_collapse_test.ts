@@ -1,0 +1,112 @@
+/**
+ * Concurrent misses collapse into one member request (bounded wait); stale-while-revalidate
+ * serves at once while one background request refreshes; stale-if-error covers member failures.
+ */
+import assert from "node:assert/strict";
+import { ManualClock } from "../src/base/clock.ts";
+import { cachedApp, get, scriptedMember, sleep, startScalwsd, waitUntil } from "./_support/mod.ts";
+
+Deno.test("a miss storm: 64 concurrent clients, one member request", async () => {
+  await using m = scriptedMember(async () => {
+    await sleep(200);
+    return { body: "x".repeat(100_000), headers: { "cache-control": "max-age=60" } };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  const all = await Promise.all(
+    Array.from({ length: 64 }, () => get(s.url + "/storm", { host: "a.test" })),
+  );
+  assert.equal(m.count, 1);
+  for (const r of all) {
+    assert.equal(r.status, 200);
+    assert.equal(r.bytes.length, 100_000);
+  }
+  const collapsed = all.filter((r) => /collapsed/.test(r.headers.get("cache-status")!)).length;
+  assert.equal(collapsed, 63);
+});
+
+Deno.test("collapsed waits are bounded: past the wait, waiters go to the member themselves", async () => {
+  await using m = scriptedMember(async (_req, n) => {
+    if (n === 1) await sleep(600);
+    return { body: "slow", headers: { "cache-control": "max-age=60" } };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  s.server.cache.collapseWait = 50;
+  const t0 = performance.now();
+  const first = get(s.url + "/slow", { host: "a.test" });
+  await waitUntil(() => m.count === 1, { what: "the first request at the member" });
+  const second = await get(s.url + "/slow", { host: "a.test" });
+  assert.ok(performance.now() - t0 < 550, "the second request did not wait for the first");
+  assert.equal(second.text, "slow");
+  assert.equal((await first).text, "slow");
+  assert.equal(m.count, 2);
+});
+
+Deno.test("stale-while-revalidate: a stale entry is served at once while one request refreshes it", async () => {
+  const clock = new ManualClock(Date.now());
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  await using m = scriptedMember(async (_req, n) => {
+    if (n > 1) await gate;
+    return { body: `v${n}`, headers: { "cache-control": "max-age=10, stale-while-revalidate=30" } };
+  });
+  await using s = await startScalwsd(cachedApp(m, { stale_while_revalidate: "20s" }), { clock });
+  await get(s.url + "/s", { host: "a.test" });
+  clock.advance(15_000);
+  const stale = await Promise.all(
+    Array.from({ length: 8 }, () => get(s.url + "/s", { host: "a.test" })),
+  );
+  for (const r of stale) {
+    assert.equal(r.text, "v1");
+    assert.equal(r.headers.get("cache-status"), "scalwsd; hit; ttl=-5");
+  }
+  await waitUntil(() => m.count === 2, { what: "the background refresh" });
+  release();
+  await waitUntil(async () => (await get(s.url + "/s", { host: "a.test" })).text === "v2", {
+    what: "the refreshed entry",
+  });
+  assert.equal(m.count, 2);
+  // Past the operator's cap (20 s, below the member's 30 s) the entry is revalidated in line.
+  clock.advance(35_000);
+  const late = await get(s.url + "/s", { host: "a.test" });
+  assert.equal(late.text, "v3");
+  assert.match(late.headers.get("cache-status")!, /fwd=stale; fwd-status=200; stored/);
+});
+
+Deno.test("stale-if-error serves a stale entry when the member fails (5xx, then down)", async () => {
+  const clock = new ManualClock(Date.now());
+  const m = scriptedMember((_req, n) =>
+    n === 1
+      ? { body: "good", headers: { "cache-control": "max-age=10, stale-if-error=60" } }
+      : { status: 503, body: "down" }
+  );
+  await using s = await startScalwsd(cachedApp(m, { stale_if_error: "30s" }), { clock });
+  await get(s.url + "/e", { host: "a.test" });
+  clock.advance(20_000);
+  const e1 = await get(s.url + "/e", { host: "a.test" });
+  assert.equal(e1.status, 200);
+  assert.equal(e1.text, "good");
+  assert.equal(e1.headers.get("cache-status"), "scalwsd; hit; ttl=-10; detail=stale-if-error");
+  await m.close();
+  const e2 = await get(s.url + "/e", { host: "a.test" });
+  assert.equal(e2.status, 200);
+  assert.equal(e2.text, "good");
+  // Past the operator's cap (30 s) the failure reaches the client.
+  clock.advance(30_000);
+  const e3 = await get(s.url + "/e", { host: "a.test" });
+  assert.equal(e3.status, 502);
+});
+
+Deno.test("stale-if-error is off by default", async () => {
+  const clock = new ManualClock(Date.now());
+  await using m = scriptedMember((_req, n) =>
+    n === 1
+      ? { body: "good", headers: { "cache-control": "max-age=10, stale-if-error=60" } }
+      : { status: 500, body: "broken" }
+  );
+  await using s = await startScalwsd(cachedApp(m), { clock });
+  await get(s.url + "/e", { host: "a.test" });
+  clock.advance(20_000);
+  const r = await get(s.url + "/e", { host: "a.test" });
+  assert.equal(r.status, 500);
+  assert.equal(r.text, "broken");
+});
