@@ -3,8 +3,14 @@
  * answer reaches the client, with `Connection: close`, and is not a member failure.
  */
 import assert from "node:assert/strict";
-import { adminFetch, rawServer, readHead, startScalwsd } from "./_harness.ts";
-import { RawConn } from "./_raw_client.ts";
+import {
+  adminFetch,
+  type RawServer as RawServerMember,
+  rawServer,
+  readHead,
+  startScalwsd,
+} from "./_support/mod.ts";
+import { RawConn } from "./_support/raw_conn.ts";
 import { Connector, ConnPool, send } from "../src/http1/mod.ts";
 import {
   bodyText,
@@ -19,7 +25,7 @@ const EARLY = "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\nConnection
   "too large";
 
 /** Reads the request head only, answers 413 and closes with the body unread (a reset). */
-function earlyMember() {
+function earlyMember(): RawServerMember & { heads(): number } {
   let heads = 0;
   const server = rawServer(async (conn) => {
     await readHead(conn);
@@ -27,43 +33,35 @@ function earlyMember() {
     await conn.write(new TextEncoder().encode(EARLY));
     conn.close();
   });
-  return { server, heads: () => heads };
+  return Object.assign(server, { heads: () => heads });
 }
 
 /** Uploads BODY bytes in 64 KiB pieces while the answer is awaited; write errors are expected. */
 async function upload(port: number, path: string): Promise<{ status: number; head: string }> {
-  const c = await RawConn.open(port);
-  try {
-    await c.write(
-      `POST ${path} HTTP/1.1\r\nHost: app.test\r\nContent-Length: ${BODY}\r\n\r\n`,
-    );
-    const piece = new Uint8Array(65536).fill(120);
-    const writing = (async () => {
-      for (let sent = 0; sent < BODY; sent += piece.length) await c.write(piece);
-    })().catch(() => {});
-    const res = await c.response(10_000);
-    await writing;
-    assert.ok(res !== null, "no answer");
-    assert.equal(res.body, "too large");
-    return { status: res.status, head: res.head.toLowerCase() };
-  } finally {
-    try {
-      c.conn.close();
-    } catch { /* closed by the server */ }
-  }
+  await using c = await RawConn.open(port);
+  await c.write(`POST ${path} HTTP/1.1\r\nHost: app.test\r\nContent-Length: ${BODY}\r\n\r\n`);
+  const piece = new Uint8Array(65536).fill(120);
+  const writing = (async () => {
+    for (let sent = 0; sent < BODY; sent += piece.length) await c.write(piece);
+  })().catch(() => {});
+  const res = await c.response(10_000);
+  await writing;
+  assert.ok(res !== null, "no answer");
+  assert.equal(res.body, "too large");
+  return { status: res.status, head: res.head.toLowerCase() };
 }
 
 Deno.test("early answer: a member's 413 before the body is read reaches the client", async () => {
-  const a = earlyMember();
-  const b = earlyMember();
-  const s = await startScalwsd(`
+  await using a = earlyMember();
+  await using b = earlyMember();
+  await using s = await startScalwsd(`
 server:
   listeners:
     - { name: http, address: "127.0.0.1:0" }
   admin: { socket: "{{dir}}/admin.sock" }
 upstreams:
   pool:
-    members: [{ address: "${a.server.address}" }, { address: "${b.server.address}" }]
+    members: [{ address: "${a.address}" }, { address: "${b.address}" }]
     passive_health: { failures: 1, cooldown: 10s }
     retries: 1
 tenants:
@@ -75,31 +73,25 @@ tenants:
         routes:
           - path: /single
             max_body: 16MiB
-            runtime: { type: proxy, upstream: "http://${a.server.address}" }
+            runtime: { type: proxy, upstream: "http://${a.address}" }
           - path: /pooled
             max_body: 16MiB
             runtime: { type: proxy, upstream: { pool: pool } }
 `);
-  try {
-    const port = Number(new URL(s.url).port);
-    for (const path of ["/single", "/pooled", "/pooled", "/pooled"]) {
-      const res = await upload(port, path);
-      assert.equal(res.status, 413, path);
-      // Part of the client's body was never read: the connection cannot be kept.
-      assert.match(res.head, /\r\nconnection: close/, path);
-    }
-    // Each upload went to one member once: an answer is not a failure, so no retry.
-    assert.equal(a.heads() + b.heads(), 4);
-    const pools = await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams")).json();
-    const members = pools.upstreams.find((p: { name: string }) => p.name === "pool").members;
-    for (const m of members) {
-      assert.equal(m.failures, 0, m.address);
-      assert.equal(m.state, "healthy", m.address);
-    }
-  } finally {
-    await s.close();
-    await a.server.close();
-    await b.server.close();
+  const port = Number(new URL(s.url).port);
+  for (const path of ["/single", "/pooled", "/pooled", "/pooled"]) {
+    const res = await upload(port, path);
+    assert.equal(res.status, 413, path);
+    // Part of the client's body was never read: the connection cannot be kept.
+    assert.match(res.head, /\r\nconnection: close/, path);
+  }
+  // Each upload went to one member once: an answer is not a failure, so no retry.
+  assert.equal(a.heads() + b.heads(), 4);
+  const pools = await (await adminFetch(s.adminSocket, "/v1/upstreams")).json();
+  const members = pools.upstreams.find((p: { name: string }) => p.name === "pool").members;
+  for (const m of members) {
+    assert.equal(m.failures, 0, m.address);
+    assert.equal(m.state, "healthy", m.address);
   }
 });
 
@@ -107,12 +99,12 @@ Deno.test("early answer: heard while the client is still uploading, without a cl
   // This member answers at once, keeps the connection open and reads nothing more.
   let release!: () => void;
   const hold = new Promise<void>((r) => (release = r));
-  const member = rawServer(async (conn) => {
+  await using member = rawServer(async (conn) => {
     await readHead(conn);
     await conn.write(new TextEncoder().encode(EARLY));
     await hold;
   });
-  const s = await startScalwsd(`
+  await using s = await startScalwsd(`
 server:
   listeners:
     - { name: http, address: "127.0.0.1:0" }
@@ -130,7 +122,7 @@ tenants:
             max_body: 16MiB
             runtime: { type: proxy, upstream: "http://${member.address}", response_timeout: 30s }
 `);
-  const c = await RawConn.open(Number(new URL(s.url).port));
+  await using c = await RawConn.open(Number(new URL(s.url).port));
   try {
     // A quarter of the body, then the client pauses: the answer must not wait for the rest.
     await c.write(`POST /up HTTP/1.1\r\nHost: app.test\r\nContent-Length: ${BODY}\r\n\r\n`);
@@ -144,11 +136,6 @@ tenants:
     assert.ok(performance.now() - started < 4_000);
   } finally {
     release();
-    try {
-      c.conn.close();
-    } catch { /* closed by the server */ }
-    await s.close();
-    await member.close();
   }
 });
 

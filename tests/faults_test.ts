@@ -5,7 +5,18 @@
  * (a ManualClock runs the cooldown).
  */
 import assert from "node:assert/strict";
-import { adminFetch, type Running, startScalwsd } from "./_harness.ts";
+import {
+  adminFetch,
+  app,
+  disposableList,
+  members as memberList,
+  proxy,
+  type Scalwsd,
+  scalwsYaml,
+  sleep,
+  startScalwsd,
+  waitUntil,
+} from "./_support/mod.ts";
 import { ManualClock } from "../src/base/clock.ts";
 import { seeded as prng } from "../src/base/random.ts";
 
@@ -18,10 +29,6 @@ const HEAD_END = enc.encode("\r\n\r\n");
 /** What `truncate` declares and what it sends before closing. */
 const TRUNCATED_LENGTH = 100_000;
 const TRUNCATED_SENT = 40_000;
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
 
 function indexOf(buf: Uint8Array, needle: Uint8Array, from = 0): number {
   outer: for (let i = from; i + needle.length <= buf.length; i++) {
@@ -83,7 +90,7 @@ class RequestReader {
 }
 
 /** A raw keep-alive member whose behaviour switches with `mode`; counts what it received. */
-class FaultMember {
+class FaultMember implements AsyncDisposable {
   mode: Mode = "ok";
   /** GET requests whose head was read. */
   gets = 0;
@@ -170,7 +177,7 @@ class FaultMember {
       }
       if (mode === "flaky_close" && this.rand() < 0.3) {
         // Like an idle timeout firing: the close races with scalwsd reusing the connection.
-        await delay(Math.floor(this.rand() * 4));
+        await sleep(Math.floor(this.rand() * 4));
         this.closes++;
         conn.close();
         return;
@@ -190,6 +197,10 @@ class FaultMember {
       } catch { /* closed already */ }
     }
     await Promise.all([...this.tasks]);
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.kill();
   }
 }
 
@@ -221,64 +232,47 @@ async function load(
 ): Promise<Outcome[]> {
   const out: Outcome[] = [];
   await Promise.all(Array.from({ length: loops }, async (_, l) => {
-    const client = Deno.createHttpClient({});
-    try {
-      for (let i = 0; i < perLoop; i++) {
-        const post = i % 4 === 3;
-        const id = `${tag}-${l}-${i}`;
-        const o: Outcome = { method: post ? "POST" : "GET", id, status: 0, body: "" };
+    using client = Deno.createHttpClient({});
+    for (let i = 0; i < perLoop; i++) {
+      const post = i % 4 === 3;
+      const id = `${tag}-${l}-${i}`;
+      const o: Outcome = { method: post ? "POST" : "GET", id, status: 0, body: "" };
+      try {
+        const res = await fetch(post ? `${url}/post/${id}` : `${url}/get`, {
+          method: o.method,
+          body: post ? id : undefined,
+          client,
+          signal: AbortSignal.timeout(5000),
+        });
+        o.status = res.status;
         try {
-          const res = await fetch(post ? `${url}/post/${id}` : `${url}/get`, {
-            method: o.method,
-            body: post ? id : undefined,
-            client,
-            signal: AbortSignal.timeout(5000),
-          });
-          o.status = res.status;
-          try {
-            o.body = await res.text();
-          } catch (err) {
-            o.error = `body: ${err}`;
-          }
+          o.body = await res.text();
         } catch (err) {
-          o.error = `request: ${err}`;
+          o.error = `body: ${err}`;
         }
-        out.push(o);
-        progress.done++;
+      } catch (err) {
+        o.error = `request: ${err}`;
       }
-    } finally {
-      client.close();
+      out.push(o);
+      progress.done++;
     }
   }));
   return out;
 }
 
-async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await delay(2);
-  }
-}
-
+/** Pool p of `members` (one retry, ejected after 3 failures for 10s) behind application a. */
 function config(members: string[], responseTimeout: string): string {
-  return `
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin: {socket: "{{dir}}/admin.sock"}
-  default_host: a.test
-upstreams:
-  p:
-    members: [${members.map((a) => `{address: "${a}"}`).join(", ")}]
-    retries: 1
-    passive_health: {failures: 3, cooldown: 10s}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test]
-        runtime: {type: proxy, upstream: {pool: p}, response_timeout: ${responseTimeout}}
-`;
+  return scalwsYaml({
+    server: { default_host: "a.test" },
+    upstreams: {
+      p: {
+        members: memberList(...members),
+        retries: 1,
+        passive_health: { failures: 3, cooldown: "10s" },
+      },
+    },
+    apps: [app(proxy("p", { response_timeout: responseTimeout }))],
+  });
 }
 
 interface MemberState {
@@ -288,8 +282,8 @@ interface MemberState {
   ejected_until: string | null;
 }
 
-async function memberState(s: Running, address: string): Promise<MemberState> {
-  const all = await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams")).json();
+async function memberState(s: Scalwsd, address: string): Promise<MemberState> {
+  const all = await (await adminFetch(s.adminSocket, "/v1/upstreams")).json();
   const pool = all.upstreams.find((p: { name: string }) => p.name === "p");
   return pool.members.find((m: MemberState) => m.address === address);
 }
@@ -297,22 +291,22 @@ async function memberState(s: Running, address: string): Promise<MemberState> {
 /** Progress points (finished requests) at which the cooldown is made to end. */
 const PROBATIONS = [120, 160, 200, 240];
 
-async function metricValue(s: Running, series: string): Promise<number> {
-  const text = await (await adminFetch(`${s.dir}/admin.sock`, "/metrics")).text();
+async function metricValue(s: Scalwsd, series: string): Promise<number> {
+  const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
   const line = text.split("\n").find((l) => l.startsWith(series + " "));
   assert.ok(line, `no series ${series}`);
   return Number(line.slice(series.length + 1));
 }
 
-function requestCount(s: Running, address: string, cls: string): Promise<number> {
+function requestCount(s: Scalwsd, address: string, cls: string): Promise<number> {
   return metricValue(
     s,
     `scalws_upstream_requests_total{pool="p",member="${address}",class="${cls}"}`,
   );
 }
 
-async function ejectedGauge(s: Running, address: string): Promise<string> {
-  const text = await (await adminFetch(`${s.dir}/admin.sock`, "/metrics")).text();
+async function ejectedGauge(s: Scalwsd, address: string): Promise<string> {
+  const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
   const line = text.split("\n").find((l) =>
     l.startsWith(`scalws_upstream_member_ejected{pool="p",member="${address}"}`)
   );
@@ -396,64 +390,59 @@ async function runScenario(seed: number, sc: Scenario): Promise<void> {
   const rand = prng(seed);
   const good = GOOD.map((n) => new FaultMember(n, rand));
   let faulty = new FaultMember("faulty", rand);
-  const all = [...good, faulty];
+  await using all = disposableList([...good, faulty]);
   const clock = new ManualClock();
-  const s = await startScalwsd(
+  await using s = await startScalwsd(
     config(all.map((m) => m.address), sc.responseTimeout ?? "5s"),
     { clock },
   );
   const address = faulty.address;
-  try {
-    const progress: Progress = { done: 0 };
-    const running = load(s.url, 4, 80, "a", progress);
-    await until("the first 60 requests", () => progress.done >= 60);
-    await sc.inject(faulty);
-    // Cooldowns end during the load: probation, one failure, ejected again at once.
-    for (const at of PROBATIONS) {
-      await until(`${at} requests`, () => progress.done >= at);
-      clock.advance(10_001);
-    }
-    const outcomes = await running;
-    assert.equal(outcomes.length, 320);
-
-    const truncated = checkGets(outcomes, sc.truncatedGets === true);
-    if (sc.truncatedGets) {
-      // Each cut body is one request the faulty member answered, passed on and never retried.
-      const posts = outcomes.filter((o) => o.method === "POST" && o.error?.startsWith("body"));
-      assert.ok(truncated > 0);
-      assert.equal(truncated + posts.length, faulty.broken);
-    }
-    checkPosts(outcomes, all, sc.postFailures);
-    // Three failures to eject, then at least one per probation.
-    const failed = sc.failureClass === undefined
-      ? faulty.broken
-      : await requestCount(s, address, sc.failureClass);
-    assert.ok(failed >= 3 + PROBATIONS.length, `only ${failed} failed attempts`);
-    assert.equal(await ejectedGauge(s, address), "1");
-    let m = await memberState(s, address);
-    assert.equal(m.state, "ejected");
-    assert.equal(m.ejected_until, new Date(clock.now() + 10_000).toISOString());
-
-    // Return: the member behaves again and the cooldown ends; probation, then one success.
-    faulty = await sc.heal(faulty);
-    if (!all.includes(faulty)) all.push(faulty);
-    const before = faulty.gets;
+  const progress: Progress = { done: 0 };
+  const running = load(s.url, 4, 80, "a", progress);
+  await waitUntil(() => progress.done >= 60, { what: "the first 60 requests", intervalMs: 2 });
+  await sc.inject(faulty);
+  // Cooldowns end during the load: probation, one failure, ejected again at once.
+  for (const at of PROBATIONS) {
+    await waitUntil(() => progress.done >= at, { what: `${at} requests`, intervalMs: 2 });
     clock.advance(10_001);
-    assert.equal((await memberState(s, address)).state, "probation");
-    const after = await load(s.url, 4, 20, "b", { done: 0 });
-    checkGets(after, false);
-    checkPosts([...outcomes, ...after], all, sc.postFailures);
-    for (const o of after) assert.equal(o.status, 200, `${o.method} ${o.id} after healing`);
-    assert.ok(faulty.gets > before, "the healed member serves again");
-    m = await memberState(s, address);
-    assert.equal(m.state, "healthy");
-    assert.equal(m.failures, 0);
-    assert.equal(m.ejected_until, null);
-    assert.equal(await ejectedGauge(s, address), "0");
-  } finally {
-    await s.close();
-    for (const x of all) await x.kill();
   }
+  const outcomes = await running;
+  assert.equal(outcomes.length, 320);
+
+  const truncated = checkGets(outcomes, sc.truncatedGets === true);
+  if (sc.truncatedGets) {
+    // Each cut body is one request the faulty member answered, passed on and never retried.
+    const posts = outcomes.filter((o) => o.method === "POST" && o.error?.startsWith("body"));
+    assert.ok(truncated > 0);
+    assert.equal(truncated + posts.length, faulty.broken);
+  }
+  checkPosts(outcomes, all, sc.postFailures);
+  // Three failures to eject, then at least one per probation.
+  const failed = sc.failureClass === undefined
+    ? faulty.broken
+    : await requestCount(s, address, sc.failureClass);
+  assert.ok(failed >= 3 + PROBATIONS.length, `only ${failed} failed attempts`);
+  assert.equal(await ejectedGauge(s, address), "1");
+  let m = await memberState(s, address);
+  assert.equal(m.state, "ejected");
+  assert.equal(m.ejected_until, new Date(clock.now() + 10_000).toISOString());
+
+  // Return: the member behaves again and the cooldown ends; probation, then one success.
+  faulty = await sc.heal(faulty);
+  if (!all.includes(faulty)) all.push(faulty);
+  const before = faulty.gets;
+  clock.advance(10_001);
+  assert.equal((await memberState(s, address)).state, "probation");
+  const after = await load(s.url, 4, 20, "b", { done: 0 });
+  checkGets(after, false);
+  checkPosts([...outcomes, ...after], all, sc.postFailures);
+  for (const o of after) assert.equal(o.status, 200, `${o.method} ${o.id} after healing`);
+  assert.ok(faulty.gets > before, "the healed member serves again");
+  m = await memberState(s, address);
+  assert.equal(m.state, "healthy");
+  assert.equal(m.failures, 0);
+  assert.equal(m.ejected_until, null);
+  assert.equal(await ejectedGauge(s, address), "0");
 }
 
 Deno.test("faults: a killed member (connection refused) costs no GET and no POST twice", async () => {
@@ -526,18 +515,13 @@ Deno.test("faults: a member that sends a truncated body", async () => {
 
 Deno.test("faults: a member that closes keep-alive connections at random", async () => {
   const rand = prng(7);
-  const members = [...GOOD, "faulty"].map((n) => new FaultMember(n, rand));
+  await using members = disposableList([...GOOD, "faulty"].map((n) => new FaultMember(n, rand)));
   members[2].mode = "flaky_close";
-  const s = await startScalwsd(config(members.map((m) => m.address), "5s"));
-  try {
-    const outcomes = await load(s.url, 4, 80, "a", { done: 0 });
-    assert.ok(members[2].closes > 5, `only ${members[2].closes} closes`);
-    assert.ok(members[2].gets > 0);
-    checkGets(outcomes, false);
-    // A POST written to a connection the member had just closed is never sent again.
-    checkPosts(outcomes, members, ["502"]);
-  } finally {
-    await s.close();
-    for (const m of members) await m.kill();
-  }
+  await using s = await startScalwsd(config(members.map((m) => m.address), "5s"));
+  const outcomes = await load(s.url, 4, 80, "a", { done: 0 });
+  assert.ok(members[2].closes > 5, `only ${members[2].closes} closes`);
+  assert.ok(members[2].gets > 0);
+  checkGets(outcomes, false);
+  // A POST written to a connection the member had just closed is never sent again.
+  checkPosts(outcomes, members, ["502"]);
 });

@@ -1,47 +1,53 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
-import { makePki, type TestPki } from "../src/base/_test_certs.ts";
-import { startScalwsd } from "./_harness.ts";
-import { curl, fingerprint, presented, TlsClient } from "./_tls_client.ts";
+import {
+  app,
+  respond,
+  scalwsYaml,
+  sleep,
+  startPki,
+  startScalwsd,
+  type TestPki,
+} from "./_support/mod.ts";
+import { curl, fingerprint, presented, TlsClient } from "./_support/tls_client.ts";
 
+/** A CA and two certificates (a.test with a wildcard, b.test), removed when the test ends. */
 interface Certs {
   pki: TestPki;
   a: { cert: string; key: string };
   b: { cert: string; key: string };
 }
 
-async function certs(): Promise<Certs> {
-  const pki = await makePki();
+async function certs(): Promise<Certs & AsyncDisposable> {
+  const pki = await startPki();
   return {
     pki,
     a: await pki.issue("a", ["a.test", "*.a.test"]),
     b: await pki.issue("b", ["b.test"]),
+    [Symbol.asyncDispose]: () => pki.close(),
   };
 }
 
-function config(c: Certs, tlsExtra = "", serverExtra = ""): string {
-  return `
-server:
-  listeners:
-    - name: https
-      address: "127.0.0.1:0"
-      tls:
-        certificates:
-          - {cert: ${c.a.cert}, key: ${c.a.key}}
-          - {cert: ${c.b.cert}, key: ${c.b.key}}
-${tlsExtra}
-  admin: {socket: "{{dir}}/admin.sock"}
-${serverExtra}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test, "*.a.test", other.test]
-        runtime: {type: respond, body: "app a"}
-      - name: b
-        domains: [b.test]
-        runtime: {type: respond, body: "app b"}
-`;
+/** A TLS listener with both certificates (`tls` adds keys), applications a and b. */
+function config(
+  c: Certs,
+  tls: Record<string, unknown> = {},
+  server: Record<string, unknown> = {},
+): string {
+  return scalwsYaml({
+    server: {
+      listeners: [{
+        name: "https",
+        address: "127.0.0.1:0",
+        tls: { certificates: [c.a, c.b].map(({ cert, key }) => ({ cert, key })), ...tls },
+      }],
+      ...server,
+    },
+    apps: [
+      app(respond("app a"), { domains: ["a.test", "*.a.test", "other.test"] }),
+      app(respond("app b"), { name: "b", domains: ["b.test"] }),
+    ],
+  });
 }
 
 /** An HTTP/2 GET on an open session; `authority` overrides the session's. */
@@ -62,127 +68,101 @@ function h2get(session: http2.ClientHttp2Session, path: string, authority?: stri
 }
 
 Deno.test("a TLS listener chooses the certificate by SNI and serves HTTP/2 and HTTP/1.1", async () => {
-  const c = await certs();
-  const s = await startScalwsd(config(c));
-  try {
-    const port = s.server.bound.get("https")!.port;
-    const ca = c.pki.caFile;
-    const fa = await fingerprint(c.a.cert);
-    const fb = await fingerprint(c.b.cert);
-    assert.equal(await presented(port, c.pki.ca, "a.test"), fa);
-    assert.equal(await presented(port, c.pki.ca, "x.a.test"), fa, "single-label wildcard");
-    assert.equal(await presented(port, c.pki.ca, "b.test"), fb);
-    assert.equal(await presented(port, c.pki.ca, "unknown.test"), fa, "the first is the default");
+  await using c = await certs();
+  await using s = await startScalwsd(config(c));
+  const port = s.server.bound.get("https")!.port;
+  const ca = c.pki.caFile;
+  const fa = await fingerprint(c.a.cert);
+  const fb = await fingerprint(c.b.cert);
+  assert.equal(await presented(port, c.pki.ca, "a.test"), fa);
+  assert.equal(await presented(port, c.pki.ca, "x.a.test"), fa, "single-label wildcard");
+  assert.equal(await presented(port, c.pki.ca, "b.test"), fb);
+  assert.equal(await presented(port, c.pki.ca, "unknown.test"), fa, "the first is the default");
 
-    const h2 = await curl(port, ca, "a.test", "/x", ["--http2"]);
-    assert.deepEqual([h2.version, h2.status, h2.body], ["2", 200, "app a"]);
-    const h1 = await curl(port, ca, "b.test", "/y", ["--http1.1"]);
-    assert.deepEqual([h1.version, h1.status, h1.body], ["1.1", 200, "app b"]);
-  } finally {
-    await s.close();
-    await c.pki.close();
-  }
+  const h2 = await curl(port, ca, "a.test", "/x", ["--http2"]);
+  assert.deepEqual([h2.version, h2.status, h2.body], ["2", 200, "app a"]);
+  const h1 = await curl(port, ca, "b.test", "/y", ["--http1.1"]);
+  assert.deepEqual([h1.version, h1.status, h1.body], ["1.1", 200, "app b"]);
 });
 
 Deno.test("strict SNI: a host no certificate names, or a second host on a connection, gets 421", async () => {
-  const c = await certs();
-  const s = await startScalwsd(config(c));
+  await using c = await certs();
+  await using s = await startScalwsd(config(c));
+  const port = s.server.bound.get("https")!.port;
+  const ca = c.pki.caFile;
+  // other.test is an application's domain, but no certificate of the listener names it.
+  const other = await curl(port, ca, "a.test", "/", ["--http1.1", "-H", "Host: other.test"]);
+  assert.deepEqual([other.status, other.body], [421, "Misdirected Request\n"]);
+
+  // HTTP/1.1: the connection belongs to the host of its first request.
+  const k = await TlsClient.connect(port, c.pki.ca, "a.test");
+  assert.deepEqual(await k.get("a.test"), { status: 200, body: "app a" });
+  assert.deepEqual(await k.get("b.test"), { status: 421, body: "Misdirected Request\n" });
+  assert.deepEqual(
+    await k.get("a.test:443"),
+    { status: 200, body: "app a" },
+    "ports do not count",
+  );
+  await k.close();
+
+  // HTTP/2: a coalesced request for another certificate's host on the same session.
+  const session = http2.connect(`https://a.test:${port}`, {
+    ca: c.pki.ca,
+    host: "127.0.0.1",
+    servername: "a.test",
+  } as http2.SecureClientSessionOptions);
   try {
-    const port = s.server.bound.get("https")!.port;
-    const ca = c.pki.caFile;
-    // other.test is an application's domain, but no certificate of the listener names it.
-    const other = await curl(port, ca, "a.test", "/", ["--http1.1", "-H", "Host: other.test"]);
-    assert.deepEqual([other.status, other.body], [421, "Misdirected Request\n"]);
-
-    // HTTP/1.1: the connection belongs to the host of its first request.
-    const k = await TlsClient.connect(port, c.pki.ca, "a.test");
-    assert.deepEqual(await k.get("a.test"), { status: 200, body: "app a" });
-    assert.deepEqual(await k.get("b.test"), { status: 421, body: "Misdirected Request\n" });
-    assert.deepEqual(
-      await k.get("a.test:443"),
-      { status: 200, body: "app a" },
-      "ports do not count",
-    );
-    await k.close();
-
-    // HTTP/2: a coalesced request for another certificate's host on the same session.
-    const session = http2.connect(`https://a.test:${port}`, {
-      ca: c.pki.ca,
-      host: "127.0.0.1",
-      servername: "a.test",
-    } as http2.SecureClientSessionOptions);
-    try {
-      assert.deepEqual(await h2get(session, "/"), { status: 200, body: "app a" });
-      assert.deepEqual(await h2get(session, "/", `b.test:${port}`), {
-        status: 421,
-        body: "Misdirected Request\n",
-      });
-    } finally {
-      await new Promise<void>((r) => session.close(() => r()));
-    }
+    assert.deepEqual(await h2get(session, "/"), { status: 200, body: "app a" });
+    assert.deepEqual(await h2get(session, "/", `b.test:${port}`), {
+      status: 421,
+      body: "Misdirected Request\n",
+    });
   } finally {
-    await s.close();
-    await c.pki.close();
+    await new Promise<void>((r) => session.close(() => r()));
   }
 });
 
 Deno.test("strict_sni: false serves any configured host on a TLS connection", async () => {
-  const c = await certs();
-  const s = await startScalwsd(config(c, "        strict_sni: false"));
-  try {
-    const port = s.server.bound.get("https")!.port;
-    const r = await curl(port, c.pki.caFile, "a.test", "/", [
-      "--http1.1",
-      "-H",
-      "Host: other.test",
-    ]);
-    assert.deepEqual([r.status, r.body], [200, "app a"]);
-    const k = await TlsClient.connect(port, c.pki.ca, "a.test");
-    assert.deepEqual(await k.get("a.test"), { status: 200, body: "app a" });
-    assert.deepEqual(await k.get("b.test"), { status: 200, body: "app b" });
-    await k.close();
-  } finally {
-    await s.close();
-    await c.pki.close();
-  }
+  await using c = await certs();
+  await using s = await startScalwsd(config(c, { strict_sni: false }));
+  const port = s.server.bound.get("https")!.port;
+  const r = await curl(port, c.pki.caFile, "a.test", "/", [
+    "--http1.1",
+    "-H",
+    "Host: other.test",
+  ]);
+  assert.deepEqual([r.status, r.body], [200, "app a"]);
+  const k = await TlsClient.connect(port, c.pki.ca, "a.test");
+  assert.deepEqual(await k.get("a.test"), { status: 200, body: "app a" });
+  assert.deepEqual(await k.get("b.test"), { status: 200, body: "app b" });
+  await k.close();
 });
 
 Deno.test("a connection that does not finish its TLS handshake in time is dropped and no longer counted", async () => {
-  const c = await certs();
-  const s = await startScalwsd(config(c, "        handshake_timeout: 200ms", "  limit_conn: 1"));
+  await using c = await certs();
+  await using s = await startScalwsd(config(c, { handshake_timeout: "200ms" }, { limit_conn: 1 }));
+  const port = s.server.bound.get("https")!.port;
+  const ca = c.pki.caFile;
+  const raw = await Deno.connect({ hostname: "127.0.0.1", port });
   try {
-    const port = s.server.bound.get("https")!.port;
-    const ca = c.pki.caFile;
-    const raw = await Deno.connect({ hostname: "127.0.0.1", port });
+    // The silent connection holds the peer's only slot...
+    await sleep(50);
+    const refused = await curl(port, ca, "a.test", "/", ["--http1.1"]);
+    assert.equal(refused.status, 429);
+    // ...until its handshake time runs out.
+    await sleep(400);
+    const ok = await curl(port, ca, "a.test", "/", ["--http1.1"]);
+    assert.deepEqual([ok.status, ok.body], [200, "app a"]);
+    // A handshake finished late gets a connection that serves nothing.
+    using late = await Deno.startTls(raw, { hostname: "a.test", caCerts: [c.pki.ca] });
+    const get = new TextEncoder().encode("GET / HTTP/1.1\r\nhost: a.test\r\n\r\n");
+    const n = await late.write(get).then(() => late.read(new Uint8Array(100))).catch(() => null);
+    assert.equal(n, null);
+  } catch (err) {
     try {
-      // The silent connection holds the peer's only slot...
-      await new Promise((r) => setTimeout(r, 50));
-      const refused = await curl(port, ca, "a.test", "/", ["--http1.1"]);
-      assert.equal(refused.status, 429);
-      // ...until its handshake time runs out.
-      await new Promise((r) => setTimeout(r, 400));
-      const ok = await curl(port, ca, "a.test", "/", ["--http1.1"]);
-      assert.deepEqual([ok.status, ok.body], [200, "app a"]);
-      // A handshake finished late gets a connection that serves nothing.
-      const late = await Deno.startTls(raw, { hostname: "a.test", caCerts: [c.pki.ca] });
-      try {
-        const get = new TextEncoder().encode("GET / HTTP/1.1\r\nhost: a.test\r\n\r\n");
-        const n = await late.write(get).then(() => late.read(new Uint8Array(100))).catch(() =>
-          null
-        );
-        assert.equal(n, null);
-      } finally {
-        late.close();
-      }
-    } catch (err) {
-      try {
-        raw.close();
-      } catch { /* closed by startTls */ }
-      throw err;
-    }
-  } finally {
-    await s.close();
-    await c.pki.close();
+      raw.close();
+    } catch { /* closed by startTls */ }
+    throw err;
   }
 });
 
@@ -198,60 +178,55 @@ async function check(file: string): Promise<{ code: number; stderr: string }> {
 }
 
 Deno.test("certificates reload with the configuration; a bad one is refused by check and reload", async () => {
-  const c = await certs();
-  const s = await startScalwsd(config(c));
-  try {
-    const port = s.server.bound.get("https")!.port;
-    const fa = await fingerprint(c.a.cert);
-    const kept = await TlsClient.connect(port, c.pki.ca, "a.test");
-    assert.deepEqual(await kept.get("a.test"), { status: 200, body: "app a" });
+  await using c = await certs();
+  await using s = await startScalwsd(config(c));
+  const port = s.server.bound.get("https")!.port;
+  const fa = await fingerprint(c.a.cert);
+  const kept = await TlsClient.connect(port, c.pki.ca, "a.test");
+  assert.deepEqual(await kept.get("a.test"), { status: 200, body: "app a" });
 
-    // A renewed certificate for a.test: new connections get it, open ones keep being served.
-    const a2 = await c.pki.issue("a2", ["a.test", "*.a.test"]);
-    const renewed: Certs = { ...c, a: a2 };
-    await s.write(config(renewed));
-    const ok = await s.server.reload();
-    assert.equal(ok.ok, true, JSON.stringify(ok));
-    assert.equal(s.server.bound.get("https")!.port, port, "rebound on the same port");
-    const fa2 = await fingerprint(a2.cert);
-    assert.notEqual(fa2, fa);
-    assert.equal(await presented(port, c.pki.ca, "a.test"), fa2);
-    assert.deepEqual(await kept.get("a.test"), { status: 200, body: "app a" });
-    await kept.close();
+  // A renewed certificate for a.test: new connections get it, open ones keep being served.
+  const a2 = await c.pki.issue("a2", ["a.test", "*.a.test"]);
+  const renewed: Certs = { ...c, a: a2 };
+  await s.write(config(renewed));
+  const ok = await s.server.reload();
+  assert.equal(ok.ok, true, JSON.stringify(ok));
+  assert.equal(s.server.bound.get("https")!.port, port, "rebound on the same port");
+  const fa2 = await fingerprint(a2.cert);
+  assert.notEqual(fa2, fa);
+  assert.equal(await presented(port, c.pki.ca, "a.test"), fa2);
+  assert.deepEqual(await kept.get("a.test"), { status: 200, body: "app a" });
+  await kept.close();
 
-    // A file that holds no certificate, and a key of another certificate: refused, no change.
-    const junk = `${c.pki.dir}/junk.pem`;
-    await Deno.writeTextFile(junk, "not a certificate\n");
-    const cases: [Certs, string][] = [
-      [
-        { ...c, a: { cert: junk, key: a2.key } },
-        `server.listeners[0].tls.certificates[0].cert: "${junk}" holds no PEM certificate`,
-      ],
-      [
-        { ...c, a: { cert: a2.cert, key: c.b.key } },
-        `server.listeners[0].tls.certificates[0].key: does not belong to the certificate in "${a2.cert}"`,
-      ],
-      [
-        { ...c, a: { cert: `${c.pki.dir}/missing.pem`, key: a2.key } },
-        `server.listeners[0].tls.certificates[0].cert: cannot read "${c.pki.dir}/missing.pem": `,
-      ],
-    ];
-    for (const [bad, message] of cases) {
-      await s.write(config(bad));
-      const refused = await s.server.reload();
-      assert.equal(refused.ok, false);
-      const errors = refused.ok ? [] : refused.errors;
-      assert.equal(errors.length, 1, JSON.stringify(errors));
-      assert.ok(errors[0].startsWith(`${s.file}: ${message}`), errors[0]);
-      assert.equal(await presented(port, c.pki.ca, "a.test"), fa2, "nothing changed");
-      const r = await check(s.file);
-      assert.equal(r.code, 1);
-      assert.ok(r.stderr.startsWith(`${s.file}: ${message}`), r.stderr);
-    }
-    await s.write(config(renewed));
-    assert.deepEqual(await check(s.file), { code: 0, stderr: "" });
-  } finally {
-    await s.close();
-    await c.pki.close();
+  // A file that holds no certificate, and a key of another certificate: refused, no change.
+  const junk = `${c.pki.dir}/junk.pem`;
+  await Deno.writeTextFile(junk, "not a certificate\n");
+  const cases: [Certs, string][] = [
+    [
+      { ...c, a: { cert: junk, key: a2.key } },
+      `server.listeners[0].tls.certificates[0].cert: "${junk}" holds no PEM certificate`,
+    ],
+    [
+      { ...c, a: { cert: a2.cert, key: c.b.key } },
+      `server.listeners[0].tls.certificates[0].key: does not belong to the certificate in "${a2.cert}"`,
+    ],
+    [
+      { ...c, a: { cert: `${c.pki.dir}/missing.pem`, key: a2.key } },
+      `server.listeners[0].tls.certificates[0].cert: cannot read "${c.pki.dir}/missing.pem": `,
+    ],
+  ];
+  for (const [bad, message] of cases) {
+    await s.write(config(bad));
+    const refused = await s.server.reload();
+    assert.equal(refused.ok, false);
+    const errors = refused.ok ? [] : refused.errors;
+    assert.equal(errors.length, 1, JSON.stringify(errors));
+    assert.ok(errors[0].startsWith(`${s.file}: ${message}`), errors[0]);
+    assert.equal(await presented(port, c.pki.ca, "a.test"), fa2, "nothing changed");
+    const r = await check(s.file);
+    assert.equal(r.code, 1);
+    assert.ok(r.stderr.startsWith(`${s.file}: ${message}`), r.stderr);
   }
+  await s.write(config(renewed));
+  assert.deepEqual(await check(s.file), { code: 0, stderr: "" });
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { adminFetch, rawServer, readHead, request, startScalwsd } from "./_harness.ts";
+import { adminFetch, app, disposableList, members, proxy, rawServer, readHead, request, scalwsYaml, startScalwsd, waitUntil } from "./_support/mod.ts";
 
-interface WsMember {
+interface WsMember extends AsyncDisposable {
   readonly address: string;
   /** Close codes and reasons the member's sockets saw. */
   readonly closes: [number, string][];
@@ -13,14 +13,16 @@ interface WsMember {
 /** A member answering WebSockets: echoes, says its name on "who", closes on "close:CODE". */
 function wsMember(name: string): WsMember {
   const sockets = new Set<WebSocket>();
+  const close = async () => {
+    for (const s of sockets) s.close();
+    await server.shutdown();
+  };
   const m: WsMember = {
     address: "",
     closes: [],
     headers: null,
-    async close() {
-      for (const s of sockets) s.close();
-      await server.shutdown();
-    },
+    close,
+    [Symbol.asyncDispose]: close,
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
     if (req.headers.get("upgrade") !== "websocket") return new Response(name);
@@ -50,7 +52,7 @@ function wsMember(name: string): WsMember {
 }
 
 /** A client WebSocket with a message queue. */
-class Client {
+class Client implements AsyncDisposable {
   readonly ws: WebSocket;
   private readonly queue: unknown[] = [];
   private wake: (() => void) | null = null;
@@ -83,194 +85,149 @@ class Client {
     }
     return this.queue.shift();
   }
-}
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
+  /** Closes the socket (if still open) and waits for the close. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.ws.close();
+    await this.closed;
   }
 }
 
-function config(pool: string, routeExtra = ""): string {
-  return `
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin: {socket: "{{dir}}/admin.sock"}
-  default_host: a.test
-upstreams:
-  ws:
-${pool}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test]
-        runtime: {type: proxy, upstream: {pool: ws}, websocket: true${routeExtra}}
-        routes:
-          - path: /plain
-            runtime: {type: proxy, upstream: {pool: ws}}
-`;
+/** Pool ws (`pool` its settings) behind application a, with WebSockets unless `websocket` is false. */
+function config(pool: Record<string, unknown>, websocket = true): string {
+  return scalwsYaml({
+    server: { default_host: "a.test" },
+    upstreams: { ws: pool },
+    apps: [app(proxy("ws", websocket ? { websocket: true } : {}), {
+      routes: [{ path: "/plain", runtime: proxy("ws") }],
+    })],
+  });
 }
 
 Deno.test("websocket: messages both ways, the subprotocol, and close codes from either side", async () => {
-  const m = wsMember("a");
-  const s = await startScalwsd(config(`    members: [{address: "${m.address}"}]`));
+  await using m = wsMember("a");
+  await using s = await startScalwsd(config({ members: members(m) }));
   const ws = s.url.replace("http:", "ws:");
-  try {
-    const c = new Client(`${ws}/chat?room=1`, { protocols: ["chat"] });
-    await c.opened;
-    assert.equal(c.ws.protocol, "chat");
-    c.ws.send("hi");
-    assert.equal(await c.next(), "echo:hi");
-    c.ws.send(new Uint8Array([1, 2, 3]));
-    assert.deepEqual(new Uint8Array((await c.next()) as ArrayBuffer), new Uint8Array([1, 2, 3]));
-    const big = new Uint8Array(300_000).map((_, i) => i & 0xff);
-    c.ws.send(big);
-    assert.deepEqual(new Uint8Array((await c.next()) as ArrayBuffer), big);
-    assert.equal(m.headers?.get("x-forwarded-for"), "127.0.0.1");
-    assert.equal(m.headers?.get("host"), m.address);
-    c.ws.close(4000, "client bye");
-    const closed = await c.closed;
-    assert.equal(closed.code, 4000);
-    await until(() => m.closes.length === 1, "the member's close");
-    assert.deepEqual(m.closes[0], [4000, "client bye"]);
+  const c = new Client(`${ws}/chat?room=1`, { protocols: ["chat"] });
+  await c.opened;
+  assert.equal(c.ws.protocol, "chat");
+  c.ws.send("hi");
+  assert.equal(await c.next(), "echo:hi");
+  c.ws.send(new Uint8Array([1, 2, 3]));
+  assert.deepEqual(new Uint8Array((await c.next()) as ArrayBuffer), new Uint8Array([1, 2, 3]));
+  const big = new Uint8Array(300_000).map((_, i) => i & 0xff);
+  c.ws.send(big);
+  assert.deepEqual(new Uint8Array((await c.next()) as ArrayBuffer), big);
+  assert.equal(m.headers?.get("x-forwarded-for"), "127.0.0.1");
+  assert.equal(m.headers?.get("host"), m.address);
+  c.ws.close(4000, "client bye");
+  const closed = await c.closed;
+  assert.equal(closed.code, 4000);
+  await waitUntil(() => m.closes.length === 1, { what: "the member's close" });
+  assert.deepEqual(m.closes[0], [4000, "client bye"]);
 
-    const d = new Client(`${ws}/chat`);
-    await d.opened;
-    assert.equal(d.ws.protocol, "");
-    d.ws.send("close:4001");
-    const e = await d.closed;
-    assert.deepEqual([e.code, e.reason], [4001, "member says bye"]);
+  const d = new Client(`${ws}/chat`);
+  await d.opened;
+  assert.equal(d.ws.protocol, "");
+  d.ws.send("close:4001");
+  const e = await d.closed;
+  assert.deepEqual([e.code, e.reason], [4001, "member says bye"]);
 
-    // Without websocket: true the upgrade is not passed on.
-    const plain = new Client(`${ws}/plain`);
-    await assert.rejects(plain.opened);
-    await plain.closed;
-  } finally {
-    await s.close();
-    await m.close();
-  }
+  // Without websocket: true the upgrade is not passed on.
+  const plain = new Client(`${ws}/plain`);
+  await assert.rejects(plain.opened);
+  await plain.closed;
 });
 
 Deno.test("websocket: the pool's policy and affinity choose the member; tunnels are not in flight", async () => {
-  const ms = [wsMember("a"), wsMember("b")];
-  const s = await startScalwsd(config(`
-    members: [{address: "${ms[0].address}"}, {address: "${ms[1].address}"}]
-    balance: hash
-    hash: {by: cookie}
-`));
+  await using ms = disposableList([wsMember("a"), wsMember("b")]);
+  await using s = await startScalwsd(
+    config({ members: members(...ms), balance: "hash", hash: { by: "cookie" } }),
+  );
   const ws = s.url.replace("http:", "ws:");
-  const clients: Client[] = [];
-  try {
-    // An affinity cookie from a plain request pins the member of later WebSockets.
-    const pins = new Map<string, string>();
-    for (let i = 0; pins.size < 2 && i < 40; i++) {
-      const r = await request(s.url + "/plain", {
-        headers: { host: "a.test", cookie: `SCALWS_AFFINITY=${i}` },
-      });
-      const cookie = r.headers.get("set-cookie")?.split(";")[0];
-      if (cookie !== undefined) pins.set(r.text, cookie);
-    }
-    assert.equal(pins.size, 2);
-    for (const [name, cookie] of pins) {
-      for (let i = 0; i < 3; i++) {
-        const c = new Client(`${ws}/`, { headers: { cookie } });
-        clients.push(c);
-        await c.opened;
-        c.ws.send("who");
-        assert.equal(await c.next(), name);
-      }
-    }
-    // Six tunnels are open; none of them counts as a request in flight.
-    const pool = await (await adminFetch(`${s.dir}/admin.sock`, "/v1/upstreams/ws")).json();
-    assert.deepEqual(pool.members.map((m: { in_flight: number }) => m.in_flight), [0, 0]);
-  } finally {
-    for (const c of clients) c.ws.close();
-    await Promise.all(clients.map((c) => c.closed));
-    await s.close();
-    for (const m of ms) await m.close();
+  await using clients = disposableList<Client>();
+  // An affinity cookie from a plain request pins the member of later WebSockets.
+  const pins = new Map<string, string>();
+  for (let i = 0; pins.size < 2 && i < 40; i++) {
+    const r = await request(s.url + "/plain", {
+      headers: { host: "a.test", cookie: `SCALWS_AFFINITY=${i}` },
+    });
+    const cookie = r.headers.get("set-cookie")?.split(";")[0];
+    if (cookie !== undefined) pins.set(r.text, cookie);
   }
+  assert.equal(pins.size, 2);
+  for (const [name, cookie] of pins) {
+    for (let i = 0; i < 3; i++) {
+      const c = new Client(`${ws}/`, { headers: { cookie } });
+      clients.push(c);
+      await c.opened;
+      c.ws.send("who");
+      assert.equal(await c.next(), name);
+    }
+  }
+  // Six tunnels are open; none of them counts as a request in flight.
+  const pool = await (await adminFetch(s.adminSocket, "/v1/upstreams/ws")).json();
+  assert.deepEqual(pool.members.map((m: { in_flight: number }) => m.in_flight), [0, 0]);
 });
 
 Deno.test("websocket: least_conn does not count open tunnels", async () => {
-  const ms = [wsMember("a"), wsMember("b")];
-  const s = await startScalwsd(config(`
-    members: [{address: "${ms[0].address}"}, {address: "${ms[1].address}"}]
-    balance: least_conn
-`));
+  await using ms = disposableList([wsMember("a"), wsMember("b")]);
+  await using s = await startScalwsd(config({ members: members(...ms), balance: "least_conn" }));
   const ws = s.url.replace("http:", "ws:");
-  const clients: Client[] = [];
-  try {
-    const c = new Client(`${ws}/`);
-    clients.push(c);
-    await c.opened;
-    c.ws.send("who");
-    const tunnelled = String(await c.next());
-    // Were the open tunnel counted, every request would go to the other member.
-    const seen: string[] = [];
-    for (let i = 0; i < 4; i++) {
-      seen.push((await request(s.url + "/plain", { headers: { host: "a.test" } })).text);
-    }
-    assert.ok(seen.includes(tunnelled), `${seen} avoid ${tunnelled}`);
-    assert.deepEqual(seen.toSorted(), ["a", "a", "b", "b"]);
-  } finally {
-    for (const c of clients) c.ws.close();
-    await Promise.all(clients.map((c) => c.closed));
-    await s.close();
-    for (const m of ms) await m.close();
+  await using clients = disposableList<Client>();
+  const c = new Client(`${ws}/`);
+  clients.push(c);
+  await c.opened;
+  c.ws.send("who");
+  const tunnelled = String(await c.next());
+  // Were the open tunnel counted, every request would go to the other member.
+  const seen: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    seen.push((await request(s.url + "/plain", { headers: { host: "a.test" } })).text);
   }
+  assert.ok(seen.includes(tunnelled), `${seen} avoid ${tunnelled}`);
+  assert.deepEqual(seen.toSorted(), ["a", "a", "b", "b"]);
 });
 
 /** The raw response head to a WebSocket handshake sent over a fresh connection. */
 async function handshake(port: number, extra = ""): Promise<string> {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  try {
-    await conn.write(new TextEncoder().encode(
-      "GET / HTTP/1.1\r\nhost: a.test\r\nupgrade: websocket\r\nconnection: Upgrade\r\n" +
-        "sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n" + extra +
-        "\r\n",
-    ));
-    return await readHead(conn);
-  } finally {
-    conn.close();
-  }
+  using conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(new TextEncoder().encode(
+    "GET / HTTP/1.1\r\nhost: a.test\r\nupgrade: websocket\r\nconnection: Upgrade\r\n" +
+      "sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n" + extra +
+      "\r\n",
+  ));
+  return await readHead(conn);
 }
 
 Deno.test("websocket: one attempt only, and no compression offer reaches the member", async () => {
   const dead = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const deadAddr = `127.0.0.1:${(dead.addr as Deno.NetAddr).port}`;
   dead.close();
-  const live = wsMember("live");
-  const s = await startScalwsd(config(`
-    members: [{address: "${deadAddr}"}, {address: "${live.address}"}]
-    retries: 1
-    passive_health: {failures: 0}
-`));
-  try {
-    const port = Number(new URL(s.url).port);
-    // Round robin starts with the refused member: the handshake is not retried on the other.
-    const head = await handshake(port);
-    assert.match(head, /^HTTP\/1\.1 502 /);
-    const next = await handshake(port, "sec-websocket-extensions: permessage-deflate\r\n");
-    assert.match(next, /^HTTP\/1\.1 101 /);
-    assert.match(next, /\r\nsec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=\r\n/i);
-    // The refused member's turn again: a GET is retried on the other.
-    const get = await request(s.url + "/plain", { headers: { host: "a.test" } });
-    assert.deepEqual([get.status, get.text], [200, "live"]);
-    await until(() => live.headers !== null, "the handshake at the member");
-    assert.equal(live.headers!.get("sec-websocket-extensions"), null);
-  } finally {
-    await s.close();
-    await live.close();
-  }
+  await using live = wsMember("live");
+  await using s = await startScalwsd(config({
+    members: members(deadAddr, live),
+    retries: 1,
+    passive_health: { failures: 0 },
+  }));
+  const port = Number(new URL(s.url).port);
+  // Round robin starts with the refused member: the handshake is not retried on the other.
+  const head = await handshake(port);
+  assert.match(head, /^HTTP\/1\.1 502 /);
+  const next = await handshake(port, "sec-websocket-extensions: permessage-deflate\r\n");
+  assert.match(next, /^HTTP\/1\.1 101 /);
+  assert.match(next, /\r\nsec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=\r\n/i);
+  // The refused member's turn again: a GET is retried on the other.
+  const get = await request(s.url + "/plain", { headers: { host: "a.test" } });
+  assert.deepEqual([get.status, get.text], [200, "live"]);
+  await waitUntil(() => live.headers !== null, { what: "the handshake at the member" });
+  assert.equal(live.headers!.get("sec-websocket-extensions"), null);
 });
 
 Deno.test("websocket: fragments and pings from the member; a broken member closes the client with 1011", async () => {
   const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
   let pong: number[] = [];
-  const member = rawServer(async (conn) => {
+  await using member = rawServer(async (conn) => {
     const head = await readHead(conn);
     const key = /sec-websocket-key: *(\S+)/i.exec(head)![1];
     const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(key + GUID));
@@ -304,64 +261,49 @@ Deno.test("websocket: fragments and pings from the member; a broken member close
     pong = [...buf.subarray(0, n ?? 0)];
     conn.close();
   });
-  const s = await startScalwsd(config(`    members: [{address: "${member.address}"}]`));
-  try {
-    const c = new Client(s.url.replace("http:", "ws:") + "/");
-    await c.opened;
-    assert.equal(await c.next(), "hello");
-    const closed = await c.closed;
-    assert.deepEqual([closed.code, closed.reason], [1011, "upstream connection lost"]);
-    // A masked pong (0x8a, mask bit, length 2) carrying the ping's payload.
-    assert.deepEqual(pong.slice(0, 2), [0x8a, 0x82]);
-    const mask = pong.slice(2, 6);
-    assert.deepEqual([pong[6] ^ mask[0], pong[7] ^ mask[1]], [0x70, 0x31]);
-  } finally {
-    await s.close();
-    await member.close();
-  }
+  await using s = await startScalwsd(config({ members: members(member) }));
+  const c = new Client(s.url.replace("http:", "ws:") + "/");
+  await c.opened;
+  assert.equal(await c.next(), "hello");
+  const closed = await c.closed;
+  assert.deepEqual([closed.code, closed.reason], [1011, "upstream connection lost"]);
+  // A masked pong (0x8a, mask bit, length 2) carrying the ping's payload.
+  assert.deepEqual(pong.slice(0, 2), [0x8a, 0x82]);
+  const mask = pong.slice(2, 6);
+  assert.deepEqual([pong[6] ^ mask[0], pong[7] ^ mask[1]], [0x70, 0x31]);
 });
 
 Deno.test("websocket: a reload that adds websocket: true serves the listener whole on the same port", async () => {
-  const m = wsMember("a");
-  const pool = `    members: [{address: "${m.address}"}]`;
-  const s = await startScalwsd(config(pool).replace(", websocket: true", ""));
-  try {
-    const port = s.server.bound.get("http")!.port;
-    const before = new Client(s.url.replace("http:", "ws:") + "/");
-    await assert.rejects(before.opened);
-    await before.closed;
-    await s.write(config(pool));
-    const r = await s.server.reload();
-    assert.equal(r.ok, true);
-    assert.equal(s.server.bound.get("http")!.port, port);
-    const after = new Client(s.url.replace("http:", "ws:") + "/");
-    await after.opened;
-    after.ws.send("who");
-    assert.equal(await after.next(), "a");
-    after.ws.close();
-    await after.closed;
-  } finally {
-    await s.close();
-    await m.close();
-  }
+  await using m = wsMember("a");
+  const pool = { members: members(m) };
+  await using s = await startScalwsd(config(pool, false));
+  const port = s.server.bound.get("http")!.port;
+  const before = new Client(s.url.replace("http:", "ws:") + "/");
+  await assert.rejects(before.opened);
+  await before.closed;
+  await s.write(config(pool));
+  const r = await s.server.reload();
+  assert.equal(r.ok, true);
+  assert.equal(s.server.bound.get("http")!.port, port);
+  const after = new Client(s.url.replace("http:", "ws:") + "/");
+  await after.opened;
+  after.ws.send("who");
+  assert.equal(await after.next(), "a");
+  after.ws.close();
+  await after.closed;
 });
 
 Deno.test("websocket: a client that vanishes is reported to the member as 1001", async () => {
-  const m = wsMember("a");
-  const s = await startScalwsd(config(`    members: [{address: "${m.address}"}]`));
-  try {
-    const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(s.url).port) });
-    await conn.write(new TextEncoder().encode(
-      "GET / HTTP/1.1\r\nhost: a.test\r\nupgrade: websocket\r\nconnection: Upgrade\r\n" +
-        "sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-    ));
-    assert.match(await readHead(conn), /^HTTP\/1\.1 101 /);
-    await until(() => m.headers !== null, "the member's handshake");
-    conn.close();
-    await until(() => m.closes.length === 1, "the member's close");
-    assert.deepEqual(m.closes[0], [1001, "client went away"]);
-  } finally {
-    await s.close();
-    await m.close();
-  }
+  await using m = wsMember("a");
+  await using s = await startScalwsd(config({ members: members(m) }));
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(s.url).port) });
+  await conn.write(new TextEncoder().encode(
+    "GET / HTTP/1.1\r\nhost: a.test\r\nupgrade: websocket\r\nconnection: Upgrade\r\n" +
+      "sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+  ));
+  assert.match(await readHead(conn), /^HTTP\/1\.1 101 /);
+  await waitUntil(() => m.headers !== null, { what: "the member's handshake" });
+  conn.close();
+  await waitUntil(() => m.closes.length === 1, { what: "the member's close" });
+  assert.deepEqual(m.closes[0], [1001, "client went away"]);
 });
