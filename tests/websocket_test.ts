@@ -1,5 +1,17 @@
 import assert from "node:assert/strict";
-import { adminFetch, app, disposableList, members, proxy, rawServer, readHead, request, scalwsYaml, startScalwsd, waitUntil } from "./_support/mod.ts";
+import {
+  adminFetch,
+  app,
+  disposableList,
+  members,
+  proxy,
+  rawServer,
+  readHead,
+  request,
+  scalwsYaml,
+  startScalwsd,
+  waitUntil,
+} from "./_support/mod.ts";
 
 interface WsMember extends AsyncDisposable {
   readonly address: string;
