@@ -11,7 +11,7 @@ import { plain } from "../base/plain.ts";
 import type { Member } from "../upstream/member.ts";
 import { Outcome, type Pool } from "../upstream/pool.ts";
 import type { MemberTry } from "../upstream/pool_request.ts";
-import type { FailureKind } from "../upstream/retry_policy.ts";
+import { failureKind } from "../upstream/retry_policy.ts";
 import type { Clock } from "../base/clock.ts";
 import { ClientBody } from "./client_body.ts";
 import { prepareBody, PreparedBody } from "./proxy_body.ts";
@@ -91,12 +91,6 @@ class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink, MemberT
   }
 }
 
-function failureKind(e: UpstreamError): FailureKind {
-  if (e.phase === "connect" || (e.phase === "write" && !e.written)) return "connect";
-  if (e.phase === "body") return "broken_after_head";
-  return e.timeout ? "timeout" : "broken_before_head";
-}
-
 /**
  * `runtime: {type: php}`: resolves the script under `root` (see `php_script.ts`), serves other
  * files with the static handler, and runs scripts over FastCGI on one address or a pool with
@@ -168,13 +162,11 @@ export class PhpHandler implements Handler {
 
   /** The body with a known length (FastCGI needs CONTENT_LENGTH): one without is read whole. */
   private async body(ex: Exchange, retryable: boolean): Promise<PreparedBody | number> {
-    let body = prepareBody(
-      ex.req,
-      this.maxBody,
-      retryable,
-      this.runtime.response_timeout,
-      ex.bodyTimeout,
-    );
+    let body = prepareBody(ex, {
+      maxBody: this.maxBody,
+      keep: retryable,
+      keepWithin: this.runtime.response_timeout,
+    });
     if (body instanceof Promise) body = await body;
     if (typeof body === "number" || body.length >= 0 || body.upload === null) return body;
     const upload: ClientBody = body.upload;

@@ -1,7 +1,7 @@
 import type { AddressTarget, ProxyRuntime } from "../config/types.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
-import { prepareBody, type PreparedBody } from "./proxy_body.ts";
+import { type BodyRule, prepareBody, type PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed } from "./proxy_common.ts";
 import { Attempt, proxyLoop } from "./proxy_loop.ts";
 import { isWebSocketUpgrade } from "./websocket.ts";
@@ -53,17 +53,18 @@ export class AddressProxyHandler implements Handler {
   readonly runtime: ProxyRuntime;
   readonly target: AddressTarget;
   readonly conns: ConnPool;
-  private readonly maxBody: number;
+  /** Bodies stream to the one attempt. */
+  private readonly bodies: BodyRule;
 
   constructor(init: AddressProxyInit) {
     this.runtime = init.runtime;
     this.target = init.target;
     this.conns = init.conns;
-    this.maxBody = init.maxBody;
+    this.bodies = { maxBody: init.maxBody, keep: false, keepWithin: 0 };
   }
 
   handle(ex: Exchange): Promise<Response> | Response {
-    const body = prepareBody(ex.req, this.maxBody, false, 0, ex.bodyTimeout);
+    const body = prepareBody(ex, this.bodies);
     if (body instanceof Promise) return body.then((b) => this.send(ex, b));
     return this.send(ex, body);
   }

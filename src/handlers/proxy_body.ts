@@ -47,25 +47,37 @@ const NO_BODY = new PreparedBody(null, null, 0, true);
 const EMPTY_BODY = new PreparedBody(new Uint8Array(0), null, 0, true);
 
 /**
- * Prepares the body: 413 before reading when Content-Length is over the limit; small bodies
- * with a length are read into memory only when a retry is possible, within `timeoutMs` (the
- * response timeout; 504 when the upload is still arriving then); everything else streams.
- * A chunk later than `gapMs` (`body_read_timeout`, 0: none) ends the upload with 408.
+ * How a handler takes request bodies. Build the rules once per handler (a route's `max_body`,
+ * with and without a retry possible) and pass one per request: nothing is allocated for it.
+ */
+export interface BodyRule {
+  /** The route's `max_body`: longer bodies get 413. */
+  readonly maxBody: number;
+  /** A retry is possible: a small body with a length is kept in memory to be sent again. */
+  readonly keep: boolean;
+  /** Longest wait in ms for a kept body (the response timeout; 504 after it), 0: none. */
+  readonly keepWithin: number;
+}
+
+/**
+ * Prepares the body of `ex`: 413 before reading when Content-Length is over the limit; small
+ * bodies with a length are kept in memory when `rule` allows a retry; everything else streams.
+ * A chunk later than `ex.bodyTimeout` (`body_read_timeout`, 0: none) ends the upload with 408.
  */
 export function prepareBody(
-  req: Request,
-  maxBody: number,
-  retryable: boolean,
-  timeoutMs = 0,
-  gapMs = 0,
+  ex: { readonly req: Request; readonly bodyTimeout: number },
+  rule: BodyRule,
 ): PreparedBody | number | Promise<PreparedBody | number> {
+  const req = ex.req;
   if (req.body === null) return NO_BODY;
+  const maxBody = rule.maxBody;
+  const gapMs = ex.bodyTimeout;
   const cl = req.headers.get("content-length");
   const length = cl === null ? -1 : Number(cl);
   if (length > maxBody) return 413;
   if (length === 0) return EMPTY_BODY;
-  if (retryable && length > 0 && length <= REPLAY_LIMIT) {
-    return keepSmallBody(req.body, length, timeoutMs, gapMs);
+  if (rule.keep && length > 0 && length <= REPLAY_LIMIT) {
+    return keepSmallBody(req.body, length, rule.keepWithin, gapMs);
   }
   return new PreparedBody(null, new ClientBody(req.body, maxBody, gapMs), length, false);
 }

@@ -53,7 +53,10 @@ function member(status: number): ConnPool {
 class Scripted extends Attempt {
   readonly authority = "m";
   readonly upgrade = false;
-  readonly body = prepareBody(new Request("http://a.test/"), 1000, false) as PreparedBody;
+  readonly body = prepareBody(
+    { req: new Request("http://a.test/"), bodyTimeout: 0 },
+    { maxBody: 1000, keep: false, keepWithin: 0 },
+  ) as PreparedBody;
 
   constructor(
     ex: Exchange,

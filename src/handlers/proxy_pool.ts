@@ -7,8 +7,8 @@ import { plain } from "../base/plain.ts";
 import type { Member } from "../upstream/member.ts";
 import { Outcome, type Pool } from "../upstream/pool.ts";
 import type { MemberTry, PoolRequest } from "../upstream/pool_request.ts";
-import type { FailureKind } from "../upstream/retry_policy.ts";
-import { prepareBody, type PreparedBody } from "./proxy_body.ts";
+import { failureKind } from "../upstream/retry_policy.ts";
+import { type BodyRule, prepareBody, type PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed, reason } from "./proxy_common.ts";
 import { Attempt, proxyLoop } from "./proxy_loop.ts";
 import { isWebSocketUpgrade } from "./websocket.ts";
@@ -20,13 +20,6 @@ class PoolCall {
   /** A WebSocket handshake: one member, never retried. */
   upgrade = false;
   constructor(readonly handler: PoolProxyHandler, readonly ex: Exchange) {}
-}
-
-/** The retry rule's name for where an attempt failed. */
-function failureKind(e: UpstreamError): FailureKind {
-  if (e.phase === "connect" || (e.phase === "write" && !e.written)) return "connect";
-  if (e.phase === "body") return "broken_after_head";
-  return e.timeout ? "timeout" : "broken_before_head";
 }
 
 /**
@@ -115,12 +108,17 @@ export interface PoolProxyInit {
 export class PoolProxyHandler implements Handler {
   readonly runtime: ProxyRuntime;
   readonly pool: Pool;
-  private readonly maxBody: number;
+  /** Bodies of requests that may be retried: small ones are kept to be sent again. */
+  private readonly kept: BodyRule;
+  /** Bodies of requests sent once: streamed. */
+  private readonly once: BodyRule;
 
   constructor(init: PoolProxyInit) {
     this.runtime = init.runtime;
     this.pool = init.pool;
-    this.maxBody = init.maxBody;
+    const maxBody = init.maxBody;
+    this.kept = { maxBody, keep: true, keepWithin: init.runtime.response_timeout };
+    this.once = { maxBody, keep: false, keepWithin: 0 };
   }
 
   handle(ex: Exchange): Promise<Response> | Response {
@@ -132,13 +130,7 @@ export class PoolProxyHandler implements Handler {
       ex.status = 503;
       return plain(503, "Service Unavailable: the pool has no members", { "retry-after": "1" });
     }
-    const body = prepareBody(
-      ex.req,
-      this.maxBody,
-      r.retryable,
-      rt.response_timeout,
-      ex.bodyTimeout,
-    );
+    const body = prepareBody(ex, r.retryable ? this.kept : this.once);
     if (body instanceof Promise) return body.then((b) => this.send(call, b));
     return this.send(call, body);
   }

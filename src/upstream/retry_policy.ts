@@ -5,6 +5,7 @@
 
 // Idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE): the HTTP/1 client's stale rules use them too.
 import { isIdempotent } from "../http1/stale.ts";
+import type { UpstreamError } from "../http1/upstream_error.ts";
 
 /**
  * How an attempt failed:
@@ -20,6 +21,13 @@ export type FailureKind =
   | "timeout"
   | "broken_before_head"
   | "broken_after_head";
+
+/** The kind of a failed exchange with a member (not the client's), for `mayRetry`. */
+export function failureKind(e: Pick<UpstreamError, "phase" | "written" | "timeout">): FailureKind {
+  if (e.phase === "connect" || (e.phase === "write" && !e.written)) return "connect";
+  if (e.phase === "body") return "broken_after_head";
+  return e.timeout ? "timeout" : "broken_before_head";
+}
 
 /** What `mayRetry` decides from. */
 export interface RetryInput {

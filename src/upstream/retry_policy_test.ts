@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { isIdempotent } from "../http1/stale.ts";
-import { mayRetry, type RetryInput } from "./retry_policy.ts";
+import { failureKind, mayRetry, type RetryInput } from "./retry_policy.ts";
 
 const base: RetryInput = {
   attempts: 1,
@@ -56,4 +56,18 @@ Deno.test("mayRetry needs several members, an untried one, retries left and a re
   assert.equal(mayRetry({ ...base, attempts: 6, retries: 5 }), false);
   assert.equal(mayRetry({ ...base, bodyReplayable: false }), false);
   assert.equal(mayRetry({ ...base, bodyReplayable: false, failure: "connect" }), false);
+});
+
+Deno.test("failureKind names where an exchange with a member failed", () => {
+  const e = (phase: "connect" | "write" | "head" | "body", written: boolean, timeout = false) => ({
+    phase,
+    written,
+    timeout,
+  });
+  assert.equal(failureKind(e("connect", false, true)), "connect");
+  assert.equal(failureKind(e("write", false)), "connect");
+  assert.equal(failureKind(e("write", true)), "broken_before_head");
+  assert.equal(failureKind(e("head", true, true)), "timeout");
+  assert.equal(failureKind(e("head", true)), "broken_before_head");
+  assert.equal(failureKind(e("body", true)), "broken_after_head");
 });
