@@ -92,6 +92,9 @@ export function createAdminApp(
     return c.json({ error: r.errors.join("\n"), errors: r.errors }, 400);
   });
 
+  // Supervised applications: workers with PID, state, restarts, in-flight requests and CPU.
+  app.get("/v1/apps", (c) => c.json({ apps: server.apps.view() }));
+
   app.get("/v1/upstreams", (c) => {
     const now = server.clock.now();
     return c.json({ upstreams: [...server.registry.pools.values()].map((p) => poolView(p, now)) });

@@ -3,6 +3,7 @@ import type { Lock } from "../src/base/lock.ts";
 import type { Config, MemberConfig } from "../src/config/types.ts";
 import type { Registry } from "../src/observe/metrics.ts";
 import type { Pool } from "../src/upstream/pool.ts";
+import type { AppView } from "../src/apps/supervisor.ts";
 
 /** What `POST /v1/reload` gets back: the new generation's id, or every error of the file. */
 export type ReloadOutcome =
@@ -26,6 +27,8 @@ export interface AdminTarget {
   readonly generation: { readonly id: number };
   readonly metrics: { readonly registry: Registry };
   readonly registry: { readonly pools: ReadonlyMap<string, Pool> };
+  /** Supervised applications and their worker processes (`GET /v1/apps`). */
+  readonly apps: { view(): readonly AppView[] };
   reload(): Promise<ReloadOutcome>;
   /**
    * Records an api pool's new member list where it survives a restart (`server.state_dir`),

@@ -546,6 +546,19 @@ function provisionPhp(raw: RawPhp, path: string, draft: Draft): PhpRuntime {
   };
 }
 
+/**
+ * The system's Python (`/usr/bin/python3`, where Debian's python3-uvicorn and python3-gunicorn
+ * live), else `python3` from `PATH`.
+ */
+function systemPython(): string {
+  try {
+    Deno.statSync("/usr/bin/python3");
+    return "/usr/bin/python3";
+  } catch {
+    return "python3";
+  }
+}
+
 /** Deno's own executable: `type: deno` workers run on the same runtime as scalwsd. */
 function denoCommand(): string {
   try {
@@ -580,8 +593,8 @@ function provisionApp(raw: RawAppRuntime, path: string, sink: Sink): AppRuntime 
       break;
     case "python":
       command = (raw.server ?? "uvicorn") === "uvicorn"
-        ? ["python3", "-m", "uvicorn", "--uds", "{socket}", raw.app]
-        : ["python3", "-m", "gunicorn", "--bind", "unix:{socket}", "--workers", "1", raw.app];
+        ? [systemPython(), "-m", "uvicorn", "--uds", "{socket}", raw.app]
+        : [systemPython(), "-m", "gunicorn", "--bind", "unix:{socket}", "--workers", "1", raw.app];
       break;
   }
   Object.assign(env, raw.env ?? {});

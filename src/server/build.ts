@@ -8,6 +8,7 @@ import { BackendsHandler } from "../handlers/proxy_backends.ts";
 import { RespondHandler } from "../handlers/respond.ts";
 import { StaticHandler } from "../handlers/static.ts";
 import { PhpHandler } from "../handlers/php.ts";
+import { appPoolName } from "../apps/supervisor.ts";
 import type { Metrics } from "../observe/families.ts";
 import { AppStats, type Handler } from "../pipeline/exchange.ts";
 import { HostTable } from "../pipeline/hosts.ts";
@@ -47,7 +48,14 @@ function requestLimits(cfg: Config): RequestLimits {
   };
 }
 
-function createHandler(rt: RuntimeConfig, maxBody: number, cfg: Config, deps: BuildDeps): Handler {
+/** Builds a runtime's handler; `appPool` names the pool of a supervised application's workers. */
+function createHandler(
+  rt: RuntimeConfig,
+  maxBody: number,
+  cfg: Config,
+  deps: BuildDeps,
+  appPool: string,
+): Handler {
   switch (rt.type) {
     case "respond":
       return new RespondHandler(rt);
@@ -61,11 +69,18 @@ function createHandler(rt: RuntimeConfig, maxBody: number, cfg: Config, deps: Bu
       return new PhpHandler(rt, target, maxBody, deps.clock);
     }
     case "app":
-      return new RespondHandler({
-        type: "respond",
-        status: 503,
-        body: "Service Unavailable: supervised applications are not built yet",
-        headers: {},
+      // The workers form a pool; the proxy's pool loop serves it.
+      return new PoolProxyHandler({
+        runtime: {
+          type: "proxy",
+          target: { kind: "pool", pool: appPool },
+          preserve_host: true,
+          connect_timeout: rt.connect_timeout,
+          response_timeout: rt.response_timeout,
+          websocket: rt.websocket,
+        },
+        pool: deps.pools.get(appPool)!,
+        maxBody,
       });
     case "proxy": {
       const t = rt.target;
@@ -107,8 +122,8 @@ export function cacheOwners(cfg: Config): Set<string> {
 /** Compiles a validated config into an immutable generation. */
 export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Generation {
   const handlers: Handler[] = [];
-  const make = (rt: RuntimeConfig, maxBody: number) => {
-    const h = createHandler(rt, maxBody, cfg, deps);
+  const make = (rt: RuntimeConfig, maxBody: number, appPool: string) => {
+    const h = createHandler(rt, maxBody, cfg, deps, appPool);
     handlers.push(h);
     return h;
   };
@@ -127,15 +142,18 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
         counters ??= new CacheCounters(tenant.name, app.name, deps.metrics.cacheRequests);
         return new CachedHandler({ inner: h, cache: deps.cache, config: c, counters, owner });
       };
-      const routes = app.routes.map((r) => {
+      const routes = app.routes.map((r, i) => {
         const maxBody = r.max_body ?? appMax;
-        const handler = cached(make(r.runtime, maxBody), r.cache ?? app.cache);
+        const handler = cached(
+          make(r.runtime, maxBody, appPoolName(tenant.name, app.name, i)),
+          r.cache ?? app.cache,
+        );
         return { path: r.path, value: { handler, maxBody } as RouteEntry };
       });
       const entry: AppEntry = {
         stats: new AppStats(tenant.name, app.name, deps.metrics),
         router: new Router(routes, {
-          handler: cached(make(app.runtime, appMax), app.cache),
+          handler: cached(make(app.runtime, appMax, appPoolName(tenant.name, app.name)), app.cache),
           maxBody: appMax,
         }),
         limiter: limitReq === undefined

@@ -7,6 +7,7 @@ import { log } from "../observe/log.ts";
 import { AffinityKey } from "../upstream/affinity.ts";
 import { systemClock } from "../base/clock.ts";
 import { PoolRegistry } from "../upstream/registry.ts";
+import { AppSupervisor } from "../apps/supervisor.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import type { Clock } from "../base/clock.ts";
 import type { PemReader } from "../upstream/member_tls.ts";
@@ -55,6 +56,10 @@ export class Server {
   readonly metrics: Metrics = createMetrics();
   readonly lock = new Lock();
   readonly registry: PoolRegistry;
+  /** Supervised applications (`type: app`, `node`, `python`, `deno`) and their workers. */
+  readonly apps: AppSupervisor;
+  /** Resolves when the applications the latest build started are Ready (or gave up). */
+  appsStarting: Promise<void> = Promise.resolve();
   readonly clock: Clock;
   state: State = "starting";
   private dispatcher!: Dispatcher;
@@ -76,6 +81,7 @@ export class Server {
     this.clock = options.clock ?? systemClock;
     this.nextId = options.firstGenerationId ?? 1;
     this.registry = new PoolRegistry({ metrics: this.metrics, key, clock: this.clock });
+    this.apps = new AppSupervisor(this.registry.deps, this.metrics);
     this.limiters = new LimiterRegistry(this.clock);
     this.cache = new Cache(256 * 1024 * 1024, this.clock);
     this.metrics.registry.onCollect(() => {
@@ -99,6 +105,8 @@ export class Server {
     s.accessLog = new AccessLog(options.accessLog ?? c.server.access_log);
     for (const w of loaded.warnings) log("warn", "config_warning", { file, warning: w });
     const gen = s.build(loaded, await recordedMembers(c));
+    // Supervised applications serve from the first request: their workers are Ready first.
+    await s.appsStarting;
     s.dispatcher = new Dispatcher(gen, s.metrics, s.accessLog);
     s.metrics.generation.value = gen.id;
     s.state = "ready";
@@ -133,7 +141,18 @@ export class Server {
     const pems = new PemFiles(this.options.readPem);
     const problems = preflight(loaded.config, pems.read);
     if (problems.length > 0) throw new ConfigError(loaded.config.file, problems);
-    const plan = this.registry.plan(loaded.config, { readPem: pems.read, seeds });
+    const apps = this.apps.plan(loaded.config);
+    let plan;
+    try {
+      plan = this.registry.plan(loaded.config, {
+        readPem: pems.read,
+        seeds,
+        external: AppSupervisor.pools(apps),
+      });
+    } catch (err) {
+      this.apps.discard(apps);
+      throw err;
+    }
     let gen: Generation;
     try {
       gen = buildGeneration(loaded.config, this.nextId, {
@@ -146,6 +165,7 @@ export class Server {
       });
     } catch (err) {
       this.registry.discard(plan);
+      this.apps.discard(apps);
       throw err;
     }
     this.nextId++;
@@ -155,6 +175,7 @@ export class Server {
     const owners = cacheOwners(loaded.config);
     this.cache.store.dropOwners((o) => owners.has(o));
     this.registry.commit(plan);
+    this.appsStarting = this.apps.commit(apps);
     return gen;
   }
 
@@ -238,6 +259,8 @@ export class Server {
     this.dispatcher.draining = true;
     await Promise.all([...this.listeners.values()].map((l) => l.server.shutdown()));
     this.listeners.clear();
+    // Requests are done: every worker drains (what is left) and stops.
+    await this.apps.stopAll();
     this.registry.closeAll();
     this.accessLog.close();
   }

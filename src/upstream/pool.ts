@@ -87,6 +87,11 @@ export class Pool {
   private durationSeries: ReturnType<Metrics["upstreamDuration"]["with"]> | null = null;
 
   readonly settings: PoolConfig;
+  /**
+   * Owned by something else than the registry (the workers of a supervised application): the
+   * registry lists it but never retires it.
+   */
+  external = false;
   /** Idle timeout (ms) of the connections of members created from now on. */
   idleTimeout: number;
   /** The affinity cookie (sticky pin or hash cookie), or null. */

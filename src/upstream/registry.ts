@@ -25,6 +25,8 @@ export interface PoolPlan {
 
 /** What `PoolRegistry.plan` reads besides the configuration. */
 export interface PlanOptions {
+  /** Pools of supervised applications: listed with the others, never retired here. */
+  readonly external?: ReadonlyMap<string, Pool>;
   readonly readPem: PemReader;
   /** Member lists that new `members_from: api` pools start with, by pool name. */
   readonly seeds?: ReadonlyMap<string, readonly MemberConfig[]>;
@@ -49,7 +51,7 @@ export class PoolRegistry {
    * timeout; existing ones keep theirs. A new `members_from: api` pool named in `seeds`
    * starts with that list instead of the file's (the recorded list after a restart).
    */
-  plan(config: Config, { readPem, seeds }: PlanOptions): PoolPlan {
+  plan(config: Config, { readPem, seeds, external = new Map() }: PlanOptions): PoolPlan {
     const idleTimeout = config.server.upstream_client.idle_timeout;
     const next = new Map<string, Pool>();
     const pending: PendingMembers[] = [];
@@ -86,7 +88,9 @@ export class PoolRegistry {
       for (const p of created) p.retire();
       throw err;
     }
-    for (const [name, old] of this.pools) if (!next.has(name)) retired.push(old);
+    // Pools of supervised applications: listed with the others, owned by their supervisor.
+    for (const [name, p] of external) next.set(name, p);
+    for (const [name, old] of this.pools) if (!next.has(name) && !old.external) retired.push(old);
     let addresses;
     try {
       addresses = planAddressConns({ config, live: this.addresses, readPem });
@@ -120,7 +124,7 @@ export class PoolRegistry {
   }
 
   closeAll(): void {
-    for (const p of this.pools.values()) p.retire();
+    for (const p of this.pools.values()) if (!p.external) p.retire();
     for (const c of this.addresses.values()) c.close();
   }
 }

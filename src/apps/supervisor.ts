@@ -1,0 +1,181 @@
+/**
+ * Every supervised application of a scalwsd process, across reloads: planned beside the live
+ * ones (nothing starts before the generation is swapped in), kept when unchanged, rolled when
+ * changed, stopped when removed. Metrics `scalws_app_workers{tenant,app,state}` and
+ * `scalws_app_restarts_total{tenant,app}`.
+ */
+
+import type { AppRuntime, Config, RuntimeConfig } from "../config/types.ts";
+import type { Family, Series } from "../observe/metrics.ts";
+import type { Metrics } from "../observe/families.ts";
+import type { Pool, PoolDeps } from "../upstream/pool.ts";
+import { AppGroup, type GroupMetrics, type WorkerView } from "./group.ts";
+
+/**
+ * The pool name of an application's workers: `TENANT.APP`, or `TENANT.APP.routes[I]` for a
+ * route's runtime. Never a configured pool's name (those cannot hold a dot).
+ */
+export function appPoolName(tenant: string, app: string, route = -1): string {
+  return route < 0 ? `${tenant}.${app}` : `${tenant}.${app}.routes[${route}]`;
+}
+
+/** One application runtime of a configuration. */
+interface Wanted {
+  readonly name: string;
+  readonly tenant: string;
+  readonly app: string;
+  readonly runtime: AppRuntime;
+}
+
+function wanted(cfg: Config): Wanted[] {
+  const out: Wanted[] = [];
+  const visit = (rt: RuntimeConfig, tenant: string, app: string, route: number) => {
+    if (rt.type === "app") {
+      out.push({ name: appPoolName(tenant, app, route), tenant, app, runtime: rt });
+    }
+  };
+  for (const t of cfg.tenants) {
+    for (const a of t.applications) {
+      visit(a.runtime, t.name, a.name, -1);
+      a.routes.forEach((r, i) => visit(r.runtime, t.name, a.name, i));
+    }
+  }
+  return out;
+}
+
+/** What a reload will do to the applications; built without starting or stopping anything. */
+export interface AppPlan {
+  readonly groups: ReadonlyMap<string, AppGroup>;
+  readonly created: readonly AppGroup[];
+  readonly changed: readonly [AppGroup, AppRuntime][];
+  readonly removed: readonly AppGroup[];
+}
+
+/** An application as `GET /v1/apps` shows it. */
+export interface AppView {
+  readonly name: string;
+  readonly tenant: string;
+  readonly app: string;
+  readonly type: string;
+  readonly command: readonly string[];
+  readonly workers: number;
+  readonly restarts: number;
+  readonly states: Record<string, number>;
+  readonly processes: WorkerView[];
+}
+
+const STATES = ["starting", "ready", "draining", "backoff", "failed"];
+
+export class AppSupervisor implements GroupMetrics {
+  groups: ReadonlyMap<string, AppGroup> = new Map();
+  private readonly workersFamily: Family<Series>;
+  private readonly restartsFamily: Family<Series>;
+
+  constructor(private readonly deps: PoolDeps, metrics: Metrics) {
+    const r = metrics.registry;
+    this.workersFamily = r.gauge(
+      "scalws_app_workers",
+      "Worker processes of supervised applications by state.",
+      ["tenant", "app", "state"],
+    );
+    this.restartsFamily = r.counter(
+      "scalws_app_restarts_total",
+      "Restarts of crashed worker processes of supervised applications.",
+      ["tenant", "app"],
+    );
+    r.onCollect(() => this.collect());
+  }
+
+  /** The pools of `plan`'s applications, by pool name (for the pool registry). */
+  static pools(plan: AppPlan): Map<string, Pool> {
+    const out = new Map<string, Pool>();
+    for (const [name, g] of plan.groups) out.set(name, g.pool);
+    return out;
+  }
+
+  /** Plans `cfg`'s applications: unchanged ones keep their group and processes. */
+  plan(cfg: Config): AppPlan {
+    const groups = new Map<string, AppGroup>();
+    const created: AppGroup[] = [];
+    const changed: [AppGroup, AppRuntime][] = [];
+    for (const w of wanted(cfg)) {
+      const old = this.groups.get(w.name);
+      if (old !== undefined) {
+        groups.set(w.name, old);
+        if (old.key !== JSON.stringify(w.runtime)) changed.push([old, w.runtime]);
+        continue;
+      }
+      const g = new AppGroup(w.name, w.tenant, w.app, w.runtime, this.deps, this);
+      groups.set(w.name, g);
+      created.push(g);
+    }
+    const removed = [...this.groups.values()].filter((g) => !groups.has(g.name));
+    return { groups, created, changed, removed };
+  }
+
+  /** Drops a refused plan: groups it created never started. */
+  discard(plan: AppPlan): void {
+    for (const g of plan.created) {
+      g.pool.retire();
+      Deno.remove(g.dir, { recursive: true }).catch(() => {});
+    }
+  }
+
+  /**
+   * Makes a plan live after the generation swap: new applications start, changed ones roll,
+   * removed ones drain and stop. Resolves once the new ones are Ready (or gave up); rolls and
+   * stops go on in the background (`settled`).
+   */
+  commit(plan: AppPlan): Promise<void> {
+    this.groups = plan.groups;
+    for (const g of plan.created) g.pool.activate();
+    for (const [g, rt] of plan.changed) g.update(rt);
+    for (const g of plan.removed) this.forget(g, g.stop(g.runtime.drain_timeout));
+    return Promise.all(plan.created.map((g) => g.start())).then(() => {});
+  }
+
+  private forget(g: AppGroup, stopped: Promise<void>): void {
+    stopped.finally(() => {
+      for (const s of STATES) this.workersFamily.remove(g.tenant, g.app, s);
+      this.restartsFamily.remove(g.tenant, g.app);
+    });
+  }
+
+  /** Waits for rolls in progress (tests, and the admin view after a reload). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.groups.values()].map((g) => g.settled()));
+  }
+
+  restarted(g: AppGroup): void {
+    this.restartsFamily.with(g.tenant, g.app).value++;
+  }
+
+  private collect(): void {
+    for (const g of this.groups.values()) {
+      const c = g.counts();
+      for (const s of STATES) this.workersFamily.with(g.tenant, g.app, s).value = c[s];
+      this.restartsFamily.with(g.tenant, g.app);
+    }
+  }
+
+  view(): AppView[] {
+    return [...this.groups.values()].map((g) => ({
+      name: g.name,
+      tenant: g.tenant,
+      app: g.app,
+      type: g.runtime.preset,
+      command: g.runtime.command,
+      workers: g.runtime.workers,
+      restarts: g.restarts,
+      states: g.counts(),
+      processes: g.view(),
+    }));
+  }
+
+  /** Drains and stops every application (SIGTERM to scalwsd). */
+  async stopAll(): Promise<void> {
+    const all = [...this.groups.values()];
+    this.groups = new Map();
+    await Promise.all(all.map((g) => g.stop(g.runtime.drain_timeout)));
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The shell that every worker runs under, so that no worker outlives scalwsd: its standard
+ * input is a pipe from scalwsd that nothing is written to. When scalwsd exits, even by
+ * SIGKILL, the pipe closes, the watcher's `read` ends, and the application gets SIGTERM, then
+ * SIGKILL 5 s later. SIGTERM to the shell is passed on to the application; the shell exits with
+ * the application's status. The application's PID is written to `$SCALWS_PIDFILE`.
+ */
+export const WRAPPER = `
+exec 3<&0
+"$@" </dev/null 3<&- &
+pid=$!
+echo "$pid" > "$SCALWS_PIDFILE"
+trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
+(
+  while read -r _ <&3; do :; done
+  kill -TERM "$pid" 2>/dev/null
+  sleep 5
+  kill -KILL "$pid" 2>/dev/null
+) </dev/null >/dev/null 2>&1 &
+watch=$!
+exec 3<&-
+status=0
+wait "$pid" || status=$?
+while kill -0 "$pid" 2>/dev/null; do wait "$pid"; status=$?; done
+kill "$watch" 2>/dev/null
+exit "$status"
+`;
+
+/** argv of the wrapper around `command`. */
+export function wrapped(command: readonly string[]): string[] {
+  return ["-c", WRAPPER, "scalwsd-worker", ...command];
+}
