@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { formatPool, formatPools } from "./ctl_format.ts";
+import { formatApps, formatPool, formatPools } from "./ctl_format.ts";
 import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
 
@@ -10,6 +10,7 @@ const CTL_USAGE = `usage: scalwsd ctl [--socket PATH] [--json] COMMAND
   upstreams                          every pool with its members and their state
   upstreams show NAME                one pool
   upstreams set NAME ADDR[=WEIGHT]...  replace the members of a members_from: api pool
+  apps                               supervised applications: workers, PID, state, restarts, CPU
   reload                             reload the configuration file
 ${CONTROLLER_CTL_USAGE.replace("usage: ", "   or: ")}`;
 
@@ -73,6 +74,11 @@ export async function ctl(args: string[]): Promise<number> {
             "\n",
           ),
       );
+      return 0;
+    }
+    if (p[0] === "apps" && p.length === 1) {
+      const r = await call(socket, "GET", "/v1/apps") as { apps: Record<string, unknown>[] };
+      out(r, () => formatApps(r.apps));
       return 0;
     }
     if (p[0] === "upstreams" && p.length === 1) {

@@ -40,3 +40,35 @@ export function formatPools(pools: readonly Record<string, unknown>[]): string {
   if (pools.length === 0) return "no pools";
   return pools.map(formatPool).join("\n\n");
 }
+
+interface ProcessJson {
+  id: number;
+  pid: number;
+  state: string;
+  restarts: number;
+  inflight: number;
+  cpu_seconds: number;
+  uptime_seconds: number;
+}
+
+/** `scalwsd ctl apps`: one block per application, one row per worker process. */
+export function formatApps(apps: readonly Record<string, unknown>[]): string {
+  if (apps.length === 0) return "no applications";
+  return apps.map((a) => {
+    const procs = (a.processes ?? []) as ProcessJson[];
+    const head =
+      `app ${a.tenant}/${a.app}  type ${a.type}  workers ${a.workers}  restarts ${a.restarts}`;
+    const rows = procs.map((w) => [
+      String(w.id),
+      w.pid > 0 ? String(w.pid) : "-",
+      w.state,
+      String(w.restarts),
+      String(w.inflight),
+      w.cpu_seconds.toFixed(2),
+      w.uptime_seconds.toFixed(1),
+    ]);
+    return head + "\n" +
+      table(["WORKER", "PID", "STATE", "RESTARTS", "IN_FLIGHT", "CPU_S", "UPTIME_S"], rows)
+        .split("\n").map((l) => "  " + l).join("\n");
+  }).join("\n\n");
+}

@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { adminFetch, request, scalwsYaml, startScalwsd, waitUntil } from "./_support/mod.ts";
 
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
 const NODE = `
 const http = require("http");
 const server = http.createServer((req, res) => {
@@ -140,6 +142,14 @@ Deno.test("apps: node, uvicorn, gunicorn, deno and a {port} command each serve a
       metrics,
       /scalws_upstream_requests_total\{pool="t\.node",member="unix:[^"]+",class="2xx"\}/,
     );
+
+    const ctl = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", MAIN, "ctl", "--socket", s.adminSocket, "apps"],
+      stdout: "piped",
+    }).output();
+    const text = new TextDecoder().decode(ctl.stdout);
+    assert.match(text, /app t\/node {2}type node {2}workers 2 {2}restarts 0/);
+    assert.match(text, new RegExp(`\\b${node.processes[0].pid}\\s+ready\\b`));
 
     const pids = node.processes.map((p) => p.pid);
     await s.close();
@@ -294,7 +304,6 @@ Deno.test("apps: a worker that keeps crashing is given up with an alert; the app
 
 Deno.test("apps: SIGKILL to scalwsd leaves no worker behind; SIGTERM stops them", async () => {
   const dir = await appDir();
-  const MAIN = new URL("../main.ts", import.meta.url).pathname;
   try {
     for (const sig of ["SIGKILL", "SIGTERM"] as const) {
       const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
