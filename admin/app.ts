@@ -137,6 +137,9 @@ async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Respons
     if (mode !== "shared") {
       return reject(501, `run-time members are not supported with listener_mode: ${mode}`);
     }
+    if (pool.settings.members_from === "dns") {
+      return reject(409, `pool "${name}" has members_from: dns; its members follow DNS`);
+    }
     if (pool.settings.members_from !== "api") {
       return reject(
         409,

@@ -94,6 +94,19 @@ export function parseListenAddress(text: string): HostPort {
   return { hostname: split.hostname, port: split.port };
 }
 
+/**
+ * Parses `server.resolver`: `127.0.0.1:5353`, `[::1]:53`, or an IP address alone (`::1`,
+ * port 53).
+ * The host must be an IP address. Throws a `ValueError`.
+ */
+export function parseResolverAddress(text: string): HostPort {
+  const bare = parseIP(text);
+  if (bare !== undefined) return { hostname: bare.text, port: 53 };
+  const split = splitHostPort(text, "resolver", 1);
+  if (!split.ip) throw new ValueError(`invalid resolver "${text}": host must be an IP address`);
+  return { hostname: split.hostname, port: split.port ?? 53 };
+}
+
 /** True for a listen address on 127.0.0.0/8, `::1` or `localhost`. */
 export function isLoopbackAddress(address: HostPort): boolean {
   if (address.hostname === "localhost") return true;

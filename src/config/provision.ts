@@ -27,6 +27,7 @@ import type {
   AppRuntime,
   BackendEntry,
   CacheConfig,
+  DnsConfig,
   FastcgiTarget,
   HashConfig,
   LimitReqConfig,
@@ -176,6 +177,7 @@ function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
     max_body: raw.max_body ?? DEFAULT_MAX_BODY,
     ...(raw.affinity_key_file !== undefined ? { affinity_key_file: raw.affinity_key_file } : {}),
     ...(raw.state_dir !== undefined ? { state_dir: raw.state_dir } : {}),
+    ...(raw.resolver !== undefined ? { resolver: raw.resolver } : {}),
     upstream_client: {
       keepalive: raw.upstream_client?.keepalive ?? 32,
       idle_timeout: raw.upstream_client?.idle_timeout ?? 60_000,
@@ -277,6 +279,8 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
     sink.warnings.push(`${path}.members: pool has no members; requests get 503`);
   }
 
+  const dns = provisionDns(raw, path, sink);
+
   let hash: HashConfig | undefined;
   if (balance === "hash") {
     if (raw.hash === undefined) sink.errors.push(`${path}.hash: is required with balance: hash`);
@@ -312,6 +316,7 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
     name,
     members,
     members_from: membersFrom,
+    ...(dns !== undefined ? { dns } : {}),
     balance,
     ...(hash !== undefined ? { hash } : {}),
     passive_health: {
@@ -335,6 +340,50 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
       }
       : {}),
     ...(sticky !== undefined ? { sticky } : {}),
+  };
+}
+
+/**
+ * `dns` of a `members_from: dns` pool with its defaults: `type: A`, `refresh: ttl`,
+ * `min_refresh: 1s`, `max_refresh: 5m`, `grace: 60s`. `port` is required for A and AAAA and
+ * refused for SRV; `members` and `dns` exclude each other.
+ */
+function provisionDns(raw: RawPool, path: string, sink: Sink): DnsConfig | undefined {
+  const d = raw.dns;
+  if (raw.members_from !== "dns") {
+    if (d !== undefined) sink.errors.push(`${path}.dns: only allowed with members_from: dns`);
+    return undefined;
+  }
+  if (raw.members !== undefined) {
+    sink.errors.push(`${path}.members: not allowed with members_from: dns`);
+  }
+  if (d === undefined) {
+    sink.errors.push(`${path}.dns: is required with members_from: dns`);
+    return undefined;
+  }
+  const before = sink.errors.length;
+  const type = d.type ?? "A";
+  if (type === "SRV" && d.port !== undefined) {
+    sink.errors.push(`${path}.dns.port: not used with type: SRV (answers carry the port)`);
+  } else if (type !== "SRV" && d.port === undefined) {
+    sink.errors.push(`${path}.dns.port: is required with type: ${type}`);
+  }
+  const min = d.min_refresh ?? 1_000;
+  const max = d.max_refresh ?? 300_000;
+  if (min > max) sink.errors.push(`${path}.dns.min_refresh: must not be above max_refresh`);
+  const refresh = d.refresh ?? "ttl";
+  if (refresh !== "ttl" && (refresh < min || refresh > max)) {
+    sink.errors.push(`${path}.dns.refresh: must be between min_refresh and max_refresh`);
+  }
+  if (sink.errors.length !== before) return undefined;
+  return {
+    name: d.name.endsWith(".") ? d.name.slice(0, -1) : d.name,
+    type,
+    ...(d.port !== undefined ? { port: d.port } : {}),
+    refresh,
+    min_refresh: min,
+    max_refresh: max,
+    grace: d.grace ?? 60_000,
   };
 }
 

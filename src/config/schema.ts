@@ -7,7 +7,12 @@
  * take far longer on a 10,000-member pool.
  */
 import { z } from "zod";
-import { parseListenAddress, parseMemberAddress, parseUpstreamUrl } from "./address.ts";
+import {
+  parseListenAddress,
+  parseMemberAddress,
+  parseResolverAddress,
+  parseUpstreamUrl,
+} from "./address.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { ValueError } from "./errors.ts";
 import { cidrError, parseIP } from "../net/ip.ts";
@@ -156,6 +161,39 @@ function listenAddress() {
   });
 }
 
+function resolverAddress() {
+  return leaf((v) => {
+    const address = string(v);
+    return { address, ...parseResolverAddress(address) };
+  });
+}
+
+const DNS_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+
+/** A DNS name to resolve: letters, digits, `-` and `_` (SRV names), one final dot allowed. */
+const dnsName = () =>
+  checked((s) => {
+    const n = s.endsWith(".") ? s.slice(0, -1) : s;
+    if (n.length === 0 || n.length > 253) return "must be a DNS name of 1 to 253 characters";
+    for (const label of n.split(".")) {
+      if (!DNS_LABEL.test(label)) return `invalid DNS name "${s}"`;
+    }
+    return undefined;
+  }, true);
+
+/** `dns.refresh`: `ttl` (follow the answer's TTL) or a duration. */
+function refresh() {
+  return leaf((v): "ttl" | number => {
+    if (v === "ttl") return "ttl";
+    if (typeof v !== "string" && typeof v !== "number") {
+      throw new ValueError('must be "ttl" or a duration such as "30s"');
+    }
+    const ms = parseDuration(v);
+    if (ms < 1) throw new ValueError("must be greater than 0");
+    return ms;
+  });
+}
+
 function routePath() {
   return leaf((v) => {
     const result = normaliseRoutePath(string(v));
@@ -233,6 +271,7 @@ export const serverSchema = z.object({
   max_body: size().optional(),
   affinity_key_file: text().optional(),
   state_dir: text().optional(),
+  resolver: resolverAddress().optional(),
   listener_mode: oneOf(["shared", "reuseport", "inherited"]).optional(),
   upstream_client: z.object({
     keepalive: int(0, 1024).optional(),
@@ -260,7 +299,16 @@ export type RawServer = z.output<typeof serverSchema>;
 /** One pool of `upstreams`; `members` is left to `validateMembers`. */
 export const poolSchema = z.object({
   members: z.unknown().optional(),
-  members_from: oneOf(["file", "api"]).optional(),
+  members_from: oneOf(["file", "api", "dns"]).optional(),
+  dns: z.object({
+    name: dnsName(),
+    type: oneOf(["A", "AAAA", "SRV"]).optional(),
+    port: int(1, 65535).optional(),
+    refresh: refresh().optional(),
+    min_refresh: duration(1).optional(),
+    max_refresh: duration(1).optional(),
+    grace: duration().optional(),
+  }).strict().optional(),
   balance: oneOf(["round_robin", "least_conn", "hash", "failover"]).optional(),
   hash: z.object({
     by: oneOf(["cookie", "header", "client_ip"]),

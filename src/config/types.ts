@@ -49,11 +49,30 @@ export interface StickyConfig {
   readonly cookie: string;
 }
 
+/** `upstreams.NAME.dns`: where a `members_from: dns` pool takes its members. */
+export interface DnsConfig {
+  /** Lower-case, without a final dot. */
+  readonly name: string;
+  /** Default `A`. */
+  readonly type: "A" | "AAAA" | "SRV";
+  /** Member port for A and AAAA answers (required there); SRV answers carry their own. */
+  readonly port?: number;
+  /** `ttl` (default): the answer's smallest TTL; or a fixed interval in ms. */
+  readonly refresh: "ttl" | number;
+  /** Bounds of the interval between resolutions in ms; defaults 1 s and 5 min. */
+  readonly min_refresh: number;
+  readonly max_refresh: number;
+  /** How long NXDOMAIN must last before the pool is emptied, in ms; default 60 s. */
+  readonly grace: number;
+}
+
 export interface PoolConfig {
   readonly name: string;
   readonly members: readonly MemberConfig[];
-  /** `file` (default) or `api`. */
-  readonly members_from: "file" | "api";
+  /** `file` (default), `api` (set by `PUT`) or `dns` (resolved, see `dns`). */
+  readonly members_from: "file" | "api" | "dns";
+  /** Present exactly with `members_from: dns`. */
+  readonly dns?: DnsConfig;
   /** `round_robin` (default), `least_conn`, `hash` or `failover`. */
   readonly balance: "round_robin" | "least_conn" | "hash" | "failover";
   /** Present only with `balance: hash`. */
@@ -334,6 +353,8 @@ export interface ServerConfig {
    * (`upstreams/<pool>.json`, 0600); absent: they live in memory only.
    */
   readonly state_dir?: string;
+  /** Name server asked by `members_from: dns` pools; absent: the first of /etc/resolv.conf. */
+  readonly resolver?: HostPort & { readonly address: string };
   /** Settings of connections to single-address upstreams and of pools' idle connections. */
   readonly upstream_client: {
     /** Idle connections kept per single-address upstream; default 32. */

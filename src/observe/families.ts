@@ -17,6 +17,10 @@ export interface Metrics {
   readonly memberHealthy: Family<Series>;
   readonly poolRetries: Family<Series>;
   readonly poolMembers: Family<Series>;
+  /** Member lists a discovery source (DNS, the API) installed, by pool. */
+  readonly discoveryUpdates: Family<Series>;
+  /** Failed discovery rounds (a failed, empty or NXDOMAIN resolution), by pool. */
+  readonly discoveryErrors: Family<Series>;
   readonly inflight: Series;
   readonly generation: Series;
   readonly reloads: Family<Series>;
@@ -101,6 +105,16 @@ export function createMetrics(registry = new Registry()): Metrics {
       ["pool"],
     ),
     poolMembers: registry.gauge("scalws_upstream_members", "Members of the pool.", ["pool"]),
+    discoveryUpdates: registry.counter(
+      "scalws_upstream_discovery_updates_total",
+      "Member lists installed by a discovery source (DNS, PUT), by pool.",
+      ["pool"],
+    ),
+    discoveryErrors: registry.counter(
+      "scalws_upstream_discovery_errors_total",
+      "Failed member discovery rounds (failed, empty or NXDOMAIN resolutions), by pool.",
+      ["pool"],
+    ),
     inflight: inflight.with(),
     generation: generation.with(),
     reloads: registry.counter(

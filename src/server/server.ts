@@ -20,6 +20,7 @@ import { Lock } from "../base/lock.ts";
 import { PemFiles } from "./pem_files.ts";
 import { preflight } from "./preflight.ts";
 import { MemberState, MemberStateError } from "../discovery/member_state.ts";
+import { MemberSources } from "./member_sources.ts";
 import type { MemberConfig } from "../config/types.ts";
 
 /** Lifecycle states reported by `/readyz` (ADR-0035). */
@@ -60,6 +61,8 @@ export class Server {
   readonly apps: AppSupervisor;
   /** Resolves when the applications the latest build started are Ready (or gave up). */
   appsStarting: Promise<void> = Promise.resolve();
+  /** Where each pool's members come from; the DNS loops. */
+  readonly sources: MemberSources;
   readonly clock: Clock;
   state: State = "starting";
   private dispatcher!: Dispatcher;
@@ -83,6 +86,12 @@ export class Server {
     this.registry = new PoolRegistry({ metrics: this.metrics, key, clock: this.clock });
     this.apps = new AppSupervisor(this.registry.deps, this.metrics);
     this.limiters = new LimiterRegistry(this.clock);
+    this.sources = new MemberSources({
+      clock: this.clock,
+      lock: this.lock,
+      metrics: this.metrics,
+      pools: () => this.registry.pools,
+    });
     this.cache = new Cache(256 * 1024 * 1024, this.clock);
     this.metrics.registry.onCollect(() => {
       const store = this.cache.store;
@@ -109,6 +118,8 @@ export class Server {
     await s.appsStarting;
     s.dispatcher = new Dispatcher(gen, s.metrics, s.accessLog);
     s.metrics.generation.value = gen.id;
+    // DNS pools get their first answer while warming: ready means members where DNS has them.
+    await s.sources.sync(c);
     s.state = "ready";
     return s;
   }
@@ -133,6 +144,7 @@ export class Server {
   async saveMembers(pool: string, members: readonly MemberConfig[]): Promise<void> {
     const dir = this.config.server.state_dir;
     if (dir !== undefined) await new MemberState(dir).save(pool, members, this.clock.now());
+    this.sources.noteUpdate(pool);
   }
 
   /** Builds a generation beside the current one; on any failure nothing live has changed. */
@@ -234,6 +246,8 @@ export class Server {
       try {
         loaded = await loadConfig(this.file);
         this.build(loaded);
+        // Not awaited: the DNS rounds take this lock to install what they find.
+        this.sources.sync(loaded.config);
         if (this.state === "active") await this.syncListeners(loaded.config.server.listeners);
       } catch (err) {
         const errors = err instanceof ConfigError
@@ -257,6 +271,7 @@ export class Server {
   async drain(): Promise<void> {
     this.state = "draining";
     this.dispatcher.draining = true;
+    this.sources.stop();
     await Promise.all([...this.listeners.values()].map((l) => l.server.shutdown()));
     this.listeners.clear();
     // Requests are done: every worker drains (what is left) and stops.

@@ -68,8 +68,9 @@ export class PoolRegistry {
           }
           continue;
         }
-        // An api pool keeps the members it has at run time, also when it was a file pool.
-        const seed = cfg.members_from !== "api"
+        // An api or dns pool keeps the members it has at run time, also when it was a file
+        // pool; a dns pool's next answer replaces them.
+        const seed = cfg.members_from === "file"
           ? cfg.members
           : old !== undefined
           ? old.memberConfigs()
