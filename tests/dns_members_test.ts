@@ -16,7 +16,7 @@ function serveOn(hostname: string, port: number, name: string) {
   };
 }
 
-async function metric(
+function metric(
   s: { server: { metrics: { registry: { render(): string } } } },
   line: string,
 ) {
@@ -65,22 +65,21 @@ Deno.test("a dns pool follows the answers of its name server; failures keep the 
     `127.0.0.2:${a.port}`,
     `127.0.0.3:${a.port}`,
   ]);
-  assert.ok(await metric(s, 'scalws_upstream_discovery_updates_total{pool="dyn"}') >= 2);
+  assert.ok(metric(s, 'scalws_upstream_discovery_updates_total{pool="dyn"}') >= 2);
 
   // SERVFAIL, then an empty answer: errors, counted, and the last good list stays.
   dns.set("api.test", "A", { rcode: 2 });
   await waitUntil(
-    async () => (await metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}')) >= 2,
+    async () => (metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}')) >= 2,
     {
       what: "SERVFAIL counted",
       timeoutMs: 10_000,
     },
   );
   dns.set("api.test", "A", { records: [] });
-  const errors = await metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}');
+  const errors = metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}');
   await waitUntil(
-    async () =>
-      (await metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}')) > errors + 1,
+    async () => (metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}')) > errors + 1,
     {
       what: "empty answers counted",
       timeoutMs: 10_000,

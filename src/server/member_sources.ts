@@ -94,7 +94,9 @@ export class MemberSources {
     }
     for (const [name, run] of this.watches) {
       const cfg = config.upstreams[name];
-      if (cfg?.dns === undefined || run.pool !== pools.get(name) || run.key !== this.key(cfg, config)) {
+      if (
+        cfg?.dns === undefined || run.pool !== pools.get(name) || run.key !== this.key(cfg, config)
+      ) {
         run.watch.stop();
         this.watches.delete(name);
       }
