@@ -206,10 +206,10 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
     name: "bad balance and members_from",
     edit: (d) => {
       d.upstreams.api.balance = "random";
-      d.upstreams.api.members_from = "dns";
+      d.upstreams.api.members_from = "consul";
     },
     errors: [
-      'upstreams.api.members_from: invalid value "dns"; must be one of file, api',
+      'upstreams.api.members_from: invalid value "consul"; must be one of file, api, dns',
       'upstreams.api.balance: invalid value "random"; must be one of round_robin, least_conn, hash, failover',
     ],
   },
