@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { get, startMember } from "./_harness.ts";
+import { get, sleep, startMember, tempDir } from "./_support/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -21,12 +21,12 @@ function freePort(): number {
 }
 
 Deno.test("scalwsd check prints ok for a valid file and every error with the file name otherwise", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const good = `${dir}/good.yaml`;
-    await Deno.writeTextFile(
-      good,
-      `
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const good = `${dir}/good.yaml`;
+  await Deno.writeTextFile(
+    good,
+    `
 server:
   listeners: [{name: http, address: "127.0.0.1:8080"}]
 upstreams:
@@ -36,15 +36,15 @@ tenants:
     applications:
       - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: api}}}
 `,
-    );
-    let r = await scalwsd(["check", "--config", good]);
-    assert.equal(r.code, 0);
-    assert.equal(r.stdout.trim(), "ok");
+  );
+  let r = await scalwsd(["check", "--config", good]);
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout.trim(), "ok");
 
-    const bad = `${dir}/bad.yaml`;
-    await Deno.writeTextFile(
-      bad,
-      `
+  const bad = `${dir}/bad.yaml`;
+  await Deno.writeTextFile(
+    bad,
+    `
 server:
   listeners: [{name: http, address: "127.0.0.1:8080"}]
 upstreams:
@@ -54,33 +54,31 @@ tenants:
     applications:
       - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: apii}}, colour: blue}
 `,
-    );
-    r = await scalwsd(["check", "--config", bad]);
-    assert.equal(r.code, 1);
-    const lines = r.stderr.trim().split("\n");
-    assert.ok(
-      lines.includes(`${bad}: upstreams.api.members[1].weight: must be between 1 and 1000`),
-      r.stderr,
-    );
-    assert.ok(lines.some((l) => l.startsWith(`${bad}: upstreams.api.retries:`)), r.stderr);
-    assert.ok(
-      lines.some((l) => l.startsWith(`${bad}: tenants[0].applications[0]`) && l.includes("colour")),
-      r.stderr,
-    );
-    assert.equal(r.stdout, "");
+  );
+  r = await scalwsd(["check", "--config", bad]);
+  assert.equal(r.code, 1);
+  const lines = r.stderr.trim().split("\n");
+  assert.ok(
+    lines.includes(`${bad}: upstreams.api.members[1].weight: must be between 1 and 1000`),
+    r.stderr,
+  );
+  assert.ok(lines.some((l) => l.startsWith(`${bad}: upstreams.api.retries:`)), r.stderr);
+  assert.ok(
+    lines.some((l) => l.startsWith(`${bad}: tenants[0].applications[0]`) && l.includes("colour")),
+    r.stderr,
+  );
+  assert.equal(r.stdout, "");
 
-    r = await scalwsd(["check", "--config", `${dir}/missing.yaml`]);
-    assert.equal(r.code, 1);
-    assert.match(r.stderr, /missing\.yaml/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  r = await scalwsd(["check", "--config", `${dir}/missing.yaml`]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /missing\.yaml/);
 });
 
 Deno.test("scalwsd run serves, reloads on SIGHUP, answers ctl, and drains on SIGTERM", async () => {
-  const dir = await Deno.makeTempDir();
-  const member = startMember("m", async (req) => {
-    if (new URL(req.url).pathname === "/slow") await new Promise((r) => setTimeout(r, 300));
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  await using member = startMember("m", async (req) => {
+    if (new URL(req.url).pathname === "/slow") await sleep(300);
     return new Response("member");
   });
   const port = freePort();
@@ -116,7 +114,7 @@ tenants:
       try {
         up = (await get(url + "/", { host: "a.test" })).text === "one";
       } catch {
-        await new Promise((r) => setTimeout(r, 50));
+        await sleep(50);
       }
     }
     assert.ok(up, "scalwsd answers");
@@ -126,7 +124,7 @@ tenants:
     let reloaded = false;
     for (let i = 0; i < 100 && !reloaded; i++) {
       reloaded = (await get(url + "/", { host: "a.test" })).text === "two";
-      if (!reloaded) await new Promise((r) => setTimeout(r, 50));
+      if (!reloaded) await sleep(50);
     }
     assert.ok(reloaded, "SIGHUP reloads");
 
@@ -165,7 +163,7 @@ tenants:
 
     // SIGTERM while a request is in flight: it finishes, then the process exits 0.
     const slow = get(url + "/slow", { host: "a.test" });
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     child.kill("SIGTERM");
     assert.equal((await slow).text, "member");
     const status = await child.status;
@@ -180,7 +178,5 @@ tenants:
     } catch { /* exited */ }
     await events.catch(() => {});
     await child.status;
-    await member.close();
-    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { readProc } from "../src/controller/proc.ts";
-import { KeepAliveLoad, type LoadStats } from "./_controller_load.ts";
+import { KeepAliveLoad, type LoadStats } from "./_support/keep_alive_load.ts";
+import { sleep, waitUntil } from "./_support/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const RUN_FLAGS = [
@@ -75,51 +76,20 @@ function freeRange(count: number): number {
   throw new Error("no free port range");
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  ms = 15_000,
-): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < until) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-}
-
 async function unixFetch(
   socket: string,
   path: string,
   init: RequestInit = {},
 ): Promise<{ status: number; json: unknown }> {
-  const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
-  try {
-    const res = await fetch(`http://localhost${path}`, { ...init, client });
-    return { status: res.status, json: await res.json() };
-  } finally {
-    client.close();
-  }
+  using client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
+  const res = await fetch(`http://localhost${path}`, { ...init, client });
+  return { status: res.status, json: await res.json() };
 }
 
 async function tcpText(address: string, path: string): Promise<string> {
-  const client = Deno.createHttpClient({});
-  try {
-    const res = await fetch(`http://${address}${path}`, { client });
-    return await res.text();
-  } finally {
-    client.close();
-  }
+  using client = Deno.createHttpClient({});
+  const res = await fetch(`http://${address}${path}`, { client });
+  return await res.text();
 }
 
 /** `scalwsd controller` as a child process, its event log collected line by line. */
@@ -223,13 +193,17 @@ cooldown: 1s
     };
     const serving = (s: StatusJson) => s.instances.filter((i) => i.wanted && i.state === "active");
     const settled = (n: number, generation: number) =>
-      waitFor(`${n} active instances on generation ${generation}`, async () => {
+      waitUntil(async () => {
         const s = await status();
         const running = s.instances.filter((i) => !["stopped", "failed"].includes(i.state));
         const ok = s.controller.next_step === "idle" && running.length === n &&
           running.every((i) => i.state === "active" && i.wanted && i.generation === generation);
         return ok ? s : undefined;
-      }, 20_000);
+      }, {
+        what: `${n} active instances on generation ${generation}`,
+        timeoutMs: 20_000,
+        intervalMs: 50,
+      });
     const post = (path: string, body?: unknown) =>
       unixFetch(socket, path, {
         method: "POST",
@@ -237,14 +211,14 @@ cooldown: 1s
       });
     /** Each instance has answered client requests since it started. */
     const allServe = (s: StatusJson) =>
-      waitFor("every instance to serve requests", async () => {
+      waitUntil(async () => {
         for (const i of serving(s)) {
           const text = await tcpText(i.metrics, "/metrics");
           const m = /^scalws_http_requests_total\{[^}]*class="2xx"\} (\d+)/m.exec(text);
           if (m === null || Number(m[1]) === 0) return undefined;
         }
         return true;
-      });
+      }, { what: "every instance to serve requests", timeoutMs: 15_000, intervalMs: 50 });
     const noFailures = (stats: LoadStats, what: string) =>
       assert.equal(stats.failed, 0, `${what}: ${stats.errors.join("; ")}`);
     // Deno's shutdown() closes idle keep-alive connections at once: a request sent at that
@@ -265,7 +239,11 @@ cooldown: 1s
     try {
       await settled(1, 1);
       load = new KeepAliveLoad(port).start();
-      await waitFor("load to run", () => Promise.resolve(load!.stats.ok > 100 || undefined));
+      await waitUntil(() => Promise.resolve(load!.stats.ok > 100 || undefined), {
+        what: "load to run",
+        timeoutMs: 15_000,
+        intervalMs: 50,
+      });
 
       await t.step("scale 1 -> 2 -> 3 -> 1", async () => {
         for (const n of [2, 3]) {
@@ -276,10 +254,11 @@ cooldown: 1s
         assert.equal((await post("/v1/scale", { instances: 1 })).status, 200);
         const s = await settled(1, 1);
         assert.deepEqual(serving(s).map((i) => i.id), ["web-0"]);
-        await waitFor(
-          "requests after scale-in",
-          () => Promise.resolve(load!.stats.ok > before + 200 || undefined),
-        );
+        await waitUntil(() => Promise.resolve(load!.stats.ok > before + 200 || undefined), {
+          what: "requests after scale-in",
+          timeoutMs: 15_000,
+          intervalMs: 50,
+        });
         noFailures(load!.stats, "scaling");
         resends("scaling", 2 * CONNS);
       });
@@ -291,18 +270,18 @@ cooldown: 1s
         const r = await post("/v1/reload");
         assert.deepEqual([r.status, r.json], [200, { generation: 2, previous: 1, warnings: [] }]);
         let minActive = Infinity;
-        await waitFor("rollout to generation 2", async () => {
+        await waitUntil(async () => {
           const s = await status();
           minActive = Math.min(minActive, serving(s).length);
           const running = s.instances.filter((i) => !["stopped", "failed"].includes(i.state));
           return s.controller.next_step === "idle" && running.length === 2 &&
             running.every((i) => i.state === "active" && i.generation === 2);
-        }, 20_000);
+        }, { what: "rollout to generation 2", timeoutMs: 20_000, intervalMs: 50 });
         assert.ok(minActive >= 2, `active instances dropped to ${minActive} during the rollout`);
         const seenG2 = load!.stats.bodies.get("g2") ?? 0;
-        await waitFor(
-          "responses from generation 2",
+        await waitUntil(
           () => Promise.resolve(load!.stats.bodies.get("g2")! > seenG2 + 200 || undefined),
+          { what: "responses from generation 2", timeoutMs: 15_000, intervalMs: 50 },
         );
         const g1 = load!.stats.bodies.get("g1")!;
         await sleep(300);
@@ -330,12 +309,12 @@ cooldown: 1s
         try {
           await Deno.writeTextFile(config, SCALWS((blocker.addr as Deno.NetAddr).port, "g4"));
           assert.equal((await post("/v1/reload")).status, 200);
-          const s = await waitFor("the rollout to be aborted", async () => {
+          const s = await waitUntil(async () => {
             const s = await status();
             return s.controller.generation === 3 && ctl.events("rollout_aborted").length === 1
               ? s
               : undefined;
-          });
+          }, { what: "the rollout to be aborted", timeoutMs: 15_000, intervalMs: 50 });
           assert.equal(s.controller.generation, 3);
           await settled(3, 3);
           await sleep(1_500);
@@ -358,10 +337,11 @@ cooldown: 1s
           assert.equal((await ctl.stop("SIGTERM")).code, 0);
           assert.ok(ctl.events("controller_stopped").length === 1);
           const ok = load!.stats.ok;
-          await waitFor(
-            "instances serving without a controller",
-            () => Promise.resolve(load!.stats.ok > ok + 200 || undefined),
-          );
+          await waitUntil(() => Promise.resolve(load!.stats.ok > ok + 200 || undefined), {
+            what: "instances serving without a controller",
+            timeoutMs: 15_000,
+            intervalMs: 50,
+          });
           // Allowed from now on, but still off: a `disable` (here the first run's `off`) persists.
           await Deno.writeTextFile(ctlFile, controllerYaml("on"));
           ctl = new ControllerProcess(ctlFile);
@@ -387,11 +367,11 @@ cooldown: 1s
         const victim = serving(await status())[1];
         assert.equal(await alive(victim.pid, dir), true);
         Deno.kill(victim.pid, "SIGKILL");
-        const s = await waitFor(`${victim.id} to come back`, async () => {
+        const s = await waitUntil(async () => {
           const s = await status();
           const w = s.instances.find((i) => i.id === victim.id)!;
           return w.state === "active" && w.pid !== victim.pid ? s : undefined;
-        });
+        }, { what: `${victim.id} to come back`, timeoutMs: 15_000, intervalMs: 50 });
         assert.equal(serving(s).length, 3);
         const scheduled = ctl.events("restart_scheduled");
         assert.deepEqual(scheduled.map((e) => [e.id, e.in_ms]), [[victim.id, 1000]]);
@@ -404,9 +384,13 @@ cooldown: 1s
       await t.step(
         "every evaluation is logged with its evidence; PUT of members answers 501",
         async () => {
-          const s = await waitFor("an evaluation with evidence of every instance", async () => {
+          const s = await waitUntil(async () => {
             const s = await status();
             return s.last_evaluation?.evidence.length === 3 ? s : undefined;
+          }, {
+            what: "an evaluation with evidence of every instance",
+            timeoutMs: 15_000,
+            intervalMs: 50,
           });
           assert.equal(s.last_evaluation!.action, "None");
           assert.match(s.last_evaluation!.reason, /^autoscaling is disabled; /);

@@ -1,6 +1,8 @@
 /** End-to-end tests of the HTTP/1.1 client against raw loopback servers that misbehave. */
 
 import assert from "node:assert/strict";
+import { disposablePool } from "./_support/conn_pool.ts";
+import { tempDir } from "./_support/mod.ts";
 import { ManualClock } from "../src/base/clock.ts";
 import {
   Connector,
@@ -19,14 +21,14 @@ import {
   writeText,
 } from "../src/http1/_test_servers.ts";
 
-function poolFor(server: RawServer, clock?: ManualClock): ConnPool {
+function poolFor(server: RawServer, clock?: ManualClock): ConnPool & Disposable {
   const address = {
     kind: "tcp" as const,
     hostname: "127.0.0.1",
     port: server.port,
     canonical: `127.0.0.1:${server.port}`,
   };
-  return new ConnPool(new Connector(address, null), { clock });
+  return disposablePool(new ConnPool(new Connector(address, null), { clock }));
 }
 
 /** A server that answers every request on a connection with `response`, then waits. */
@@ -99,88 +101,63 @@ const malformedCases: [string, string, boolean?][] = [
 Deno.test("http1 misbehaving: malformed responses fail with kind malformed", async () => {
   assert.ok(malformedCases.length >= 12);
   for (const [name, response, closeAfter] of malformedCases) {
-    const server = answering(response, closeAfter);
-    const pool = poolFor(server);
-    try {
-      const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
-      assert.ok(err !== null, `${name}: no error`);
-      assert.equal(err.kind, "malformed", `${name}: ${err.kind} ${err.message}`);
-      assert.equal(pool.active, 0, name);
-      assert.equal(pool.idle, 0, name);
-    } finally {
-      pool.close();
-      await server.close();
-    }
+    await using server = answering(response, closeAfter);
+    using pool = poolFor(server);
+    const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
+    assert.ok(err !== null, `${name}: no error`);
+    assert.equal(err.kind, "malformed", `${name}: ${err.kind} ${err.message}`);
+    assert.equal(pool.active, 0, name);
+    assert.equal(pool.idle, 0, name);
   }
 });
 
 Deno.test("http1 misbehaving: 100 Continue and 103 are skipped, the final response kept", async () => {
-  const server = answering(
+  await using server = answering(
     "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n" +
       "HTTP/1.1 201 Created\r\nContent-Length: 4\r\n\r\ndone",
   );
-  const pool = poolFor(server);
-  try {
-    const res = await send(pool, outbound("POST", "/", { body: new Uint8Array(3) }), sendOptions());
-    assert.equal(res.status, 201);
-    assert.equal(await bodyText(res), "done");
-    assert.ok(!res.headers.some(([n]) => n === "link"));
-    assert.equal(pool.idle, 1);
-  } finally {
-    pool.close();
-    await server.close();
-  }
+  using pool = poolFor(server);
+  const res = await send(pool, outbound("POST", "/", { body: new Uint8Array(3) }), sendOptions());
+  assert.equal(res.status, 201);
+  assert.equal(await bodyText(res), "done");
+  assert.ok(!res.headers.some(([n]) => n === "link"));
+  assert.equal(pool.idle, 1);
 });
 
 Deno.test("http1 misbehaving: close-delimited body read to EOF, connection not kept", async () => {
-  const server = answering(
+  await using server = answering(
     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the member closes",
     true,
   );
-  const pool = poolFor(server);
-  try {
-    const res = await send(pool, outbound("GET", "/"), sendOptions());
-    assert.ok(res.body instanceof ReadableStream);
-    assert.equal(await bodyText(res), "until the member closes");
-    assert.equal(pool.idle, 0);
-    assert.equal(pool.active, 0);
-  } finally {
-    pool.close();
-    await server.close();
-  }
+  using pool = poolFor(server);
+  const res = await send(pool, outbound("GET", "/"), sendOptions());
+  assert.ok(res.body instanceof ReadableStream);
+  assert.equal(await bodyText(res), "until the member closes");
+  assert.equal(pool.idle, 0);
+  assert.equal(pool.active, 0);
 });
 
 Deno.test("http1 misbehaving: chunked response with extensions and trailers", async () => {
-  const server = answering(
+  await using server = answering(
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n" +
       "4;a=b\r\nwiki\r\n5\r\npedia\r\n0\r\nX-Sum: 9\r\n\r\n",
   );
-  const pool = poolFor(server);
-  try {
-    const res = await send(pool, outbound("GET", "/"), sendOptions());
-    assert.equal(await bodyText(res), "wikipedia");
-    assert.ok(!res.headers.some(([n]) => n === "trailer" || n === "x-sum"));
-    assert.equal(pool.idle, 1);
-  } finally {
-    pool.close();
-    await server.close();
-  }
+  using pool = poolFor(server);
+  const res = await send(pool, outbound("GET", "/"), sendOptions());
+  assert.equal(await bodyText(res), "wikipedia");
+  assert.ok(!res.headers.some(([n]) => n === "trailer" || n === "x-sum"));
+  assert.equal(pool.idle, 1);
 });
 
 Deno.test("http1 misbehaving: response hop-by-hop and Connection-named headers removed", async () => {
-  const server = answering(
+  await using server = answering(
     "HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Internal\r\nKeep-Alive: timeout=5\r\n" +
       "X-Internal: secret\r\nProxy-Connection: x\r\nUpgrade: h2c\r\nX-Public: yes\r\n" +
       "Content-Length: 2\r\n\r\nok",
   );
-  const pool = poolFor(server);
-  try {
-    const res = await send(pool, outbound("GET", "/"), sendOptions());
-    assert.deepEqual(res.headers, [["x-public", "yes"], ["content-length", "2"]]);
-  } finally {
-    pool.close();
-    await server.close();
-  }
+  using pool = poolFor(server);
+  const res = await send(pool, outbound("GET", "/"), sendOptions());
+  assert.deepEqual(res.headers, [["x-public", "yes"], ["content-length", "2"]]);
 });
 
 Deno.test("http1 misbehaving: HTTP/1.0 and Connection: close responses are not kept", async () => {
@@ -191,45 +168,35 @@ Deno.test("http1 misbehaving: HTTP/1.0 and Connection: close responses are not k
       ["HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", false],
     ] as const
   ) {
-    const server = answering(response);
-    const pool = poolFor(server);
-    try {
-      assert.equal(await bodyText(await send(pool, outbound("GET", "/"), sendOptions())), "ok");
-      assert.equal(pool.idle, keep ? 1 : 0, response);
-    } finally {
-      pool.close();
-      await server.close();
-    }
+    await using server = answering(response);
+    using pool = poolFor(server);
+    assert.equal(await bodyText(await send(pool, outbound("GET", "/"), sendOptions())), "ok");
+    assert.equal(pool.idle, keep ? 1 : 0, response);
   }
 });
 
 Deno.test("http1 misbehaving: a reset after the request was written fails in phase head", async () => {
   // Closing with the request unread makes the kernel send RST instead of FIN.
-  const server = new RawServer(async () => {
+  await using server = new RawServer(async () => {
     await new Promise((r) => setTimeout(r, 50));
   });
-  const pool = poolFor(server);
-  try {
-    const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
-    assert.ok(err !== null);
-    assert.equal(err.phase, "head");
-    assert.equal(err.kind, "reset");
-    assert.equal(err.written, true);
-    assert.equal(err.timeout, false);
-  } finally {
-    pool.close();
-    await server.close();
-  }
+  using pool = poolFor(server);
+  const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
+  assert.ok(err !== null);
+  assert.equal(err.phase, "head");
+  assert.equal(err.kind, "reset");
+  assert.equal(err.written, true);
+  assert.equal(err.timeout, false);
 });
 
 Deno.test("http1 misbehaving: no response head within responseTimeout", async () => {
   let release!: () => void;
   const held = new Promise<void>((r) => release = r);
-  const server = new RawServer(async (conn) => {
+  await using server = new RawServer(async (conn) => {
     await readRequest(conn);
     await held;
   });
-  const pool = poolFor(server);
+  using pool = poolFor(server);
   try {
     const t0 = performance.now();
     const err = await failure(send(pool, outbound("GET", "/"), sendOptions(150)));
@@ -243,8 +210,6 @@ Deno.test("http1 misbehaving: no response head within responseTimeout", async ()
     assert.equal(pool.active, 0);
   } finally {
     release();
-    pool.close();
-    await server.close();
   }
 });
 
@@ -252,7 +217,7 @@ Deno.test("http1 misbehaving: a member closing an idle connection is noticed whi
   let closed!: () => void;
   const idleClosed = new Promise<void>((r) => closed = r);
   const seen: string[] = [];
-  const server = new RawServer(async (conn, index) => {
+  await using server = new RawServer(async (conn, index) => {
     for (;;) {
       const req = await readRequest(conn);
       if (req === null) return;
@@ -266,30 +231,25 @@ Deno.test("http1 misbehaving: a member closing an idle connection is noticed whi
     }
   });
   const clock = new ManualClock();
-  const pool = poolFor(server, clock);
-  try {
-    assert.equal(await bodyText(await send(pool, outbound("GET", "/"), sendOptions())), "ok");
-    await idleClosed;
-    await new Promise((r) => setTimeout(r, 20)); // let the FIN arrive
-    assert.equal(pool.idle, 0, "the pending read saw the close and dropped the connection");
-    clock.advance(1500);
-    const opts = sendOptions();
-    const res = await send(pool, outbound("GET", "/again"), opts);
-    assert.equal(await bodyText(res), "ok");
-    assert.equal(opts.stats.staleResends, 0, "nothing was sent on the dead connection");
-    assert.equal(server.accepted, 2);
-    assert.deepEqual(seen, ["0:GET", "1:GET"]);
-  } finally {
-    pool.close();
-    await server.close();
-  }
+  using pool = poolFor(server, clock);
+  assert.equal(await bodyText(await send(pool, outbound("GET", "/"), sendOptions())), "ok");
+  await idleClosed;
+  await new Promise((r) => setTimeout(r, 20)); // let the FIN arrive
+  assert.equal(pool.idle, 0, "the pending read saw the close and dropped the connection");
+  clock.advance(1500);
+  const opts = sendOptions();
+  const res = await send(pool, outbound("GET", "/again"), opts);
+  assert.equal(await bodyText(res), "ok");
+  assert.equal(opts.stats.staleResends, 0, "nothing was sent on the dead connection");
+  assert.equal(server.accepted, 2);
+  assert.deepEqual(seen, ["0:GET", "1:GET"]);
 });
 
 Deno.test("http1 misbehaving: after a member closed an idle connection a POST goes on a fresh one", async () => {
   let closed!: () => void;
   const idleClosed = new Promise<void>((r) => closed = r);
   const seen: string[] = [];
-  const server = new RawServer(async (conn, index) => {
+  await using server = new RawServer(async (conn, index) => {
     const req = await readRequest(conn);
     if (req === null) return;
     seen.push(`${index}:${req.head.slice(0, req.head.indexOf(" "))}`);
@@ -298,27 +258,22 @@ Deno.test("http1 misbehaving: after a member closed an idle connection a POST go
     closed();
   });
   const clock = new ManualClock();
-  const pool = poolFor(server, clock);
-  try {
-    await bodyText(await send(pool, outbound("GET", "/"), sendOptions()));
-    await idleClosed;
-    await new Promise((r) => setTimeout(r, 20));
-    clock.advance(5000);
-    assert.equal(pool.idle, 0);
-    const opts = sendOptions();
-    const res = await send(
-      pool,
-      outbound("POST", "/order", { body: new TextEncoder().encode("payload") }),
-      opts,
-    );
-    assert.equal(await bodyText(res), "ok");
-    assert.equal(opts.stats.staleResends, 0);
-    assert.equal(server.accepted, 2);
-    assert.deepEqual(seen, ["0:GET", "1:POST"]);
-  } finally {
-    pool.close();
-    await server.close();
-  }
+  using pool = poolFor(server, clock);
+  await bodyText(await send(pool, outbound("GET", "/"), sendOptions()));
+  await idleClosed;
+  await new Promise((r) => setTimeout(r, 20));
+  clock.advance(5000);
+  assert.equal(pool.idle, 0);
+  const opts = sendOptions();
+  const res = await send(
+    pool,
+    outbound("POST", "/order", { body: new TextEncoder().encode("payload") }),
+    opts,
+  );
+  assert.equal(await bodyText(res), "ok");
+  assert.equal(opts.stats.staleResends, 0);
+  assert.equal(server.accepted, 2);
+  assert.deepEqual(seen, ["0:GET", "1:POST"]);
 });
 
 Deno.test("http1 misbehaving: connect refused", async () => {
@@ -331,31 +286,25 @@ Deno.test("http1 misbehaving: connect refused", async () => {
     port,
     canonical: `127.0.0.1:${port}`,
   }, null);
-  const pool = new ConnPool(connector);
-  try {
-    const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
-    assert.ok(err !== null);
-    assert.equal(err.phase, "connect");
-    assert.equal(err.kind, "refused");
-    assert.equal(err.timeout, false);
-    assert.equal(err.written, false);
-    assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
-  } finally {
-    pool.close();
-  }
+  using pool = disposablePool(new ConnPool(connector));
+  const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
+  assert.ok(err !== null);
+  assert.equal(err.phase, "connect");
+  assert.equal(err.kind, "refused");
+  assert.equal(err.timeout, false);
+  assert.equal(err.written, false);
+  assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
 });
 
 Deno.test("http1 misbehaving: missing unix socket is refused", async () => {
-  const path = `${await Deno.makeTempDir()}/absent.sock`;
-  const pool = new ConnPool(new Connector({ kind: "unix", path, canonical: `unix:${path}` }, null));
-  try {
-    const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
-    assert.equal(err?.phase, "connect");
-    assert.equal(err?.kind, "refused");
-  } finally {
-    pool.close();
-    await Deno.remove(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-  }
+  await using dir = await tempDir();
+  const path = `${dir.path}/absent.sock`;
+  using pool = disposablePool(
+    new ConnPool(new Connector({ kind: "unix", path, canonical: `unix:${path}` }, null)),
+  );
+  const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
+  assert.equal(err?.phase, "connect");
+  assert.equal(err?.kind, "refused");
 });
 
 Deno.test("http1 misbehaving: connect timeout against a listener with a full backlog", async (t) => {

@@ -1,6 +1,7 @@
 /** End-to-end tests of the HTTP/1.1 client towards TLS members, with a CA made by openssl. */
 
 import assert from "node:assert/strict";
+import { disposablePool } from "./_support/conn_pool.ts";
 import type { MemberAddress } from "../src/net/member_address.ts";
 import { Connector, ConnPool, send, type TlsSettings, UpstreamError } from "../src/http1/mod.ts";
 import {
@@ -52,90 +53,76 @@ function tlsMember() {
       );
     },
   );
-  return {
-    port: server.addr.port,
-    async close() {
-      ac.abort();
-      await server.finished;
-    },
+  const close = async () => {
+    ac.abort();
+    await server.finished;
   };
+  return { port: server.addr.port, close, [Symbol.asyncDispose]: close };
 }
 
 Deno.test("http1 tls: verified with the pool CA and server name, connection reused", async () => {
-  const m = tlsMember();
+  await using m = tlsMember();
   const tls: TlsSettings = { caCerts: [pki.ca], serverName: "member.test" };
-  const pool = new ConnPool(new Connector(address(m.port), tls));
-  try {
-    const a = await bodyText(
-      await send(
-        pool,
-        outbound("POST", "/x", { body: new TextEncoder().encode("hi") }),
-        sendOptions(),
-      ),
-    );
-    const b = await bodyText(await send(pool, outbound("GET", "/y"), sendOptions()));
-    assert.match(a, /^POST \/x hi \d+$/);
-    assert.equal(a.split(" ")[3], b.split(" ")[3]);
-    const big = await send(pool, outbound("GET", "/big"), sendOptions());
-    assert.equal(
-      await sha256(big.body as ReadableStream<Uint8Array>),
-      await sha256(pattern(0, 1 << 20)),
-    );
-  } finally {
-    pool.close();
-    await m.close();
-  }
+  using pool = disposablePool(new ConnPool(new Connector(address(m.port), tls)));
+  const a = await bodyText(
+    await send(
+      pool,
+      outbound("POST", "/x", { body: new TextEncoder().encode("hi") }),
+      sendOptions(),
+    ),
+  );
+  const b = await bodyText(await send(pool, outbound("GET", "/y"), sendOptions()));
+  assert.match(a, /^POST \/x hi \d+$/);
+  assert.equal(a.split(" ")[3], b.split(" ")[3]);
+  const big = await send(pool, outbound("GET", "/big"), sendOptions());
+  assert.equal(
+    await sha256(big.body as ReadableStream<Uint8Array>),
+    await sha256(pattern(0, 1 << 20)),
+  );
 });
 
 Deno.test("http1 tls: without a server name the member's IP address is verified", async () => {
-  const m = tlsMember();
-  const pool = new ConnPool(new Connector(address(m.port), { caCerts: [pki.ca], serverName: "" }));
-  try {
-    assert.match(
-      await bodyText(await send(pool, outbound("GET", "/ip"), sendOptions())),
-      /^GET \/ip /,
-    );
-  } finally {
-    pool.close();
-    await m.close();
-  }
+  await using m = tlsMember();
+  using pool = disposablePool(
+    new ConnPool(
+      new Connector(address(m.port), { caCerts: [pki.ca], serverName: "" }),
+    ),
+  );
+  assert.match(
+    await bodyText(await send(pool, outbound("GET", "/ip"), sendOptions())),
+    /^GET \/ip /,
+  );
 });
 
 Deno.test("http1 tls: a wrong server name fails with kind tls", async () => {
-  const m = tlsMember();
-  const pool = new ConnPool(
-    new Connector(address(m.port), { caCerts: [pki.ca], serverName: "other.test" }),
+  await using m = tlsMember();
+  using pool = disposablePool(
+    new ConnPool(
+      new Connector(address(m.port), { caCerts: [pki.ca], serverName: "other.test" }),
+    ),
   );
-  try {
-    await assert.rejects(send(pool, outbound("GET", "/"), sendOptions()), (err: unknown) => {
-      assert.ok(err instanceof UpstreamError);
-      assert.equal(err.phase, "connect");
-      assert.equal(err.kind, "tls");
-      assert.equal(err.written, false);
-      assert.match(err.message, /other\.test/);
-      return true;
-    });
-    assert.equal(pool.active, 0);
-  } finally {
-    pool.close();
-    await m.close();
-  }
+  await assert.rejects(send(pool, outbound("GET", "/"), sendOptions()), (err: unknown) => {
+    assert.ok(err instanceof UpstreamError);
+    assert.equal(err.phase, "connect");
+    assert.equal(err.kind, "tls");
+    assert.equal(err.written, false);
+    assert.match(err.message, /other\.test/);
+    return true;
+  });
+  assert.equal(pool.active, 0);
 });
 
 Deno.test("http1 tls: an unknown CA fails with kind tls", async () => {
-  const m = tlsMember();
-  const pool = new ConnPool(
-    new Connector(address(m.port), { caCerts: [], serverName: "member.test" }),
+  await using m = tlsMember();
+  using pool = disposablePool(
+    new ConnPool(
+      new Connector(address(m.port), { caCerts: [], serverName: "member.test" }),
+    ),
   );
-  try {
-    await assert.rejects(send(pool, outbound("GET", "/"), sendOptions()), {
-      name: "UpstreamError",
-      kind: "tls",
-    });
-  } finally {
-    pool.close();
-    await m.close();
-  }
+  await assert.rejects(send(pool, outbound("GET", "/"), sendOptions()), {
+    name: "UpstreamError",
+    kind: "tls",
+  });
 });
 
 Deno.test("http1 tls: system roots are trusted besides the pool CA", async (t) => {
@@ -145,7 +132,7 @@ Deno.test("http1 tls: system roots are trusted besides the pool CA", async (t) =
     return;
   }
   // Stand-in system bundle: SSL_CERT_FILE names our CA, the pool gives no CA of its own.
-  const m = tlsMember();
+  await using m = tlsMember();
   const settings: TlsSettings = { caCerts: [], serverName: "member.test" };
   const previous = Deno.env.get("SSL_CERT_FILE");
   Deno.env.set("SSL_CERT_FILE", `${pki.dir}/ca.crt`);
@@ -157,24 +144,20 @@ Deno.test("http1 tls: system roots are trusted besides the pool CA", async (t) =
     else Deno.env.set("SSL_CERT_FILE", previous);
   }
   // A second member of the same pool shares the roots read for the first.
-  const pools = [new ConnPool(first), new ConnPool(new Connector(address(m.port), settings))];
-  try {
-    for (const pool of pools) {
-      assert.match(
-        await bodyText(await send(pool, outbound("GET", "/sys"), sendOptions())),
-        /^GET \/sys /,
-      );
-    }
-  } finally {
-    for (const pool of pools) pool.close();
-    await m.close();
+  using a = disposablePool(new ConnPool(first));
+  using b = disposablePool(new ConnPool(new Connector(address(m.port), settings)));
+  for (const pool of [a, b]) {
+    assert.match(
+      await bodyText(await send(pool, outbound("GET", "/sys"), sendOptions())),
+      /^GET \/sys /,
+    );
   }
 });
 
 Deno.test("http1 tls: a member that never finishes the handshake times out in phase connect", async () => {
   let release!: () => void;
   const held = new Promise<void>((r) => release = r);
-  const server = new RawServer(() => held);
+  await using server = new RawServer(() => held);
   const connector = new Connector(address(server.port), {
     caCerts: [pki.ca],
     serverName: "member.test",
@@ -189,7 +172,6 @@ Deno.test("http1 tls: a member that never finishes the handshake times out in ph
     assert.ok(performance.now() - t0 < 1000);
   } finally {
     release();
-    await server.close();
   }
 });
 

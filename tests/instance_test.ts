@@ -4,6 +4,7 @@
  * SIGTERM drain (listeners first, `Connection: close`, in-flight requests finish, a deadline).
  */
 import assert from "node:assert/strict";
+import { sleep, tempDir, waitUntil } from "./_support/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -14,45 +15,37 @@ function freePort(): number {
   return port;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** One keep-alive GET (no `Connection: close` from the client) with any Host header. */
 async function get(
   url: string,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; text: string; headers: Headers }> {
   const u = new URL(url);
-  const conn = await Deno.connect({ hostname: u.hostname, port: Number(u.port) });
-  try {
-    let head = `GET ${u.pathname} HTTP/1.1\r\nhost: ${headers.host ?? u.host}\r\n\r\n`;
-    await conn.write(new TextEncoder().encode(head));
-    const buf = new Uint8Array(65536);
-    let n = 0;
-    for (;;) {
-      const r = await conn.read(buf.subarray(n));
-      if (r === null) throw new Error("connection closed before the whole response");
-      n += r;
-      const text = new TextDecoder().decode(buf.subarray(0, n));
-      const end = text.indexOf("\r\n\r\n");
-      if (end < 0) continue;
-      head = text.slice(0, end);
-      const h = new Headers();
-      for (const line of head.split("\r\n").slice(1)) {
-        const c = line.indexOf(":");
-        h.append(line.slice(0, c).trim(), line.slice(c + 1).trim());
-      }
-      const len = Number(h.get("content-length") ?? "0");
-      if (text.length - end - 4 < len) continue;
-      return {
-        status: Number(head.split(" ")[1]),
-        text: text.slice(end + 4, end + 4 + len),
-        headers: h,
-      };
+  using conn = await Deno.connect({ hostname: u.hostname, port: Number(u.port) });
+  let head = `GET ${u.pathname} HTTP/1.1\r\nhost: ${headers.host ?? u.host}\r\n\r\n`;
+  await conn.write(new TextEncoder().encode(head));
+  const buf = new Uint8Array(65536);
+  let n = 0;
+  for (;;) {
+    const r = await conn.read(buf.subarray(n));
+    if (r === null) throw new Error("connection closed before the whole response");
+    n += r;
+    const text = new TextDecoder().decode(buf.subarray(0, n));
+    const end = text.indexOf("\r\n\r\n");
+    if (end < 0) continue;
+    head = text.slice(0, end);
+    const h = new Headers();
+    for (const line of head.split("\r\n").slice(1)) {
+      const c = line.indexOf(":");
+      h.append(line.slice(0, c).trim(), line.slice(c + 1).trim());
     }
-  } finally {
-    conn.close();
+    const len = Number(h.get("content-length") ?? "0");
+    if (text.length - end - 4 < len) continue;
+    return {
+      status: Number(head.split(" ")[1]),
+      text: text.slice(end + 4, end + 4 + len),
+      headers: h,
+    };
   }
 }
 
@@ -65,19 +58,8 @@ async function refused(port: number): Promise<boolean> {
   }
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch { /* not yet */ }
-    await sleep(30);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-interface Instance {
+/** A `scalwsd run` child process; disposing kills it (if still running) and reads its output. */
+interface Instance extends AsyncDisposable {
   readonly port: number;
   readonly metrics: string;
   readonly socket: string;
@@ -88,7 +70,7 @@ interface Instance {
 /** A slow member: each request waits `delay` ms, or until `release()`. */
 function slowMember(
   delay: number,
-): { port: number; server: Deno.HttpServer; release(): Promise<void> } {
+): { port: number; server: Deno.HttpServer; release(): Promise<void> } & AsyncDisposable {
   const timers = new Set<{ timer: ReturnType<typeof setTimeout>; done: () => void }>();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
     await new Promise<void>((done) => {
@@ -103,18 +85,15 @@ function slowMember(
     });
     return new Response("slow");
   });
-  return {
-    port: server.addr.port,
-    server,
-    async release() {
-      for (const t of timers) {
-        clearTimeout(t.timer);
-        t.done();
-      }
-      timers.clear();
-      await server.shutdown();
-    },
+  const release = async () => {
+    for (const t of timers) {
+      clearTimeout(t.timer);
+      t.done();
+    }
+    timers.clear();
+    await server.shutdown();
   };
+  return { port: server.addr.port, server, release, [Symbol.asyncDispose]: release };
 }
 
 async function startInstance(dir: string, memberPort: number, drain: string): Promise<Instance> {
@@ -168,7 +147,20 @@ tenants:
     stderr: "piped",
   }).spawn();
   const text = new Response(child.stderr).text();
-  return { port, metrics, socket, child, output: () => text };
+  return {
+    port,
+    metrics,
+    socket,
+    child,
+    output: () => text,
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* exited */ }
+      await child.status;
+      await text;
+    },
+  };
 }
 
 async function readyz(metrics: string): Promise<unknown> {
@@ -176,117 +168,105 @@ async function readyz(metrics: string): Promise<unknown> {
 }
 
 Deno.test("instance: ready but not listening until SIGUSR2, then active; PUT of members answers 501", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-inst-" });
-  const member = slowMember(0);
-  const inst = await startInstance(dir, member.port, "5s");
-  try {
-    assert.deepEqual(await until("readiness", () => readyz(inst.metrics)), {
+  await using dir = await tempDir("scalwsd-inst-");
+  await using member = slowMember(0);
+  await using inst = await startInstance(dir.path, member.port, "5s");
+  assert.deepEqual(
+    await waitUntil(() => readyz(inst.metrics), {
+      what: "readiness",
+      timeoutMs: 10_000,
+      intervalMs: 30,
+    }),
+    {
       generation: 5,
       state: "ready",
+    },
+  );
+  assert.equal(await refused(inst.port), true);
+  Deno.kill(inst.child.pid, "SIGUSR2");
+  await waitUntil(
+    async () => ((await readyz(inst.metrics)) as { state: string }).state === "active" || undefined,
+    { what: "active", timeoutMs: 10_000, intervalMs: 30 },
+  );
+  const r = await get(`http://127.0.0.1:${inst.port}/`, { host: "example.test" });
+  assert.deepEqual([r.status, r.text], [200, "hello"]);
+  const metrics = (await get(`http://${inst.metrics}/metrics`)).text;
+  assert.match(metrics, /^scalws_process_cpu_seconds_total \d/m);
+  assert.match(metrics, /^scalws_event_loop_lag_p99_seconds \d/m);
+  assert.match(metrics, /^scalws_inflight_requests 0$/m);
+  assert.match(metrics, /^scalws_process_resident_memory_bytes [1-9]\d+$/m);
+  {
+    using client = Deno.createHttpClient({ proxy: { transport: "unix", path: inst.socket } });
+    const put = await fetch("http://localhost/v1/upstreams/api", {
+      client,
+      method: "PUT",
+      body: '{"members": []}',
     });
-    assert.equal(await refused(inst.port), true);
-    Deno.kill(inst.child.pid, "SIGUSR2");
-    await until(
-      "active",
-      async () =>
-        ((await readyz(inst.metrics)) as { state: string }).state === "active" || undefined,
-    );
-    const r = await get(`http://127.0.0.1:${inst.port}/`, { host: "example.test" });
-    assert.deepEqual([r.status, r.text], [200, "hello"]);
-    const metrics = (await get(`http://${inst.metrics}/metrics`)).text;
-    assert.match(metrics, /^scalws_process_cpu_seconds_total \d/m);
-    assert.match(metrics, /^scalws_event_loop_lag_p99_seconds \d/m);
-    assert.match(metrics, /^scalws_inflight_requests 0$/m);
-    assert.match(metrics, /^scalws_process_resident_memory_bytes [1-9]\d+$/m);
-    const client = Deno.createHttpClient({ proxy: { transport: "unix", path: inst.socket } });
-    try {
-      const put = await fetch("http://localhost/v1/upstreams/api", {
-        client,
-        method: "PUT",
-        body: '{"members": []}',
-      });
-      assert.equal(put.status, 501);
-      assert.deepEqual(await put.json(), {
-        error: "run-time members are not supported with listener_mode: reuseport",
-      });
-    } finally {
-      client.close();
-    }
-    Deno.kill(inst.child.pid, "SIGTERM");
-    assert.equal((await inst.child.status).code, 0);
-  } finally {
-    try {
-      inst.child.kill("SIGKILL");
-    } catch { /* exited */ }
-    await inst.child.status;
-    await inst.output();
-    await member.release();
-    await Deno.remove(dir, { recursive: true });
+    assert.equal(put.status, 501);
+    assert.deepEqual(await put.json(), {
+      error: "run-time members are not supported with listener_mode: reuseport",
+    });
   }
+  Deno.kill(inst.child.pid, "SIGTERM");
+  assert.equal((await inst.child.status).code, 0);
 });
 
 Deno.test("instance: SIGTERM closes the listener first, finishes in-flight requests with Connection: close", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-inst-" });
-  const member = slowMember(700);
-  const inst = await startInstance(dir, member.port, "5s");
-  try {
-    await until("readiness", () => readyz(inst.metrics));
-    Deno.kill(inst.child.pid, "SIGUSR2");
-    await until("listening", async () => (await refused(inst.port)) ? undefined : true);
-    const slow = get(`http://127.0.0.1:${inst.port}/slow`, { host: "example.test" });
-    await sleep(200);
-    Deno.kill(inst.child.pid, "SIGTERM");
-    await until(
-      "the listener to close",
-      async () => (await refused(inst.port)) || undefined,
-      2_000,
-    );
-    const r = await slow;
-    assert.deepEqual([r.status, r.text, r.headers.get("connection")], [200, "slow", "close"]);
-    assert.equal((await inst.child.status).code, 0);
-    const log = await inst.output();
-    assert.match(log, /"event":"draining","signal":"SIGTERM","drain_timeout_ms":5000/);
-    assert.match(log, /"event":"stopped"/);
-  } finally {
-    try {
-      inst.child.kill("SIGKILL");
-    } catch { /* exited */ }
-    await inst.child.status;
-    await inst.output();
-    await member.release();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir("scalwsd-inst-");
+  await using member = slowMember(700);
+  await using inst = await startInstance(dir.path, member.port, "5s");
+  await waitUntil(() => readyz(inst.metrics), {
+    what: "readiness",
+    timeoutMs: 10_000,
+    intervalMs: 30,
+  });
+  Deno.kill(inst.child.pid, "SIGUSR2");
+  await waitUntil(async () => (await refused(inst.port)) ? undefined : true, {
+    what: "listening",
+    timeoutMs: 10_000,
+    intervalMs: 30,
+  });
+  const slow = get(`http://127.0.0.1:${inst.port}/slow`, { host: "example.test" });
+  await sleep(200);
+  Deno.kill(inst.child.pid, "SIGTERM");
+  await waitUntil(async () => (await refused(inst.port)) || undefined, {
+    what: "the listener to close",
+    timeoutMs: 2_000,
+    intervalMs: 30,
+  });
+  const r = await slow;
+  assert.deepEqual([r.status, r.text, r.headers.get("connection")], [200, "slow", "close"]);
+  assert.equal((await inst.child.status).code, 0);
+  const log = await inst.output();
+  assert.match(log, /"event":"draining","signal":"SIGTERM","drain_timeout_ms":5000/);
+  assert.match(log, /"event":"stopped"/);
 });
 
 Deno.test("instance: a drain that outlives --drain-timeout exits with status 3", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-inst-" });
-  const member = slowMember(3_000);
-  const inst = await startInstance(dir, member.port, "300ms");
-  try {
-    await until("readiness", () => readyz(inst.metrics));
-    Deno.kill(inst.child.pid, "SIGUSR2");
-    await until("listening", async () => (await refused(inst.port)) ? undefined : true);
-    const slow = get(`http://127.0.0.1:${inst.port}/slow`, { host: "example.test" }).catch((e) =>
-      e
-    );
-    await sleep(200);
-    const t0 = Date.now();
-    Deno.kill(inst.child.pid, "SIGTERM");
-    assert.equal((await inst.child.status).code, 3);
-    const took = Date.now() - t0;
-    assert.ok(took >= 300 && took < 2_500, `exited after ${took} ms`);
-    assert.ok((await slow) instanceof Error);
-    assert.match(
-      await inst.output(),
-      /"event":"drain_timeout","drain_timeout_ms":300,"inflight":1/,
-    );
-  } finally {
-    try {
-      inst.child.kill("SIGKILL");
-    } catch { /* exited */ }
-    await inst.child.status;
-    await inst.output();
-    await member.release();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir("scalwsd-inst-");
+  await using member = slowMember(3_000);
+  await using inst = await startInstance(dir.path, member.port, "300ms");
+  await waitUntil(() => readyz(inst.metrics), {
+    what: "readiness",
+    timeoutMs: 10_000,
+    intervalMs: 30,
+  });
+  Deno.kill(inst.child.pid, "SIGUSR2");
+  await waitUntil(async () => (await refused(inst.port)) ? undefined : true, {
+    what: "listening",
+    timeoutMs: 10_000,
+    intervalMs: 30,
+  });
+  const slow = get(`http://127.0.0.1:${inst.port}/slow`, { host: "example.test" }).catch((e) => e);
+  await sleep(200);
+  const t0 = Date.now();
+  Deno.kill(inst.child.pid, "SIGTERM");
+  assert.equal((await inst.child.status).code, 3);
+  const took = Date.now() - t0;
+  assert.ok(took >= 300 && took < 2_500, `exited after ${took} ms`);
+  assert.ok((await slow) instanceof Error);
+  assert.match(
+    await inst.output(),
+    /"event":"drain_timeout","drain_timeout_ms":300,"inflight":1/,
+  );
 });

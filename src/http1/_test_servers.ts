@@ -6,7 +6,7 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 /** A raw TCP server on 127.0.0.1 whose per-connection behaviour the test scripts. */
-export class RawServer {
+export class RawServer implements AsyncDisposable {
   readonly listener: Deno.TcpListener;
   readonly port: number;
   /** Connections accepted so far. */
@@ -53,6 +53,9 @@ export class RawServer {
     for (const c of [...this.#conns]) this.drop(c);
     await this.#loop;
     await Promise.all([...this.#handlers]);
+  }
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }
 
