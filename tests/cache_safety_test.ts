@@ -1,0 +1,148 @@
+/**
+ * Bad input and safety: lying or broken members are never stored, a client leaving mid-store
+ * leaves a whole entry or none, oversized answers stream through, private answers stay private,
+ * and unkeyed headers cannot plant an entry for others (the poisoning rule).
+ */
+import assert from "node:assert/strict";
+import {
+  cachedApp,
+  get,
+  rawServer,
+  readHead,
+  scriptedMember,
+  sleep,
+  startScalwsd,
+  waitUntil,
+} from "./_support/mod.ts";
+
+const enc = new TextEncoder();
+
+Deno.test("a member whose body is longer than its Content-Length is never stored", async () => {
+  let count = 0;
+  await using member = rawServer(async (conn) => {
+    await readHead(conn);
+    count++;
+    await conn.write(enc.encode(
+      "HTTP/1.1 200 OK\r\ncache-control: max-age=60\r\ncontent-length: 5\r\n\r\nhello, and more than promised",
+    ));
+    conn.close();
+  });
+  await using s = await startScalwsd(cachedApp(member));
+  const a = await get(s.url + "/lie", { host: "a.test" });
+  assert.equal(a.text, "hello");
+  await get(s.url + "/lie", { host: "a.test" });
+  assert.equal(count, 2);
+  assert.equal(s.server.cache.store.objects, 0);
+});
+
+Deno.test("a body cut off before its Content-Length is never stored", async () => {
+  let count = 0;
+  await using member = rawServer(async (conn) => {
+    await readHead(conn);
+    count++;
+    await conn.write(enc.encode(
+      "HTTP/1.1 200 OK\r\ncache-control: max-age=60\r\ncontent-length: 100000\r\n\r\n" +
+        "x".repeat(40_000),
+    ));
+    conn.close();
+  });
+  await using s = await startScalwsd(cachedApp(member));
+  const a = await get(s.url + "/cut", { host: "a.test" });
+  assert.ok(a.bytes.length < 100_000);
+  await get(s.url + "/cut", { host: "a.test" });
+  assert.equal(count, 2);
+  assert.equal(s.server.cache.store.objects, 0);
+});
+
+Deno.test("a client leaving while its answer is being stored leaves a whole entry or none", async () => {
+  const size = 4 * 1024 * 1024;
+  await using m = scriptedMember(() => {
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        if (sent >= size) return c.close();
+        await sleep(2);
+        const n = Math.min(65536, size - sent);
+        c.enqueue(new Uint8Array(n).fill(97 + ((sent / 65536) % 26)));
+        sent += n;
+      },
+    });
+    return { body, headers: { "cache-control": "max-age=60", "content-length": String(size) } };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(s.url).port) });
+  await conn.write(enc.encode("GET /big HTTP/1.1\r\nhost: a.test\r\n\r\n"));
+  const buf = new Uint8Array(65536);
+  let got = 0;
+  while (got < 300_000) got += (await conn.read(buf)) ?? 0;
+  conn.close();
+  await waitUntil(() => !s.server.cache.collapser.busy("http://a.test/big"), {
+    what: "the stored answer settled",
+  });
+  const v = s.server.cache.store.variants("http://a.test/big");
+  assert.ok(v === undefined || v[0].body.length === size, "never half an entry");
+  const r = await get(s.url + "/big", { host: "a.test" });
+  assert.equal(r.bytes.length, size);
+  assert.equal(r.bytes[size - 1], 97 + ((size - 65536) / 65536) % 26);
+});
+
+Deno.test("answers over max_object_size stream through and are not stored", async () => {
+  await using m = scriptedMember(() => ({
+    body: "y".repeat(200_000),
+    headers: { "cache-control": "max-age=60" },
+  }));
+  await using s = await startScalwsd(cachedApp(m, { max_object_size: "100KiB" }));
+  const a = await get(s.url + "/large", { host: "a.test" });
+  assert.equal(a.bytes.length, 200_000);
+  const b = await get(s.url + "/large", { host: "a.test" });
+  assert.equal(b.bytes.length, 200_000);
+  assert.equal(m.count, 2);
+  assert.equal(s.server.cache.store.objects, 0);
+});
+
+Deno.test("a private answer is never served to a second client", async () => {
+  await using m = scriptedMember((req) => ({
+    body: `account of ${req.headers.get("cookie")}`,
+    headers: { "cache-control": "private, max-age=600" },
+  }));
+  await using s = await startScalwsd(cachedApp(m));
+  const alice = await get(s.url + "/me", { host: "a.test", cookie: "user=alice" });
+  const bob = await get(s.url + "/me", { host: "a.test", cookie: "user=bob" });
+  assert.equal(alice.text, "account of user=alice");
+  assert.equal(bob.text, "account of user=bob");
+  assert.equal(m.count, 2);
+});
+
+Deno.test("poisoning: unkeyed headers a member reflects cannot plant an entry for others", async () => {
+  // The member builds links from the forwarding headers, as many frameworks do.
+  await using m = scriptedMember((req) => {
+    const h = req.headers;
+    const host = h.get("x-forwarded-host") ?? h.get("host");
+    const scheme = h.get("x-forwarded-scheme") ?? h.get("x-forwarded-proto") ?? "http";
+    const path = h.get("x-original-url") ?? new URL(req.url).pathname;
+    return {
+      body: `<a href="${scheme}://${host}${path}">`,
+      headers: { "cache-control": "max-age=600" },
+    };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  // X-Forwarded-Host from an untrusted peer is replaced by scalwsd: stored, but clean.
+  const evilHost = await get(s.url + "/p1", { host: "a.test", "x-forwarded-host": "evil.example" });
+  assert.equal(evilHost.text, '<a href="http://a.test/p1">');
+  // Headers scalwsd passes on untouched and does not key on: the answer is not stored.
+  for (
+    const [name, value] of [
+      ["x-forwarded-scheme", "javascript"],
+      ["x-original-url", "/evil"],
+      ["forwarded", "host=evil.example"],
+    ]
+  ) {
+    const path = `/p-${name}`;
+    const planted = await get(s.url + path, { host: "a.test", [name]: value });
+    assert.match(planted.headers.get("cache-status")!, /fwd=uri-miss; fwd-status=200$/, name);
+    const victim = await get(s.url + path, { host: "a.test" });
+    assert.ok(!victim.text.includes("evil") && !victim.text.includes("javascript"), name);
+  }
+  const victim = await get(s.url + "/p1", { host: "a.test" });
+  assert.equal(victim.text, '<a href="http://a.test/p1">');
+});
