@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { poolMemberErrors, validateMembersBody } from "../src/config/members.ts";
 import { log } from "../src/observe/log.ts";
+import { parsePurge } from "../src/cache/purge_request.ts";
 import { EXPOSITION_CONTENT_TYPE } from "../src/observe/metrics.ts";
 import type { AdminTarget } from "./target.ts";
 import { readyz } from "./metrics_app.ts";
@@ -108,6 +109,9 @@ export function createAdminApp(
 
   app.put("/v1/upstreams/:name", (c) => putMembers(c, server));
 
+  app.get("/v1/cache", (c) => c.json(server.cache.stats()));
+  app.post("/v1/cache/purge", (c) => purgeCache(c, server));
+
   app.get("/console", (c) => c.redirect("/console/"));
   app.get("/console/", (c) => c.html(consolePage()));
 
@@ -117,6 +121,40 @@ export function createAdminApp(
     return c.json({ error: "internal error" }, 500);
   });
   return app;
+}
+
+/** `POST /v1/cache/purge`: removes what the body names; answers `{"purged": N}`. */
+async function purgeCache(c: Context<Env>, server: AdminTarget): Promise<Response> {
+  const who = c.get("who");
+  const reject = (status: 400 | 413, error: string) => {
+    audit(who, "cache_purge", "-", `refused ${status}`, { error });
+    return c.json({ error }, status);
+  };
+  let text: string;
+  try {
+    text = await readCapped(c.req.raw);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) {
+      return reject(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
+    }
+    return reject(400, "body could not be read");
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return reject(400, "body: invalid JSON");
+  }
+  const target = parsePurge(body);
+  if (typeof target === "string") return reject(400, target);
+  const purged = server.cache.store.purge(target);
+  const what = "all" in target
+    ? "all"
+    : "path" in target
+    ? `${target.host}${target.path}`
+    : `${target.host}${target.prefix}*`;
+  audit(who, "cache_purge", what, "ok", { purged });
+  return c.json({ purged });
 }
 
 async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Response> {

@@ -1,4 +1,5 @@
 import type { Clock } from "../src/base/clock.ts";
+import type { Cache } from "../src/cache/cache.ts";
 import type { Lock } from "../src/base/lock.ts";
 import type { Config, MemberConfig } from "../src/config/types.ts";
 import type { Registry } from "../src/observe/metrics.ts";
@@ -29,6 +30,8 @@ export interface AdminTarget {
   readonly registry: { readonly pools: ReadonlyMap<string, Pool> };
   /** Supervised applications and their worker processes (`GET /v1/apps`). */
   readonly apps: { view(): readonly AppView[] };
+  /** The response cache: its store (purges) and its statistics. */
+  readonly cache: Cache;
   reload(): Promise<ReloadOutcome>;
   /**
    * Records an api pool's new member list where it survives a restart (`server.state_dir`),

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
-import { formatApps, formatPool, formatPools } from "./ctl_format.ts";
+import { formatApps, formatCache, formatPool, formatPools } from "./ctl_format.ts";
+import { purgeOfUrl } from "../src/cache/purge_request.ts";
 import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
 
@@ -12,6 +13,10 @@ const CTL_USAGE = `usage: scalwsd ctl [--socket PATH] [--json] COMMAND
   upstreams set NAME ADDR[=WEIGHT]...  replace the members of a members_from: api pool
   apps                               supervised applications: workers, PID, state, restarts, CPU
   reload                             reload the configuration file
+  cache                              cached objects, bytes and hit ratio per application
+  cache purge URL                    remove the stored answers of one URL's path
+  cache purge --prefix URL           remove every stored answer under the URL's path
+  cache purge --all                  empty the cache
 ${CONTROLLER_CTL_USAGE.replace("usage: ", "   or: ")}`;
 
 /** Parses `addr[=weight]`; the weight must be an integer (the server checks its range). */
@@ -40,6 +45,8 @@ export async function ctl(args: string[]): Promise<number> {
         socket: { type: "string", short: "s" },
         "controller-socket": { type: "string" },
         json: { type: "boolean" },
+        prefix: { type: "boolean" },
+        all: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
       allowPositionals: true,
@@ -56,7 +63,7 @@ export async function ctl(args: string[]): Promise<number> {
   }
   const controlSocket = values["controller-socket"];
   if (controlSocket !== undefined) {
-    return await ctlController(controlSocket, p, values.json === true);
+    return await ctlController(controlSocket, p, values.json === true, values);
   }
   const socket = values.socket ?? Deno.env.get("SCALWSD_ADMIN_SOCKET") ?? DEFAULT_SOCKET;
   const out = (data: unknown, text: () => string) =>
@@ -79,6 +86,25 @@ export async function ctl(args: string[]): Promise<number> {
     if (p[0] === "apps" && p.length === 1) {
       const r = await call(socket, "GET", "/v1/apps") as { apps: Record<string, unknown>[] };
       out(r, () => formatApps(r.apps));
+      return 0;
+    }
+    if (p[0] === "cache" && p.length === 1) {
+      const r = await call(socket, "GET", "/v1/cache") as Record<string, unknown>;
+      out(r, () => formatCache(r));
+      return 0;
+    }
+    if (p[0] === "cache" && p[1] === "purge") {
+      const target = values.all === true && p.length === 2
+        ? { all: true }
+        : p.length === 3 && values.all !== true
+        ? purgeOfUrl(p[2], values.prefix === true)
+        : "expected: cache purge URL | cache purge --prefix URL | cache purge --all";
+      if (typeof target === "string") {
+        console.error(`scalwsd ctl: ${target}`);
+        return 2;
+      }
+      const r = await call(socket, "POST", "/v1/cache/purge", target) as { purged: number };
+      out(r, () => `purged ${r.purged} ${r.purged === 1 ? "entry" : "entries"}`);
       return 0;
     }
     if (p[0] === "upstreams" && p.length === 1) {

@@ -2,6 +2,7 @@
 import { table } from "./ctl_format.ts";
 import { formatPool, formatPools } from "./ctl_format.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
+import { purgeOfUrl } from "../src/cache/purge_request.ts";
 
 export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH [--json] COMMAND
   status                 every instance and generation, the desired count, the last evaluation
@@ -10,6 +11,8 @@ export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH
   scale N                set the instance count (instances.min .. instances.max)
   enable | disable       turn autoscaling on or off (off freezes the count at once)
   upstreams [show NAME]  the pools of one serving instance
+  cache                  cached objects and bytes of every instance
+  cache purge [--prefix] URL | --all   purge on every instance; answers the sum
   stop                   drain every instance, then stop the controller`;
 
 function call(socket: string, method: string, path: string, body?: unknown): Promise<unknown> {
@@ -80,6 +83,7 @@ export async function ctlController(
   socket: string,
   p: readonly string[],
   json: boolean,
+  flags: { readonly prefix?: boolean; readonly all?: boolean } = {},
 ): Promise<number> {
   const out = (data: unknown, text: () => string) =>
     console.log(json ? JSON.stringify(data, null, 2) : text());
@@ -135,6 +139,34 @@ export async function ctlController(
         unknown
       >;
       out(r, () => `from ${r.instance}\n${formatPool(r)}`);
+      return 0;
+    }
+    if (p[0] === "cache" && p.length === 1) {
+      const r = await call(socket, "GET", "/v1/cache") as {
+        objects: number;
+        bytes: number;
+        instances: { id: string; objects: number; bytes: number }[];
+      };
+      out(r, () =>
+        `objects ${r.objects}  bytes ${r.bytes}\n` +
+        table(
+          ["INSTANCE", "OBJECTS", "BYTES"],
+          r.instances.map((i) => [i.id, String(i.objects ?? "-"), String(i.bytes ?? "-")]),
+        ));
+      return 0;
+    }
+    if (p[0] === "cache" && p[1] === "purge") {
+      const target = flags.all === true && p.length === 2
+        ? { all: true }
+        : p.length === 3 && flags.all !== true
+        ? purgeOfUrl(p[2], flags.prefix === true)
+        : "expected: cache purge URL | cache purge --prefix URL | cache purge --all";
+      if (typeof target === "string") {
+        console.error(`scalwsd ctl: ${target}`);
+        return 2;
+      }
+      const r = await call(socket, "POST", "/v1/cache/purge", target) as { purged: number };
+      out(r, () => `purged ${r.purged} ${r.purged === 1 ? "entry" : "entries"} on every instance`);
       return 0;
     }
     if (p[0] === "stop" && p.length === 1) {

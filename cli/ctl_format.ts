@@ -72,3 +72,22 @@ export function formatApps(apps: readonly Record<string, unknown>[]): string {
         .split("\n").map((l) => "  " + l).join("\n");
   }).join("\n\n");
 }
+
+/** `scalwsd ctl cache`: totals, then one line per application. */
+export function formatCache(c: Record<string, unknown>): string {
+  const apps = (c.applications ?? []) as {
+    tenant: string;
+    app: string;
+    objects: number;
+    bytes: number;
+    hit_ratio: number;
+  }[];
+  const pct = (r: number) => `${(r * 100).toFixed(1)}%`;
+  const head = `objects ${c.objects}  bytes ${c.bytes} of ${c.max_size}  evictions ${c.evictions}` +
+    `  hit ratio ${pct(c.hit_ratio as number)}`;
+  if (apps.length === 0) return head;
+  const rows = apps.map((
+    a,
+  ) => [a.tenant, a.app, String(a.objects), String(a.bytes), pct(a.hit_ratio)]);
+  return head + "\n" + table(["TENANT", "APP", "OBJECTS", "BYTES", "HIT_RATIO"], rows);
+}

@@ -17,14 +17,96 @@ export const REVALIDATED = 3;
 export const BYPASS = 4;
 export const COLLAPSED = 5;
 
+/** One application's line of the cache view (`GET /v1/cache`, the console). */
+export interface AppCacheStats {
+  readonly tenant: string;
+  readonly app: string;
+  readonly objects: number;
+  readonly bytes: number;
+  /** Requests by result since the start. */
+  readonly requests: Readonly<Record<Result, number>>;
+  /** Answers from the cache (hit, stale, revalidated, collapsed) over looked-up requests. */
+  readonly hit_ratio: number;
+}
+
+export interface CacheStats {
+  readonly objects: number;
+  readonly bytes: number;
+  readonly max_size: number;
+  readonly evictions: number;
+  readonly hit_ratio: number;
+  readonly applications: readonly AppCacheStats[];
+}
+
+/** Served from the cache over requests that were looked up (bypasses left out); 0 when none. */
+export function hitRatio(r: Readonly<Record<Result, number>>): number {
+  const served = r.hit + r.stale + r.revalidated + r.collapsed;
+  const looked = served + r.miss;
+  return looked === 0 ? 0 : Math.round((served / looked) * 10_000) / 10_000;
+}
+
+function zero(): Record<Result, number> {
+  return { hit: 0, miss: 0, stale: 0, revalidated: 0, bypass: 0, collapsed: 0 };
+}
+
 export class Cache {
   readonly store: Store;
   readonly collapser = new Collapser();
   /** Longest wait of a collapsed miss for the leader's answer, ms. */
   collapseWait = COLLAPSE_WAIT;
 
-  constructor(maxBytes: number, readonly clock: Clock) {
+  /**
+   * `requests`: the `scalws_cache_requests_total` family the per-application counters feed,
+   * read back for `stats()`.
+   */
+  constructor(
+    maxBytes: number,
+    readonly clock: Clock,
+    private readonly requests: Family<Series> | null = null,
+  ) {
     this.store = new Store(maxBytes);
+  }
+
+  /** Objects, bytes and hit ratio, overall and per application. */
+  stats(): CacheStats {
+    const apps = new Map<string, { tenant: string; app: string; r: Record<Result, number> }>();
+    const line = (tenant: string, app: string) => {
+      const k = `${tenant}/${app}`;
+      let a = apps.get(k);
+      if (a === undefined) apps.set(k, a = { tenant, app, r: zero() });
+      return a;
+    };
+    const total = zero();
+    if (this.requests !== null) {
+      for (const [key, series] of this.requests.series) {
+        const [tenant, app, result] = key.split("\u0000");
+        line(tenant, app).r[result as Result] += series.value;
+        total[result as Result] += series.value;
+      }
+    }
+    for (const owner of this.store.owners.keys()) {
+      const slash = owner.indexOf("/");
+      line(owner.slice(0, slash), owner.slice(slash + 1));
+    }
+    const store = this.store;
+    return {
+      objects: store.objects,
+      bytes: store.bytes,
+      max_size: store.maxBytes,
+      evictions: store.evictions,
+      hit_ratio: hitRatio(total),
+      applications: [...apps.entries()].sort((a, b) => a[0] < b[0] ? -1 : 1).map(([k, a]) => {
+        const u = store.owners.get(k);
+        return {
+          tenant: a.tenant,
+          app: a.app,
+          objects: u?.objects ?? 0,
+          bytes: u?.bytes ?? 0,
+          requests: a.r,
+          hit_ratio: hitRatio(a.r),
+        };
+      }),
+    };
   }
 }
 

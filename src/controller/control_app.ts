@@ -17,6 +17,10 @@ export interface ControlTarget {
   fromServingInstance(
     path: string,
   ): Promise<{ id: string; generation: number; status: number; body: string }>;
+  /** The same admin request to every running instance; unreachable ones are left out. */
+  toEveryInstance(
+    req: { method: string; path: string; body?: string },
+  ): Promise<{ id: string; status: number; body: string }[]>;
 }
 
 /** Request bodies are small JSON objects. */
@@ -94,6 +98,47 @@ export function createControlApp(target: ControlTarget, onStop: () => void): Hon
       error:
         "run-time members are not supported under the controller: use members_from: file and reload",
     }, 501);
+  });
+
+  // A purge goes to every instance (each has its own store); the answer is the sum.
+  app.post("/v1/cache/purge", async (c) => {
+    const len = Number(c.req.header("content-length") ?? 0);
+    if (len > MAX_CONTROL_BODY) {
+      return c.json({ error: `body is larger than ${MAX_CONTROL_BODY} bytes` }, 413);
+    }
+    const body = await c.req.text();
+    const answers = await target.toEveryInstance({ method: "POST", path: "/v1/cache/purge", body });
+    if (answers.length === 0) return c.json({ error: "no instance answered" }, 503);
+    let purged = 0;
+    const instances: Record<string, unknown>[] = [];
+    for (const a of answers) {
+      let parsed: { purged?: number; error?: string } = {};
+      try {
+        parsed = JSON.parse(a.body);
+      } catch { /* reported as the instance's status */ }
+      if (a.status === 400) {
+        // Every instance checks the body the same way: its message is the answer.
+        audit("cache_purge", "refused 400", { error: parsed.error });
+        return c.json({ error: parsed.error ?? "bad request" }, 400);
+      }
+      if (typeof parsed.purged === "number") purged += parsed.purged;
+      instances.push({ id: a.id, status: a.status, ...parsed });
+    }
+    audit("cache_purge", "ok", { purged, instances: answers.length });
+    return c.json({ purged, instances });
+  });
+
+  app.get("/v1/cache", async (c) => {
+    const answers = await target.toEveryInstance({ method: "GET", path: "/v1/cache" });
+    const instances = answers.map((a) => {
+      try {
+        return { id: a.id, ...JSON.parse(a.body) };
+      } catch {
+        return { id: a.id, error: a.body.trim() };
+      }
+    });
+    const sum = (k: string) => instances.reduce((n, i) => n + (Number(i[k]) || 0), 0);
+    return c.json({ objects: sum("objects"), bytes: sum("bytes"), instances });
   });
 
   app.post("/v1/stop", (c) => {

@@ -28,6 +28,23 @@ function fake(calls: string[]): ControlTarget {
       calls.push(`get ${path}`);
       return Promise.resolve({ id: "web-1", generation: 3, status: 200, body: '{"upstreams":[]}' });
     },
+    toEveryInstance: (req) => {
+      calls.push(`all ${req.method} ${req.path} ${req.body ?? ""}`);
+      if (req.body?.includes('"nope"')) {
+        const bad = { status: 400, body: '{"error":"path: must start with \\"/\\""}' };
+        return Promise.resolve([{ id: "web-0", ...bad }, { id: "web-1", ...bad }]);
+      }
+      if (req.method === "GET") {
+        return Promise.resolve([
+          { id: "web-0", status: 200, body: '{"objects":2,"bytes":100}' },
+          { id: "web-1", status: 200, body: '{"objects":3,"bytes":50}' },
+        ]);
+      }
+      return Promise.resolve([
+        { id: "web-0", status: 200, body: '{"purged":2}' },
+        { id: "web-1", status: 200, body: '{"purged":3}' },
+      ]);
+    },
   };
 }
 
@@ -135,4 +152,24 @@ Deno.test("serveControlSocket serves on a 0600 Unix socket", async () => {
     setLogSink(null);
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("control API: a cache purge goes to every instance and answers the sum", async () => {
+  await withApp(async (app, calls) => {
+    const body = '{"host":"a.test","path":"/x"}';
+    const r = await app.request("/v1/cache/purge", { method: "POST", body });
+    assert.equal(r.status, 200);
+    const j = await r.json();
+    assert.equal(j.purged, 5);
+    assert.deepEqual(j.instances.map((i: { id: string }) => i.id), ["web-0", "web-1"]);
+    assert.deepEqual(calls, [`all POST /v1/cache/purge ${body}`]);
+    const bad = await app.request("/v1/cache/purge", {
+      method: "POST",
+      body: '{"host":"a","path":"nope"}',
+    });
+    assert.deepEqual([bad.status, await bad.json()], [400, { error: 'path: must start with "/"' }]);
+    const stats = await (await app.request("/v1/cache")).json();
+    assert.equal(stats.objects, 5);
+    assert.equal(stats.bytes, 150);
+  });
 });

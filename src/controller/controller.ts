@@ -489,6 +489,32 @@ export class Controller {
     throw new ControlError(503, "no serving instance answered");
   }
 
+  /**
+   * Sends one admin request to every running instance (ready, active or draining) at once;
+   * an instance that cannot be reached is left out and logged.
+   */
+  async toEveryInstance(
+    req: { method: string; path: string; body?: string },
+  ): Promise<{ id: string; status: number; body: string }[]> {
+    const running = [...this.slots].filter((s) =>
+      s.rec.state === "ready" || s.rec.state === "active" || s.rec.state === "draining"
+    );
+    const answers = await Promise.all(running.map(async (s) => {
+      try {
+        const r = await adminRequest(s.rec.admin_socket, { ...req, timeoutMs: 5_000 });
+        return { id: s.rec.id, ...r };
+      } catch (err) {
+        log("warn", "admin_unreachable", {
+          id: s.rec.id,
+          socket: s.rec.admin_socket,
+          error: String(err),
+        });
+        return null;
+      }
+    }));
+    return answers.filter((a) => a !== null);
+  }
+
   /** Every instance and generation, the desired count and the last evaluation. */
   async status(): Promise<ControllerStatus> {
     return statusView({

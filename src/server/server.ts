@@ -92,7 +92,7 @@ export class Server {
       metrics: this.metrics,
       pools: () => this.registry.pools,
     });
-    this.cache = new Cache(256 * 1024 * 1024, this.clock);
+    this.cache = new Cache(256 * 1024 * 1024, this.clock, this.metrics.cacheRequests);
     this.metrics.registry.onCollect(() => {
       const store = this.cache.store;
       this.metrics.cacheObjects.value = store.objects;

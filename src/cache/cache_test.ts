@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { ManualClock } from "../base/clock.ts";
+import { Registry } from "../observe/metrics.ts";
+import { Cache, CacheCounters, COLLAPSED, HIT, hitRatio, MISS } from "./cache.ts";
+import { entryForTest } from "./_entry_for_test.ts";
+
+Deno.test("hitRatio counts answers from the cache over looked-up requests", () => {
+  const r = { hit: 6, miss: 2, stale: 1, revalidated: 0, bypass: 50, collapsed: 1 };
+  assert.equal(hitRatio(r), 0.8);
+  assert.equal(hitRatio({ hit: 0, miss: 0, stale: 0, revalidated: 0, bypass: 3, collapsed: 0 }), 0);
+});
+
+Deno.test("Cache.stats reports objects, bytes and hit ratio per application", () => {
+  const family = new Registry().counter("scalws_cache_requests_total", "x", [
+    "tenant",
+    "app",
+    "result",
+  ]);
+  const cache = new Cache(1 << 20, new ManualClock(), family);
+  const c = new CacheCounters("t", "a", family);
+  c.count(HIT);
+  c.count(HIT);
+  c.count(COLLAPSED);
+  c.count(MISS);
+  cache.store.put("http://a.test/x", entryForTest({ owner: "t/a", size: 100 }));
+  cache.store.put("http://b.test/x", entryForTest({ owner: "t/b", size: 100 }));
+  const s = cache.stats();
+  assert.equal(s.objects, 2);
+  assert.equal(s.hit_ratio, 0.75);
+  assert.deepEqual(s.applications.map((a) => [a.app, a.objects, a.hit_ratio]), [
+    ["a", 1, 0.75],
+    ["b", 1, 0],
+  ]);
+  assert.equal(s.applications[0].requests.hit, 2);
+  assert.equal(s.bytes, s.applications[0].bytes + s.applications[1].bytes);
+});
