@@ -138,6 +138,8 @@ Deno.test("apps: node, uvicorn, gunicorn, deno and a {port} command each serve a
     const metrics = await (await adminFetch(s.adminSocket, "/metrics")).text();
     assert.match(metrics, /scalws_app_workers\{tenant="t",app="node",state="ready"\} 2/);
     assert.match(metrics, /scalws_app_restarts_total\{tenant="t",app="node"\} 0/);
+    assert.match(metrics, /scalws_app_cpu_seconds_total\{tenant="t",app="node"\} [0-9.]+/);
+    assert.match(metrics, /scalws_app_cpu_allotment\{tenant="t",app="node"\} [12]/);
     assert.match(
       metrics,
       /scalws_upstream_requests_total\{pool="t\.node",member="unix:[^"]+",class="2xx"\}/,

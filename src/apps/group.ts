@@ -71,6 +71,8 @@ export class AppGroup implements WorkerOwner {
   private stopped = false;
   private rolling: Promise<void> = Promise.resolve();
   restarts = 0;
+  /** CPU seconds of workers that are gone (their last reading). */
+  private exitedCpu = 0;
 
   constructor(
     readonly name: string,
@@ -138,6 +140,7 @@ export class AppGroup implements WorkerOwner {
 
   /** A worker's process ended. A slot's current worker that was not asked to stop crashed. */
   private exited(w: Worker): void {
+    this.exitedCpu += w.lastCpu;
     w.cleanup();
     const i = w.id;
     const slot = this.slots[i];
@@ -345,11 +348,22 @@ export class AppGroup implements WorkerOwner {
     return out;
   }
 
-  /** CPU seconds of every live worker together (the controller's application load). */
+  /**
+   * CPU seconds of every worker this application ever ran (a counter: the controller's rate of
+   * the application's load).
+   */
   cpuSeconds(): number {
-    let sum = 0;
+    let sum = this.exitedCpu;
     for (const s of this.slots) if (s.worker !== null) sum += s.worker.cpuSeconds();
     for (const w of this.retiring) sum += w.cpuSeconds();
     return sum;
   }
+}
+
+/** CPUs of the host (the most an application's workers can use together). */
+const HOST_CPUS = Math.max(1, navigator.hardwareConcurrency || 1);
+
+/** CPUs the Ready workers may use: one each (one event loop or process), at most the host's. */
+export function cpuAllotment(ready: number): number {
+  return Math.min(ready, HOST_CPUS);
 }

@@ -9,7 +9,7 @@ import type { AppRuntime, Config, RuntimeConfig } from "../config/types.ts";
 import type { Family, Series } from "../observe/metrics.ts";
 import type { Metrics } from "../observe/families.ts";
 import type { Pool, PoolDeps } from "../upstream/pool.ts";
-import { AppGroup, type GroupMetrics, type WorkerView } from "./group.ts";
+import { AppGroup, cpuAllotment, type GroupMetrics, type WorkerView } from "./group.ts";
 
 /**
  * The pool name of an application's workers: `TENANT.APP`, or `TENANT.APP.routes[I]` for a
@@ -70,6 +70,8 @@ export class AppSupervisor implements GroupMetrics {
   groups: ReadonlyMap<string, AppGroup> = new Map();
   private readonly workersFamily: Family<Series>;
   private readonly restartsFamily: Family<Series>;
+  private readonly cpuFamily: Family<Series>;
+  private readonly allotmentFamily: Family<Series>;
 
   constructor(private readonly deps: PoolDeps, metrics: Metrics) {
     const r = metrics.registry;
@@ -81,6 +83,16 @@ export class AppSupervisor implements GroupMetrics {
     this.restartsFamily = r.counter(
       "scalws_app_restarts_total",
       "Restarts of crashed worker processes of supervised applications.",
+      ["tenant", "app"],
+    );
+    this.cpuFamily = r.counter(
+      "scalws_app_cpu_seconds_total",
+      "User and system CPU time of the worker processes of supervised applications.",
+      ["tenant", "app"],
+    );
+    this.allotmentFamily = r.gauge(
+      "scalws_app_cpu_allotment",
+      "CPUs the Ready workers of a supervised application may use (one each, at most the host's).",
       ["tenant", "app"],
     );
     r.onCollect(() => this.collect());
@@ -138,6 +150,8 @@ export class AppSupervisor implements GroupMetrics {
     stopped.finally(() => {
       for (const s of STATES) this.workersFamily.remove(g.tenant, g.app, s);
       this.restartsFamily.remove(g.tenant, g.app);
+      this.cpuFamily.remove(g.tenant, g.app);
+      this.allotmentFamily.remove(g.tenant, g.app);
     });
   }
 
@@ -155,6 +169,8 @@ export class AppSupervisor implements GroupMetrics {
       const c = g.counts();
       for (const s of STATES) this.workersFamily.with(g.tenant, g.app, s).value = c[s];
       this.restartsFamily.with(g.tenant, g.app);
+      this.cpuFamily.with(g.tenant, g.app).value = g.cpuSeconds();
+      this.allotmentFamily.with(g.tenant, g.app).value = cpuAllotment(c.ready);
     }
   }
 

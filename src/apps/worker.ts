@@ -233,10 +233,15 @@ export class Worker {
     }
   }
 
-  /** User plus system CPU seconds of the application process, from `/proc`; 0 if unknown. */
+  /** The last CPU figure read (kept after the process is gone). */
+  lastCpu = 0;
+
+  /** User plus system CPU seconds of the application process, from `/proc`; the last known. */
   cpuSeconds(): number {
     this.readPid();
-    return procCpuSeconds(this.pid);
+    const v = this.status === null ? procCpuSeconds(this.pid) : 0;
+    if (v > this.lastCpu) this.lastCpu = v;
+    return this.lastCpu;
   }
 }
 

@@ -47,3 +47,38 @@ Deno.test("classify: no measurement is NoData", () => {
     reason: "no metrics from active instances yet",
   });
 });
+
+Deno.test("classify: an app pool at its CPU allotment while the loops keep up is AppSaturated", () => {
+  const p = pressureScore({ ...base, cpuUsed: 0.4, lagP99: 0, inflight: 200 }, P);
+  const apps = [
+    { app: "t/api", source: "workers" as const, cpu: 0.5, allotment: 2, utilisation: 0.25 },
+    { app: "t/shop", source: "workers" as const, cpu: 1.94, allotment: 2, utilisation: 0.97 },
+  ];
+  assert.deepEqual(classify(p, T, apps), {
+    class: "AppSaturated",
+    reason: "workers of t/shop use 1.94 CPU of their allotment 2.00 (0.97) while web tier " +
+      "cpu_lag 0.40 < 0.75: the application is the bottleneck; adding scalws instances would " +
+      "not help",
+  });
+  const fpm = [{ app: "t/blog", source: "php-fpm" as const, cpu: 0, allotment: 8, utilisation: 1 }];
+  assert.match(classify(p, T, fpm).reason, /^PHP-FPM of t\/blog has 1\.00 of its 8 processes busy/);
+});
+
+Deno.test("classify: a saturated web tier wins over a busy app; a cool app changes nothing", () => {
+  const hot = [{ app: "t/a", source: "workers" as const, cpu: 1, allotment: 1, utilisation: 1 }];
+  assert.equal(
+    classify(pressureScore({ ...base, cpuUsed: 0.9, lagP99: 3 }, P), T, hot).class,
+    "WebTierSaturated",
+  );
+  const cool = [{
+    app: "t/a",
+    source: "workers" as const,
+    cpu: 0.8,
+    allotment: 1,
+    utilisation: 0.8,
+  }];
+  assert.equal(
+    classify(pressureScore({ ...base, cpuUsed: 0.5, lagP99: 1 }, P), T, cool).class,
+    "Normal",
+  );
+});

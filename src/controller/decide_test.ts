@@ -119,3 +119,9 @@ Deno.test("decide does nothing when disabled or while an action is in flight", (
   );
   assert.equal(free.action, "ScaleOut");
 });
+
+Deno.test("decide never adds instances for a saturated application", () => {
+  const ds = run("AppSaturated", 120, 100_000);
+  assert.ok(ds.every((d) => d.action === "None"));
+  assert.equal(ds[120].reason, "evidence of AppSaturated");
+});

@@ -4,7 +4,7 @@
  * the tier's mean PressureScore classified, and the decision taken with its anti-thrashing
  * state. Pure: the controller scrapes, passes the time and carries the decision out.
  */
-import { classify, type PressureClass } from "./classify.ts";
+import { type AppLoad, classify, type PressureClass } from "./classify.ts";
 import type { ControllerConfig } from "./config.ts";
 import {
   type Action,
@@ -24,6 +24,8 @@ export interface Scrape {
   readonly cpuSeconds: number;
   /** `scalws_http_request_duration_seconds` buckets: upper bound -> cumulative count. */
   readonly buckets: Map<number, number>;
+  /** `scalws_app_cpu_seconds_total` by `tenant/app` (supervised applications). */
+  readonly appCpu?: Map<string, number>;
 }
 
 /** Per-instance evidence of one evaluation, logged and shown in the status. */
@@ -34,6 +36,68 @@ export interface Evidence {
   readonly inflight: number;
   readonly p99_ms: number | null;
   readonly pressure: Pressure;
+  /** The instance's supervised applications, when it runs any. */
+  readonly apps?: readonly AppLoad[];
+}
+
+const TENANT_APP = /(?:^|,)tenant="([^"]*)",app="([^"]*)"/;
+
+/** Series of `name` by `tenant/app`. */
+function byApp(samples: ReturnType<typeof parseExposition>, name: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of samples) {
+    if (s.name !== name) continue;
+    const m = TENANT_APP.exec(s.labels);
+    if (m !== null) out.set(`${m[1]}/${m[2]}`, s.value);
+  }
+  return out;
+}
+
+/** Each application's CPU rate over the interval against its allotment. */
+function appLoads(
+  prev: Map<string, number> | undefined,
+  now: Map<string, number>,
+  allotment: Map<string, number>,
+  seconds: number,
+): AppLoad[] {
+  const out: AppLoad[] = [];
+  if (prev === undefined) return out;
+  for (const [app, cpuNow] of now) {
+    const before = prev.get(app);
+    if (before === undefined) continue;
+    const cpu = Math.max(0, (cpuNow - before) / seconds);
+    const allot = allotment.get(app) ?? 0;
+    out.push({
+      app,
+      source: "workers",
+      cpu: round(cpu),
+      allotment: allot,
+      utilisation: round(allot > 0 ? cpu / allot : 0),
+    });
+  }
+  return out;
+}
+
+/** Per application, the mean over the instances that report it. */
+export function meanApps(evidence: readonly Evidence[]): AppLoad[] {
+  const sums = new Map<string, { n: number; cpu: number; allotment: number; u: number }>();
+  for (const e of evidence) {
+    for (const a of e.apps ?? []) {
+      const s = sums.get(a.app) ?? { n: 0, cpu: 0, allotment: 0, u: 0 };
+      s.n++;
+      s.cpu += a.cpu;
+      s.allotment += a.allotment;
+      s.u += a.utilisation;
+      sums.set(a.app, s);
+    }
+  }
+  return [...sums].map(([app, s]) => ({
+    app,
+    source: "workers" as const,
+    cpu: round(s.cpu / s.n),
+    allotment: round(s.allotment / s.n),
+    utilisation: round(s.u / s.n),
+  }));
 }
 
 /** One instance's scrape. */
@@ -60,10 +124,22 @@ export function readScrape(
   const inflight = sumOf(samples, "scalws_inflight_requests");
   if (cpuSeconds === undefined || lagSeconds === undefined || inflight === undefined) return null;
   const buckets = bucketsOf(samples, "scalws_http_request_duration_seconds");
-  const scrape: Scrape = { at: input.at, cpuSeconds, buckets };
+  const appCpu = byApp(samples, "scalws_app_cpu_seconds_total");
+  const scrape: Scrape = {
+    at: input.at,
+    cpuSeconds,
+    buckets,
+    ...(appCpu.size > 0 ? { appCpu } : {}),
+  };
   const prev = input.previous;
   if (prev === null || input.at <= prev.at) return { scrape, evidence: null };
   const cpuUsed = Math.max(0, (cpuSeconds - prev.cpuSeconds) / ((input.at - prev.at) / 1000));
+  const apps = appLoads(
+    prev.appCpu,
+    appCpu,
+    byApp(samples, "scalws_app_cpu_allotment"),
+    (input.at - prev.at) / 1000,
+  );
   const q = quantileBetween(0.99, prev.buckets, buckets);
   const p99 = q === undefined ? undefined : q * 1000;
   const pressure = pressureScore({
@@ -83,6 +159,7 @@ export function readScrape(
       inflight,
       p99_ms: p99 === undefined ? null : round(p99),
       pressure: roundAll(pressure),
+      ...(apps.length > 0 ? { apps } : {}),
     },
   };
 }
@@ -150,7 +227,7 @@ export class Evaluator {
     const c = classify(tier, {
       scaleOutAbove: cfg.scale_out_above,
       scaleInBelow: cfg.scale_in_below,
-    });
+    }, meanApps(evidence));
     const decision = decide(
       {
         classification: c,

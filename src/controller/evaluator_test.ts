@@ -165,3 +165,44 @@ Deno.test("Evaluator without evidence reports NoData; a scale by hand starts the
   assert.equal(off.decision.action, "None");
   assert.match(off.decision.reason, /^autoscaling is disabled/);
 });
+
+Deno.test("readScrape measures app workers' CPU against their allotment; AppSaturated adds nobody", () => {
+  const params = pressureParams(CFG);
+  const text = (cpu: number, app: number) =>
+    metrics({ cpu, lag: 0.0005, inflight: 40, fast: 10, slow: 0 }) +
+    `scalws_app_cpu_seconds_total{tenant="t",app="shop"} ${app}\n` +
+    `scalws_app_cpu_allotment{tenant="t",app="shop"} 2\n`;
+  const first = readScrape({
+    id: "web-0",
+    cpusAssigned: 1,
+    text: text(1, 10),
+    at: 0,
+    previous: null,
+  }, params)!;
+  const second = readScrape({
+    id: "web-0",
+    cpusAssigned: 1,
+    text: text(1.6, 13.9),
+    at: 2_000,
+    previous: first.scrape,
+  }, params)!;
+  // 3.9 s of worker CPU in 2 s with 2 CPUs allotted: 0.975 of the allotment.
+  assert.deepEqual(second.evidence!.apps, [
+    { app: "t/shop", source: "workers", cpu: 1.95, allotment: 2, utilisation: 0.975 },
+  ]);
+  const e = new Evaluator(CFG);
+  let r;
+  for (let t = 0; t <= 10_000; t += 1_000) {
+    r = e.evaluate({
+      evidence: [second.evidence!],
+      instances: 1,
+      desired: 1,
+      enabled: true,
+      inFlight: null,
+      now: t,
+    });
+    assert.equal(r.decision.action, "None");
+  }
+  assert.equal(r!.evaluation.class, "AppSaturated");
+  assert.match(r!.evaluation.reason, /workers of t\/shop use 1\.95 CPU of their allotment 2\.00/);
+});
