@@ -1,0 +1,112 @@
+/** The cache settings of applications, routes and the server: values, defaults and errors. */
+import assert from "node:assert/strict";
+import type { ConfigError } from "./errors.ts";
+import { parseConfig } from "./load.ts";
+
+Deno.test("cache: defaults, a route's own cache or false, server.cache.max_size", () => {
+  const { config } = parseConfig(
+    `
+server:
+  listeners: [{name: http, address: "127.0.0.1:8080"}]
+  cache: {max_size: 64MiB}
+tenants:
+  - name: acme
+    applications:
+      - name: www
+        domains: [example.com]
+        runtime: {type: respond}
+        cache: {}
+        routes:
+          - {path: /off, runtime: {type: respond}, cache: false}
+          - path: /own
+            runtime: {type: respond}
+            cache:
+              stale_while_revalidate: 5s
+              stale_if_error: 1m
+              max_object_size: 1MiB
+              key_headers: [X-Theme, x-theme]
+              ignore_query: true
+              store_set_cookie: true
+`,
+    "c.yaml",
+  );
+  assert.equal(config.server.cache.max_size, 64 * 1024 * 1024);
+  const app = config.tenants[0].applications[0];
+  assert.deepEqual(app.cache, {
+    stale_while_revalidate: 60_000,
+    stale_if_error: 0,
+    max_object_size: 8 * 1024 * 1024,
+    key_headers: [],
+    ignore_query: false,
+    store_set_cookie: false,
+  });
+  assert.equal(app.routes[0].cache, false);
+  assert.deepEqual(app.routes[1].cache, {
+    stale_while_revalidate: 5_000,
+    stale_if_error: 60_000,
+    max_object_size: 1024 * 1024,
+    key_headers: ["x-theme"],
+    ignore_query: true,
+    store_set_cookie: true,
+  });
+  assert.equal(parseConfig(BASE_FOR_CACHE("{}"), "d.yaml").config.server.cache.max_size, 268435456);
+});
+
+const BASE_FOR_CACHE = (cache: string, server = "") => `
+server:
+  listeners: [{name: http, address: "127.0.0.1:8080"}]
+${server}
+tenants:
+  - name: acme
+    applications:
+      - name: www
+        domains: [example.com]
+        runtime: {type: respond}
+        cache: ${cache}
+        routes:
+          - {path: /r, runtime: {type: respond}, cache: ${cache}}
+`;
+
+Deno.test("cache: every error at once, each naming its path", () => {
+  const errorsOf = (text: string) => {
+    try {
+      parseConfig(text, "e.yaml");
+    } catch (e) {
+      return (e as ConfigError).errors;
+    }
+    return [];
+  };
+  assert.deepEqual(
+    errorsOf(BASE_FOR_CACHE("{max_object_size: 2MiB, ttl: 5, stale_if_error: soon}")),
+    [
+      'tenants[0].applications[0].cache.stale_if_error: invalid duration "soon"',
+      'tenants[0].applications[0].cache: unknown key "ttl"',
+      'tenants[0].applications[0].routes[0].cache.stale_if_error: invalid duration "soon"',
+      'tenants[0].applications[0].routes[0].cache: unknown key "ttl"',
+    ],
+  );
+  assert.deepEqual(errorsOf(BASE_FOR_CACHE("true")), [
+    "tenants[0].applications[0].cache: must be a mapping",
+    "tenants[0].applications[0].routes[0].cache: must be a mapping or false",
+  ]);
+  assert.deepEqual(
+    errorsOf(
+      BASE_FOR_CACHE('{max_object_size: 2MiB, key_headers: ["a b"]}', "  cache: {max_size: 1MiB}"),
+    ),
+    [
+      'tenants[0].applications[0].cache.key_headers[0]: invalid name "a b": must be an HTTP token',
+      'tenants[0].applications[0].routes[0].cache.key_headers[0]: invalid name "a b": must be an HTTP token',
+    ],
+  );
+  assert.deepEqual(
+    errorsOf(BASE_FOR_CACHE("{max_object_size: 2MiB}", "  cache: {max_size: 1MiB, x: 1}")),
+    ['server.cache: unknown key "x"'],
+  );
+  assert.deepEqual(
+    errorsOf(BASE_FOR_CACHE("{max_object_size: 2MiB}", "  cache: {max_size: 1MiB}")),
+    [
+      "tenants[0].applications[0].cache.max_object_size: must be at most server.cache.max_size (1048576 bytes)",
+      "tenants[0].applications[0].routes[0].cache.max_object_size: must be at most server.cache.max_size (1048576 bytes)",
+    ],
+  );
+});
