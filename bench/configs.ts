@@ -19,6 +19,46 @@ export interface BenchLayout {
   root: boolean;
   /** Idle keep-alive connections to members kept by each proxy (see KEEPALIVE). */
   keepalive: number;
+  /** The `php` scenario: PHP-FPM's socket (both proxies send FastCGI to it). */
+  fpmSocket?: string;
+  /** The `node` scenario: the port of the Node process nginx proxies to. */
+  nodePort?: number;
+}
+
+/** PHP-FPM workers of the `php` scenario (pm = static). */
+export const FPM_WORKERS = 4;
+/** What the `php` and `node` scenarios' hello-world answers. */
+export const HELLO = "hello world\n";
+
+/** The hello-world script of the `php` scenario, at `${dir}/www/php/hello.php`. */
+export const HELLO_PHP = `<?php echo "hello world\\n";\n`;
+
+/**
+ * The hello-world server of the `node` scenario: on a socket path (scalwsd's pool passes one
+ * in PORT) or on a loopback port (the process nginx proxies to).
+ */
+export const HELLO_JS = `const http = require("http");
+const s = http.createServer((req, res) => {
+  res.setHeader("content-type", "text/plain");
+  res.end("hello world\\n");
+});
+s.keepAliveTimeout = 300000;
+const p = process.env.PORT;
+if (/^[0-9]+$/.test(p)) s.listen(Number(p), "127.0.0.1"); else s.listen(p);
+`;
+
+/** PHP-FPM for the `php` scenario: `FPM_WORKERS` static workers, no php.ini. */
+export function fpmConf(l: BenchLayout): string {
+  return `[global]
+error_log = ${l.dir}/fpm.err.log
+daemonize = no
+[www]
+listen = ${l.fpmSocket}
+listen.backlog = 4096
+pm = static
+pm.max_children = ${FPM_WORKERS}
+pm.max_requests = 0
+`;
 }
 
 /** Name of the affinity cookie used by every proxy's hash-by-cookie pool. */
@@ -50,6 +90,10 @@ export const PATHS = {
   hash: "/hash/",
   /** 1-member pool (scalwsd only): a pool against the single-address form. */
   one: "/one/",
+  /** PHP-FPM over FastCGI. */
+  php: "/php/hello.php",
+  /** A Node hello world. */
+  node: "/node/",
 } as const;
 
 function nginxCommon(dir: string, name: string, root: boolean): string {
@@ -103,6 +147,9 @@ http {
 ${nginxTemps(l.dir, "nginx")}  upstream single { server 127.0.0.1:${a}; ${ka} }
   upstream rr { server 127.0.0.1:${a}; server 127.0.0.1:${b}; ${ka} }
   upstream hashed { hash $cookie_${COOKIE} consistent; server 127.0.0.1:${a}; server 127.0.0.1:${b}; ${ka} }
+${l.fpmSocket !== undefined ? `  upstream fpm { server unix:${l.fpmSocket}; ${ka} }\n` : ""}${
+    l.nodePort !== undefined ? `  upstream nodeapp { server 127.0.0.1:${l.nodePort}; ${ka} }\n` : ""
+  }
   server {
     listen 127.0.0.1:${l.nginx} backlog=4096;
     proxy_http_version 1.1;
@@ -113,9 +160,36 @@ ${nginxTemps(l.dir, "nginx")}  upstream single { server 127.0.0.1:${a}; ${ka} }
     location / { proxy_pass http://single; }
     location /rr/ { proxy_pass http://rr; }
     location /hash/ { proxy_pass http://hashed; }
-  }
+${nginxApps(l)}  }
 }
 `;
+}
+
+/** nginx locations of the php and node scenarios (fastcgi_pass and proxy_pass, kept alive). */
+function nginxApps(l: BenchLayout): string {
+  let out = "";
+  if (l.fpmSocket !== undefined) {
+    out += `    location /php/ {
+      root ${l.dir}/www;
+      fastcgi_pass fpm;
+      fastcgi_keep_conn on;
+      fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
+      fastcgi_param SCRIPT_NAME $fastcgi_script_name;
+      fastcgi_param QUERY_STRING $query_string;
+      fastcgi_param REQUEST_METHOD $request_method;
+      fastcgi_param CONTENT_TYPE $content_type;
+      fastcgi_param CONTENT_LENGTH $content_length;
+      fastcgi_param REQUEST_URI $request_uri;
+      fastcgi_param DOCUMENT_ROOT $document_root;
+      fastcgi_param SERVER_PROTOCOL $server_protocol;
+      fastcgi_param REMOTE_ADDR $remote_addr;
+      fastcgi_param SERVER_NAME $server_name;
+      fastcgi_param SERVER_PORT $server_port;
+    }
+`;
+  }
+  if (l.nodePort !== undefined) out += `    location /node/ { proxy_pass http://nodeapp; }\n`;
+  return out;
 }
 
 /**
@@ -209,7 +283,23 @@ tenants:
             runtime: { type: proxy, upstream: { pool: rr } }
           - path: /hash
             runtime: { type: proxy, upstream: { pool: hashed } }
+${scalwsdApps(l)}`;
+}
+
+/** scalwsd routes of the php and node scenarios: type php, and its own node pool. */
+function scalwsdApps(l: BenchLayout): string {
+  let out = "";
+  if (l.fpmSocket !== undefined) {
+    out += `          - path: /php
+            runtime: { type: php, fastcgi: "unix:${l.fpmSocket}", root: ${l.dir}/www }
 `;
+  }
+  if (l.nodePort !== undefined) {
+    out += `          - path: /node
+            runtime: { type: node, entry: ${l.dir}/hello.js, workers: 1 }
+`;
+  }
+  return out;
 }
 
 /** wrk script: POST of `bytes` bytes, built once per thread. */

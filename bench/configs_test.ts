@@ -3,6 +3,7 @@ import { parseConfig } from "../src/config/load.ts";
 import {
   type BenchLayout,
   cookieLua,
+  fpmConf,
   haproxyConf,
   memberNginxConf,
   postLua,
@@ -98,4 +99,34 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("the php and node scenarios route to the same applications in scalwsd and nginx", () => {
+  const l = {
+    dir: "/tmp/b",
+    members: [1, 2] as const,
+    scalwsd: 3,
+    nginx: 4,
+    haproxy: 5,
+    affinity: ["a", "b"] as const,
+    root: false,
+    keepalive: 32,
+    fpmSocket: "/tmp/b/fpm.sock",
+    nodePort: 6,
+  };
+  const y = scalwsdYaml(l);
+  assert.match(
+    y,
+    /runtime: \{ type: php, fastcgi: "unix:\/tmp\/b\/fpm.sock", root: \/tmp\/b\/www \}/,
+  );
+  assert.match(y, /runtime: \{ type: node, entry: \/tmp\/b\/hello.js, workers: 1 \}/);
+  const n = proxyNginxConf(l);
+  assert.match(n, /upstream fpm \{ server unix:\/tmp\/b\/fpm.sock; keepalive 32;/);
+  assert.match(n, /fastcgi_pass fpm;\s+fastcgi_keep_conn on;/);
+  assert.match(n, /upstream nodeapp \{ server 127.0.0.1:6; keepalive 32;/);
+  assert.match(fpmConf(l), /pm.max_children = 4/);
+  // Without them, neither appears.
+  const plain = { ...l, fpmSocket: undefined, nodePort: undefined };
+  assert.doesNotMatch(scalwsdYaml(plain), /type: php|type: node/);
+  assert.doesNotMatch(proxyNginxConf(plain), /fastcgi_pass|nodeapp/);
 });

@@ -14,7 +14,10 @@ import {
   type BenchLayout,
   COOKIE,
   cookieLua,
+  fpmConf,
   haproxyConf,
+  HELLO_JS,
+  HELLO_PHP,
   KEEPALIVE,
   memberNginxConf,
   postLua,
@@ -319,6 +322,40 @@ async function prepare(l: BenchLayout): Promise<void> {
   await Deno.writeTextFile(`${dir}/scalwsd.yaml`, scalwsdYaml(l));
   await Deno.writeTextFile(`${dir}/post.lua`, postLua(POST_BYTES));
   await Deno.writeTextFile(`${dir}/cookie.lua`, cookieLua(l.affinity));
+  if (l.fpmSocket !== undefined) {
+    await Deno.mkdir(`${dir}/www/php`, { recursive: true });
+    await Deno.writeTextFile(`${dir}/www/php/hello.php`, HELLO_PHP);
+    await Deno.writeTextFile(`${dir}/fpm.conf`, fpmConf(l));
+  }
+  if (l.nodePort !== undefined) await Deno.writeTextFile(`${dir}/hello.js`, HELLO_JS);
+}
+
+/** Debian's PHP-FPM (`php-fpm8.2` and the like), or undefined. */
+function phpFpm(): string | undefined {
+  for (const d of ["/usr/sbin", "/usr/local/sbin", "/usr/bin"]) {
+    try {
+      const names = [...Deno.readDirSync(d)].map((e) => e.name)
+        .filter((n) => /^php-fpm[0-9.]*$/.test(n)).sort().reverse();
+      if (names.length > 0) return `${d}/${names[0]}`;
+    } catch {
+      // Try the next one.
+    }
+  }
+  return undefined;
+}
+
+/** A Unix socket accepts connections. */
+async function socketReady(path: string, ms: number, alive: () => Promise<boolean>) {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      (await Deno.connect({ transport: "unix", path })).close();
+      return;
+    } catch {
+      if (Date.now() > end || !(await alive())) throw new Error(`${path} never accepted`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 function running(child: Deno.ChildProcess): () => Promise<boolean> {
@@ -326,7 +363,14 @@ function running(child: Deno.ChildProcess): () => Promise<boolean> {
 }
 
 async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promise<number> {
-  const [pa, pb, ps, pn, ph] = freePorts(5);
+  const [pa, pb, ps, pn, ph, pnode] = freePorts(6);
+  const wants = (name: string) => opt.scenarios.some((s) => s.name === name);
+  const fpm = wants("php") ? phpFpm() : undefined;
+  if (wants("php") && fpm === undefined) {
+    throw new Error("the php scenario needs PHP-FPM (Debian: apt-get install php-fpm)");
+  }
+  const node = wants("node") ? findExecutable("node") : undefined;
+  if (wants("node") && node === undefined) throw new Error("the node scenario needs node");
   const key = AffinityKey.fromFile(`${dir}/affinity.key`);
   const l: BenchLayout = {
     dir,
@@ -337,6 +381,8 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     affinity: [affinityValue(key, `127.0.0.1:${pa}`), affinityValue(key, `127.0.0.1:${pb}`)],
     root: Deno.uid() === 0,
     keepalive: opt.keepalive,
+    ...(fpm !== undefined ? { fpmSocket: `${dir}/fpm.sock` } : {}),
+    ...(node !== undefined ? { nodePort: pnode } : {}),
   };
   const ports: Record<ServerName, number> = { scalwsd: ps, nginx: pn, haproxy: ph };
   await prepare(l);
@@ -373,6 +419,30 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       sideCpus,
     );
     await waitReady(`http://127.0.0.1:${l.members[i]}/`, 10_000, running(child));
+    memberPids.push(child.pid);
+  }
+  // The applications of the php and node scenarios, shared by both proxies (nginx's node).
+  if (fpm !== undefined) {
+    const root = Deno.uid() === 0 ? ["-R"] : [];
+    const child = await procs.spawn(
+      "php-fpm",
+      fpm,
+      ["-n", "-F", "-y", `${dir}/fpm.conf`, ...root],
+      `${dir}/fpm.log`,
+      sideCpus,
+    );
+    await socketReady(l.fpmSocket!, 10_000, running(child));
+    memberPids.push(child.pid, ...(await childPids(child.pid)));
+  }
+  if (node !== undefined) {
+    const child = await procs.spawn(
+      "node",
+      "/usr/bin/env",
+      [`PORT=${pnode}`, node, `${dir}/hello.js`],
+      `${dir}/node.log`,
+      sideCpus,
+    );
+    await waitReady(`http://127.0.0.1:${pnode}/`, 10_000, running(child));
     memberPids.push(child.pid);
   }
   const children = new Map<ServerName, Deno.ChildProcess>();

@@ -78,6 +78,22 @@ export const SCENARIOS: readonly Scenario[] = [
     connections: 64,
     servers: ["scalwsd"],
   },
+  {
+    name: "php",
+    what: "PHP hello world over FastCGI: the same PHP-FPM (4 static workers) behind scalwsd " +
+      "type php and nginx fastcgi_pass, kept-alive",
+    path: PATHS.php,
+    connections: 64,
+    servers: ["scalwsd", "nginx"],
+  },
+  {
+    name: "node",
+    what: "Node hello world: scalwsd's own node pool (1 worker) against nginx proxy_pass to the " +
+      "same script (1 process)",
+    path: PATHS.node,
+    connections: 64,
+    servers: ["scalwsd", "nginx"],
+  },
 ];
 
 /** The scenarios named in `only` (comma-separated), all when empty; throws on an unknown name. */

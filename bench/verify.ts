@@ -1,6 +1,6 @@
 /** The sanity checks run against each proxy before it is measured. */
 
-import { type BenchLayout, COOKIE, PATHS, smallBody } from "./configs.ts";
+import { type BenchLayout, COOKIE, HELLO, PATHS, smallBody } from "./configs.ts";
 
 /** Sizes of the member's static files and of the POST body. */
 export const FILE_16K = 16 * 1024;
@@ -94,5 +94,14 @@ export async function verify(server: string, port: number, l: BenchLayout): Prom
     );
     r = await get(port, PATHS.one);
     expect(r.status === 200 && r.text === a, server, `1-member pool gave ${r.status}`);
+  }
+  if (server === "haproxy") return;
+  if (l.fpmSocket !== undefined) {
+    r = await get(port, PATHS.php);
+    expect(r.status === 200 && r.text === HELLO, server, `php gave ${r.status} ${r.text}`);
+  }
+  if (l.nodePort !== undefined) {
+    r = await get(port, PATHS.node);
+    expect(r.status === 200 && r.text === HELLO, server, `node gave ${r.status} ${r.text}`);
   }
 }
