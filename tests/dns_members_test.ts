@@ -70,7 +70,7 @@ Deno.test("a dns pool follows the answers of its name server; failures keep the 
   // SERVFAIL, then an empty answer: errors, counted, and the last good list stays.
   dns.set("api.test", "A", { rcode: 2 });
   await waitUntil(
-    async () => (metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}')) >= 2,
+    () => (metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}')) >= 2,
     {
       what: "SERVFAIL counted",
       timeoutMs: 10_000,
@@ -79,7 +79,7 @@ Deno.test("a dns pool follows the answers of its name server; failures keep the 
   dns.set("api.test", "A", { records: [] });
   const errors = metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}');
   await waitUntil(
-    async () => (metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}')) > errors + 1,
+    () => (metric(s, 'scalws_upstream_discovery_errors_total{pool="dyn"}')) > errors + 1,
     {
       what: "empty answers counted",
       timeoutMs: 10_000,
