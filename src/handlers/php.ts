@@ -247,9 +247,9 @@ export class PhpHandler implements Handler {
       // A script's own 5xx is the application's answer, not the member failing.
       const s = res.status;
       pool.report(attempt, s === 502 || s === 503 || s === 504 ? 500 : s);
-      return toResponse(ex, res, pool.finish(r, member, ex.secure));
+      return toResponse(ex, res, pool.finish(r, member));
     }
-    pool.finish(r, null, ex.secure);
+    pool.finish(r, null);
     const status = last === null ? 502 : errorStatus(last);
     return answer(ex, status, reason(status));
   }

@@ -73,11 +73,11 @@ class PoolAttempt extends Attempt implements MemberTry {
   }
 
   delivered(): string | undefined {
-    return this.call.handler.pool.finish(this.call.request, this.member, this.ex.secure);
+    return this.call.handler.pool.finish(this.call.request, this.member);
   }
 
   gaveUp(): void {
-    this.call.handler.pool.finish(this.call.request, null, false);
+    this.call.handler.pool.finish(this.call.request, null);
   }
 
   /** Releases the member (once); a streamed body's end settles a pending verdict. */
@@ -147,7 +147,7 @@ export class PoolProxyHandler implements Handler {
 
 /** No member to try at all (cannot happen while the set has members): 502. */
 function noMember(call: PoolCall): Response {
-  call.handler.pool.finish(call.request, null, false);
+  call.handler.pool.finish(call.request, null);
   call.ex.status = 502;
   return plain(502, reason(502));
 }

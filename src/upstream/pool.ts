@@ -224,6 +224,7 @@ export class Pool {
     const r = new PoolRequest(set, facts.req.method);
     const n = set.members.length;
     r.retryable = !upgrade && n > 1 && settings.retries > 0;
+    r.secure = facts.secure;
     const hash = settings.hash;
     if (hash !== undefined && hash.by !== "cookie") {
       r.key = hash.by === "header"
@@ -329,10 +330,10 @@ export class Pool {
    * The request is over (answered, or every attempt failed): observes its duration. Returns the
    * affinity `Set-Cookie` for an answer from `answered`, if one is due.
    */
-  finish(r: PoolRequest, answered: Member | null, secure: boolean): string | undefined {
+  finish(r: PoolRequest, answered: Member | null): string | undefined {
     this.observeDuration((performance.now() - r.started) / 1000);
     if (answered === null || this.affinity === null) return undefined;
-    return this.affinity.cookie(r.held, answered.affinity, secure);
+    return this.affinity.cookie(r.held, answered.affinity, r.secure);
   }
 
   /** Records a member failure; logs and republishes only when the ejection state flipped. */

@@ -9,6 +9,8 @@ export interface RequestFacts {
   readonly req: Request;
   /** The client address after `trusted_proxies` (the `client_ip` hash key). */
   readonly client: string;
+  /** The request came over TLS: an affinity cookie gets `Secure`. */
+  readonly secure: boolean;
 }
 
 /** One attempt on a member, as `Pool.report` sees it. */
@@ -40,6 +42,8 @@ export class PoolRequest implements PickContext {
   retryable = false;
   /** Whether the request body can be sent again (set once it is prepared). */
   replayable = false;
+  /** The request came over TLS. */
+  secure = false;
   /** Members chosen so far. */
   attempts = 0;
   /** The member of the latest attempt and the health epoch it began in. */

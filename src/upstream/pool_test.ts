@@ -37,8 +37,8 @@ function pool(over: Partial<PoolConfig> = {}, ports = [1, 2, 3]) {
   return { p, clock };
 }
 
-function facts(headers: Record<string, string> = {}, method = "GET"): RequestFacts {
-  return { req: new Request("http://a.test/", { method, headers }), client: "192.0.2.1" };
+function facts(headers: Record<string, string> = {}, method = "GET", secure = false): RequestFacts {
+  return { req: new Request("http://a.test/", { method, headers }), client: "192.0.2.1", secure };
 }
 
 /** One attempt as the handler reports it. */
@@ -156,11 +156,11 @@ Deno.test("Pool.start pins the member an affinity cookie names; finish sets the 
   const r = p.start(facts({ cookie: `NODE=${third.affinity}` }), false);
   assert.equal(r.pinned, third);
   assert.equal(p.choose(r), third);
-  assert.equal(p.finish(r, third, false), undefined, "the request held it already");
-  const fresh = p.start(facts(), false);
+  assert.equal(p.finish(r, third), undefined, "the request held it already");
+  const fresh = p.start(facts({}, "GET", true), false);
   const m = p.choose(fresh)!;
   assert.equal(
-    p.finish(fresh, m, true),
+    p.finish(fresh, m),
     `NODE=${m.affinity}; Path=/; HttpOnly; SameSite=Lax; Secure`,
   );
 });
