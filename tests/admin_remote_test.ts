@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import https from "node:https";
-import { get, startPki, startScalwsd } from "./_support/mod.ts";
+import {
+  ADMIN_SOCKET,
+  app,
+  get,
+  respond,
+  scalwsYaml,
+  startPki,
+  startScalwsd,
+} from "./_support/mod.ts";
 
 function httpsGet(
   port: number,
@@ -35,20 +43,17 @@ Deno.test("the remote admin listener requires a client certificate signed by cli
   const { cert: ccert, key: ckey } = await pki.issue("client", ["ops"], { clientAuth: true });
   await using other = await startPki();
   const { cert: bcert, key: bkey } = await other.issue("bad", ["mallory"], { clientAuth: true });
-  await using s = await startScalwsd(`
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin:
-    socket: "{{dir}}/admin.sock"
-    remote: {address: "127.0.0.1:0", tls: {cert: "${cert}", key: "${key}", client_ca: "${pki.caFile}"}}
-  metrics: {address: "127.0.0.1:0"}
-upstreams:
-  dyn: {members_from: api}
-tenants:
-  - name: t
-    applications:
-      - {name: a, domains: [a.test], runtime: {type: respond, body: "a"}}
-`);
+  await using s = await startScalwsd(scalwsYaml({
+    server: {
+      admin: {
+        ...ADMIN_SOCKET,
+        remote: { address: "127.0.0.1:0", tls: { cert, key, client_ca: pki.caFile } },
+      },
+      metrics: { address: "127.0.0.1:0" },
+    },
+    upstreams: { dyn: { members_from: "api" } },
+    apps: [app(respond("a"))],
+  }));
   const port = s.admin.bound.get("remote")!.port;
   const ca = pki.ca;
   const c = { ca, cert: await Deno.readTextFile(ccert), key: await Deno.readTextFile(ckey) };

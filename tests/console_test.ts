@@ -1,5 +1,14 @@
 import assert from "node:assert/strict";
-import { adminFetch, startMember, startScalwsd, tempDir } from "./_support/mod.ts";
+import {
+  ADMIN_SOCKET,
+  adminFetch,
+  app,
+  proxy,
+  scalwsYaml,
+  startMember,
+  startScalwsd,
+  tempDir,
+} from "./_support/mod.ts";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => {
   try {
@@ -30,22 +39,17 @@ Deno.test({
   ignore: CHROMIUM === undefined,
   async fn() {
     await using a = startMember("a");
-    await using s = await startScalwsd(`
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin:
-    socket: "{{dir}}/admin.sock"
-    http: {address: "127.0.0.1:0"}
-  metrics: {address: "127.0.0.1:0"}
-upstreams:
-  web:
-    members: [{address: "${a.address}", weight: 3}, {address: "127.0.0.1:9"}]
-  canary: {members_from: api}
-tenants:
-  - name: t
-    applications:
-      - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: web}}}
-`);
+    await using s = await startScalwsd(scalwsYaml({
+      server: {
+        admin: { ...ADMIN_SOCKET, http: { address: "127.0.0.1:0" } },
+        metrics: { address: "127.0.0.1:0" },
+      },
+      upstreams: {
+        web: { members: [{ address: a.address, weight: 3 }, { address: "127.0.0.1:9" }] },
+        canary: { members_from: "api" },
+      },
+      apps: [app(proxy("web"))],
+    }));
     await using profileDir = await tempDir("scalwsd-chromium-");
     const profile = profileDir.path;
     const outDir = new URL("./out/", import.meta.url).pathname;

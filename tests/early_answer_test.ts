@@ -5,9 +5,13 @@
 import assert from "node:assert/strict";
 import {
   adminFetch,
+  app,
+  members,
+  proxy,
   type RawServer as RawServerMember,
   rawServer,
   readHead,
+  scalwsYaml,
   startScalwsd,
 } from "./_support/mod.ts";
 import { RawConn } from "./_support/raw_conn.ts";
@@ -54,30 +58,27 @@ async function upload(port: number, path: string): Promise<{ status: number; hea
 Deno.test("early answer: a member's 413 before the body is read reaches the client", async () => {
   await using a = earlyMember();
   await using b = earlyMember();
-  await using s = await startScalwsd(`
-server:
-  listeners:
-    - { name: http, address: "127.0.0.1:0" }
-  admin: { socket: "{{dir}}/admin.sock" }
-upstreams:
-  pool:
-    members: [{ address: "${a.address}" }, { address: "${b.address}" }]
-    passive_health: { failures: 1, cooldown: 10s }
-    retries: 1
-tenants:
-  - name: t
-    applications:
-      - name: app
-        domains: [app.test]
-        runtime: { type: proxy, upstream: { pool: pool } }
-        routes:
-          - path: /single
-            max_body: 16MiB
-            runtime: { type: proxy, upstream: "http://${a.address}" }
-          - path: /pooled
-            max_body: 16MiB
-            runtime: { type: proxy, upstream: { pool: pool } }
-`);
+  await using s = await startScalwsd(scalwsYaml({
+    upstreams: {
+      pool: {
+        members: members(a, b),
+        passive_health: { failures: 1, cooldown: "10s" },
+        retries: 1,
+      },
+    },
+    apps: [app(proxy("pool"), {
+      name: "app",
+      domains: ["app.test"],
+      routes: [
+        {
+          path: "/single",
+          max_body: "16MiB",
+          runtime: { type: "proxy", upstream: `http://${a.address}` },
+        },
+        { path: "/pooled", max_body: "16MiB", runtime: proxy("pool") },
+      ],
+    })],
+  }));
   const port = Number(new URL(s.url).port);
   for (const path of ["/single", "/pooled", "/pooled", "/pooled"]) {
     const res = await upload(port, path);
@@ -88,8 +89,8 @@ tenants:
   // Each upload went to one member once: an answer is not a failure, so no retry.
   assert.equal(a.heads() + b.heads(), 4);
   const pools = await (await adminFetch(s.adminSocket, "/v1/upstreams")).json();
-  const members = pools.upstreams.find((p: { name: string }) => p.name === "pool").members;
-  for (const m of members) {
+  const view = pools.upstreams.find((p: { name: string }) => p.name === "pool").members;
+  for (const m of view) {
     assert.equal(m.failures, 0, m.address);
     assert.equal(m.state, "healthy", m.address);
   }
@@ -104,24 +105,19 @@ Deno.test("early answer: heard while the client is still uploading, without a cl
     await conn.write(new TextEncoder().encode(EARLY));
     await hold;
   });
-  await using s = await startScalwsd(`
-server:
-  listeners:
-    - { name: http, address: "127.0.0.1:0" }
-tenants:
-  - name: t
-    applications:
-      - name: app
-        domains: [app.test]
-        runtime:
-          type: proxy
-          upstream: "http://${member.address}"
-          response_timeout: 30s
-        routes:
-          - path: /
-            max_body: 16MiB
-            runtime: { type: proxy, upstream: "http://${member.address}", response_timeout: 30s }
-`);
+  const direct = {
+    type: "proxy",
+    upstream: `http://${member.address}`,
+    response_timeout: "30s",
+  };
+  await using s = await startScalwsd(scalwsYaml({
+    server: { admin: undefined },
+    apps: [app(direct, {
+      name: "app",
+      domains: ["app.test"],
+      routes: [{ path: "/", max_body: "16MiB", runtime: direct }],
+    })],
+  }));
   await using c = await RawConn.open(Number(new URL(s.url).port));
   try {
     // A quarter of the body, then the client pauses: the answer must not wait for the rest.

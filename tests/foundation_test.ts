@@ -10,26 +10,40 @@ import {
   startScalwsd,
 } from "./_support/mod.ts";
 
-const BASE = `
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin: {socket: "{{dir}}/admin.sock"}
-  metrics: {address: "127.0.0.1:0"}
-tenants:
-  - name: acme
-    applications:
-      - name: www
-        domains: [example.test, "*.wild.test"]
-        runtime: {type: respond, status: 200, body: "www"}
-        routes:
-          - path: /api
-            runtime: {type: respond, status: 201, body: "api"}
-          - path: /api/v2
-            runtime: {type: respond, status: 202, body: "v2"}
-      - name: other
-        domains: [other.test]
-        runtime: {type: respond, body: "other", headers: {x-app: other}}
-`;
+/**
+ * Tenant acme: application www (routes /api and /api/v2) and application other. `server` adds
+ * server keys; `www` is www's body; `apiStatus` the status of /api.
+ */
+function config(
+  { server = {}, www = "www", apiStatus = 201 }: {
+    server?: Record<string, unknown>;
+    www?: string;
+    apiStatus?: number;
+  } = {},
+): string {
+  return scalwsYaml({
+    server: { metrics: { address: "127.0.0.1:0" }, ...server },
+    tenants: [{
+      name: "acme",
+      applications: [
+        app(respond(www, { status: 200 }), {
+          name: "www",
+          domains: ["example.test", "*.wild.test"],
+          routes: [
+            { path: "/api", runtime: respond("api", { status: apiStatus }) },
+            { path: "/api/v2", runtime: respond("v2", { status: 202 }) },
+          ],
+        }),
+        app(respond("other", { headers: { "x-app": "other" } }), {
+          name: "other",
+          domains: ["other.test"],
+        }),
+      ],
+    }],
+  });
+}
+
+const BASE = config();
 
 async function raw(port: number, text: string): Promise<string> {
   using conn = await Deno.connect({ hostname: "127.0.0.1", port });
@@ -74,7 +88,7 @@ Deno.test("unknown hosts get 404, a.b under a single-label wildcard too", async 
 
 Deno.test("default_host answers unknown hosts", async () => {
   await using s = await startScalwsd(
-    BASE.replace("metrics:", "default_host: other.test\n  metrics:"),
+    config({ server: { default_host: "other.test" } }),
   );
   const r = await get(s.url + "/", { host: "nope.test" });
   assert.equal(r.status, 200);
@@ -135,13 +149,13 @@ Deno.test("the metrics listener serves /metrics, /readyz and /livez only", async
 Deno.test("a reload swaps the generation; a refused reload changes nothing and answers 400", async () => {
   await using s = await startScalwsd(BASE);
   const sock = s.adminSocket;
-  await s.write(BASE.replace('body: "www"', 'body: "www2"'));
+  await s.write(config({ www: "www2" }));
   let r = await adminFetch(sock, "/v1/reload", { method: "POST" });
   assert.equal(r.status, 200);
   assert.equal((await r.json()).generation, 2);
   assert.equal((await get(s.url + "/", { host: "example.test" })).text, "www2");
 
-  await s.write(BASE.replace("status: 201", "status: 99"));
+  await s.write(config({ apiStatus: 99 }));
   r = await adminFetch(sock, "/v1/reload", { method: "POST" });
   assert.equal(r.status, 400);
   const body = await r.json();

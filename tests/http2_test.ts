@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
-import { startMember, startPki, startScalwsd, tempDir } from "./_support/mod.ts";
+import { app, scalwsYaml, startMember, startPki, startScalwsd, tempDir } from "./_support/mod.ts";
 import { curl } from "./_support/tls_client.ts";
 
 Deno.test("HTTP/2 from clients works through the proxy and static files", async () => {
@@ -26,24 +26,25 @@ Deno.test("HTTP/2 from clients works through the proxy and static files", async 
       { headers: { "content-type": "application/json" } },
     );
   });
-  await using s = await startScalwsd(`
-server:
-  listeners:
-    - name: https
-      address: "127.0.0.1:0"
-      tls: {certificates: [{cert: ${cert.cert}, key: ${cert.key}}]}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test]
-        runtime: {type: proxy, upstream: "http://${member.address}"}
-        routes:
-          - path: /static
-            runtime: {type: static, root: "${root}"}
-          - path: /keep
-            runtime: {type: proxy, upstream: "http://${member.address}", preserve_host: true}
-`);
+  await using s = await startScalwsd(scalwsYaml({
+    server: {
+      listeners: [{
+        name: "https",
+        address: "127.0.0.1:0",
+        tls: { certificates: [{ cert: cert.cert, key: cert.key }] },
+      }],
+      admin: undefined,
+    },
+    apps: [app({ type: "proxy", upstream: `http://${member.address}` }, {
+      routes: [
+        { path: "/static", runtime: { type: "static", root } },
+        {
+          path: "/keep",
+          runtime: { type: "proxy", upstream: `http://${member.address}`, preserve_host: true },
+        },
+      ],
+    })],
+  }));
   const port = s.server.bound.get("https")!.port;
   const ca = pki.caFile;
   const get = await curl(port, ca, "a.test", "/api/x?y=1", ["--http2"]);

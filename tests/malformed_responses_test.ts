@@ -4,7 +4,16 @@
  */
 import assert from "node:assert/strict";
 import { bytesOf, latin1 } from "./_support/bytes.ts";
-import { type RawServer, rawServer, sleep, startScalwsd } from "./_support/mod.ts";
+import {
+  app,
+  members,
+  proxy,
+  type RawServer,
+  rawServer,
+  scalwsYaml,
+  sleep,
+  startScalwsd,
+} from "./_support/mod.ts";
 import { seeded as prng } from "../src/base/random.ts";
 import { closeQuietly } from "./_support/raw_exchange.ts";
 
@@ -287,23 +296,13 @@ Deno.test("end-to-end fuzz: 300 seeded malformed responses become 502 or a cut b
   const g = new FuzzGen(prng(seed));
   const cases = Array.from({ length: 300 }, () => fuzzCase(g));
   await using member = fuzzMember(cases, prng(seed + 1));
-  await using s = await startScalwsd(`
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  default_host: a.test
-upstreams:
-  p:
-    members: [{address: "${member.address}"}]
-    keepalive: 0
-    retries: 0
-    passive_health: {failures: 0}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test]
-        runtime: {type: proxy, upstream: {pool: p}, response_timeout: 3s}
-`);
+  await using s = await startScalwsd(scalwsYaml({
+    server: { admin: undefined, default_host: "a.test" },
+    upstreams: {
+      p: { members: members(member), keepalive: 0, retries: 0, passive_health: { failures: 0 } },
+    },
+    apps: [app(proxy("p", { response_timeout: "3s" }))],
+  }));
   const counts: Record<string, number> = {};
   let next = 0;
   const worker = async () => {

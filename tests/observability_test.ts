@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import {
   adminFetch,
+  app,
   get,
+  members,
+  proxy,
   rawServer,
+  scalwsYaml,
   sleep,
   startMember,
   startScalwsd,
@@ -19,28 +23,24 @@ async function hasPromtool(): Promise<boolean> {
   }
 }
 
+/** Tenant acme with application www on a.test (`extra` adds keys to www). */
+function acme(runtime: unknown, extra: Record<string, unknown> = {}) {
+  return [{ name: "acme", applications: [app(runtime, { name: "www", ...extra })] }];
+}
+
 Deno.test({
   name: "the metrics exposition passes promtool check metrics and carries the five pool families",
   ignore: !(await hasPromtool()),
   async fn() {
     await using a = startMember("a");
     await using bad = startMember("bad", () => new Response("x", { status: 503 }));
-    await using s = await startScalwsd(`
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin: {socket: "{{dir}}/admin.sock"}
-  metrics: {address: "127.0.0.1:0"}
-upstreams:
-  api:
-    members: [{address: "${a.address}"}, {address: "${bad.address}"}]
-    passive_health: {failures: 1, cooldown: 1h}
-tenants:
-  - name: acme
-    applications:
-      - name: www
-        domains: [a.test]
-        runtime: {type: proxy, upstream: {pool: api}}
-`);
+    await using s = await startScalwsd(scalwsYaml({
+      server: { metrics: { address: "127.0.0.1:0" } },
+      upstreams: {
+        api: { members: members(a, bad), passive_health: { failures: 1, cooldown: "1h" } },
+      },
+      tenants: acme(proxy("api")),
+    }));
     for (let i = 0; i < 4; i++) {
       assert.equal((await get(s.url + "/", { host: "a.test" })).status, 200);
     }
@@ -90,21 +90,12 @@ Deno.test("access log lines are JSON with the pool fields and no query string", 
   {
     // Closing scalwsd flushes the access log.
     await using s = await startScalwsd(
-      `
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin: {socket: "{{dir}}/admin.sock"}
-upstreams:
-  api: {members: [{address: "${a.address}"}]}
-tenants:
-  - name: acme
-    applications:
-      - name: www
-        domains: [a.test]
-        runtime: {type: proxy, upstream: {pool: api}}
-        routes:
-          - {path: /fixed, runtime: {type: respond, status: 204}}
-`,
+      scalwsYaml({
+        upstreams: { api: { members: members(a) } },
+        tenants: acme(proxy("api"), {
+          routes: [{ path: "/fixed", runtime: { type: "respond", status: 204 } }],
+        }),
+      }),
       { accessLog: logFile },
     );
     await get(s.url + "/x?secret=1", { host: "a.test" });
@@ -142,17 +133,9 @@ Deno.test("a stale kept-alive connection is resent once and counted in scalws_up
     await conn.read(buf);
     conn.close();
   });
-  await using s = await startScalwsd(`
-server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  admin: {socket: "{{dir}}/admin.sock"}
-tenants:
-  - name: acme
-    applications:
-      - name: www
-        domains: [a.test]
-        runtime: {type: proxy, upstream: "http://${member.address}"}
-`);
+  await using s = await startScalwsd(scalwsYaml({
+    tenants: acme({ type: "proxy", upstream: `http://${member.address}` }),
+  }));
   assert.equal((await get(s.url + "/", { host: "a.test" })).text, "ok");
   // Written on a connection idle for at least 1 s: a bodyless GET may be sent again.
   await sleep(1100);
