@@ -9,8 +9,12 @@ export class ConfigError extends Error {
   readonly file: string;
   readonly errors: readonly string[];
 
-  constructor(file: string, errors: readonly string[]) {
-    super(errors.map((e) => `${file}: ${e}`).join("\n"));
+  /** `siteFiles`: errors that start with one of these (`FILE: PATH: MESSAGE`) keep their name. */
+  constructor(file: string, errors: readonly string[], siteFiles: readonly string[] = []) {
+    super(
+      errors.map((e) => siteFiles.some((f) => e.startsWith(`${f}: `)) ? e : `${file}: ${e}`)
+        .join("\n"),
+    );
     this.file = file;
     this.errors = Object.freeze([...errors]);
   }

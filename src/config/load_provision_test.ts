@@ -56,6 +56,7 @@ Deno.test("the guide's complete example provisions to the expected values and de
         max_connections: 0,
       },
       deny_paths: [],
+      include: [],
       cache: { max_size: 256 * 1024 * 1024 },
     },
     upstreams: {
@@ -88,6 +89,9 @@ Deno.test("the guide's complete example provisions to the expected values and de
           } as Config["tenants"][0]["applications"][0]["runtime"],
           routes: [{
             path: "/api",
+            exact: false,
+            policies: [],
+            inherit: true,
             runtime: {
               ...PROXY_DEFAULTS,
               target: {
@@ -96,6 +100,7 @@ Deno.test("the guide's complete example provisions to the expected values and de
               },
             } as Config["tenants"][0]["applications"][0]["runtime"],
           }],
+          policies: [],
         },
         {
           name: "shop",
@@ -105,9 +110,11 @@ Deno.test("the guide's complete example provisions to the expected values and de
             target: { kind: "pool", pool: "web" },
           } as Config["tenants"][0]["applications"][0]["runtime"],
           routes: [],
+          policies: [],
         },
       ],
     }],
+    sites: [],
   };
   assert.deepEqual(config, expected);
 });
@@ -310,8 +317,11 @@ Deno.test("every key provisions to its value", () => {
   ]);
   assert.deepEqual(www.routes[0], {
     path: "/static",
+    exact: false,
     runtime: { type: "static", root: "/srv/www", index: "index.html" },
     max_body: 512,
+    policies: [],
+    inherit: true,
   });
   assert.deepEqual(www.routes[1].runtime, {
     type: "respond",

@@ -21,6 +21,12 @@ import {
   serverSchema,
   tenantSchema,
 } from "./schema.ts";
+import {
+  type PolicyContext,
+  provisionPolicies,
+  provisionRedirect,
+  type ReadFile,
+} from "./policies.ts";
 import { nameError } from "./syntax.ts";
 import type {
   ApplicationConfig,
@@ -49,6 +55,15 @@ export interface Sink {
   readonly warnings: string[];
 }
 
+/** Where files named by the document are read from. */
+export interface Files {
+  /** Directory of the main file: relative names in it are resolved against it. */
+  readonly dir: string;
+  readonly readFile: ReadFile;
+}
+
+const DEFAULT_FILES: Files = { dir: ".", readFile: (p) => Deno.readFileSync(p) };
+
 /** A use of a pool by name, checked against `upstreams` in `validate.ts`. */
 export interface PoolRef {
   readonly pool: string;
@@ -68,6 +83,8 @@ export interface DraftApplication {
 
 export interface DraftTenant {
   readonly path: string;
+  /** The site file it came from; undefined for the main file. */
+  readonly file?: string;
   /** Undefined when the tenant itself failed its schema. */
   readonly name?: string;
   readonly applications: DraftApplication[];
@@ -83,6 +100,8 @@ export interface Draft {
   readonly poolRefs: PoolRef[];
   /** False when some application failed its schema, so the set of domains is incomplete. */
   allApplications: boolean;
+  /** The main file, to name it when a site file repeats one of its domains. */
+  mainFile?: string;
 }
 
 /** 10 MiB. */
@@ -114,7 +133,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * mapping; a missing `server` is an empty one (and so lacks listeners); `upstreams` and
  * `tenants` default to empty.
  */
-export function provision(data: unknown, sink: Sink): Draft {
+export function provision(data: unknown, sink: Sink, files: Files = DEFAULT_FILES): Draft {
   const draft: Draft = {
     pools: new Map(),
     poolNames: new Set(),
@@ -133,8 +152,44 @@ export function provision(data: unknown, sink: Sink): Draft {
   const server = parseUnit(serverSchema, doc.server ?? {}, ["server"], sink.errors);
   if (server !== undefined) draft.server = provisionServer(server, sink);
   provisionUpstreams(doc.upstreams, draft, sink);
-  provisionTenants(doc.tenants, draft, sink);
+  provisionTenants(doc.tenants, ["tenants"], draft, { ...sink, ...files });
   return draft;
+}
+
+/**
+ * Adds the tenants of a site file (already parsed; `file` as it is named in messages, `dir`
+ * its directory): only `tenants` is allowed there.
+ */
+export function provisionSite(
+  data: unknown,
+  file: string,
+  draft: Draft,
+  sink: Sink,
+  files: Files,
+): void {
+  const doc = data ?? {};
+  if (!isRecord(doc)) {
+    sink.errors.push(`${file}: (root): must be a mapping`);
+    return;
+  }
+  for (const key in doc) {
+    if (key === "upstreams" || key === "server") {
+      sink.errors.push(
+        `${file}: ${key}: not allowed in a site file; a site file holds tenants only ` +
+          `(${key === "upstreams" ? "pools are" : "server settings are"} defined in the main file)`,
+      );
+    } else if (key !== "tenants") sink.errors.push(`${file}: (root): unknown key "${key}"`);
+  }
+  const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : ".";
+  const from = draft.tenants.length;
+  provisionTenants(doc.tenants, [`${file}: tenants`], draft, {
+    ...sink,
+    ...files,
+    dir,
+  });
+  for (let i = from; i < draft.tenants.length; i++) {
+    (draft.tenants[i] as { file?: string }).file = file;
+  }
 }
 
 function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
@@ -146,9 +201,18 @@ function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
   }
   const limits = raw.limits ?? {};
   return {
-    listeners: (raw.listeners ?? []).map((l) => ({
+    listeners: (raw.listeners ?? []).map((l, i) => ({
       name: l.name,
       ...l.address,
+      ...(l.redirect !== undefined
+        ? {
+          redirect: provisionRedirect(
+            l.redirect,
+            ["server", "listeners", i, "redirect"],
+            sink.errors,
+          ),
+        }
+        : {}),
       ...(l.tls !== undefined
         ? {
           tls: {
@@ -195,6 +259,7 @@ function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
     ...(raw.limit_req !== undefined ? { limit_req: limitReq(raw.limit_req) } : {}),
     ...(raw.limit_conn !== undefined ? { limit_conn: raw.limit_conn } : {}),
     deny_paths: raw.deny_paths ?? [],
+    include: raw.include ?? [],
     cache: { max_size: raw.cache?.max_size ?? DEFAULT_CACHE_SIZE },
   };
 }
@@ -415,14 +480,18 @@ function provisionHash(
   return { by: raw.by, name, cookie_max_age: maxAge / 1000 };
 }
 
-function provisionTenants(value: unknown, draft: Draft, sink: Sink): void {
+/** Errors, warnings and where files are read. */
+type Context = Sink & Files;
+
+function provisionTenants(value: unknown, base: Path, draft: Draft, ctx: Context): void {
+  const sink = ctx;
   if (value === undefined) return;
   if (!Array.isArray(value)) {
-    sink.errors.push("tenants: must be a list");
+    sink.errors.push(`${formatPath(base)}: must be a list`);
     return;
   }
   for (let i = 0; i < value.length; i++) {
-    const at: Path = ["tenants", i];
+    const at: Path = [...base, i];
     const raw = parseUnit(tenantSchema, value[i], at, sink.errors);
     const tenant: DraftTenant = { path: formatPath(at), name: raw?.name, applications: [] };
     draft.tenants.push(tenant);
@@ -430,7 +499,7 @@ function provisionTenants(value: unknown, draft: Draft, sink: Sink): void {
     // Applications are checked even when the tenant has an error, to report everything.
     const apps = raw?.applications ?? listField(value[i], "applications");
     for (let j = 0; j < apps.length; j++) {
-      const app = provisionApplication(apps[j], [...at, "applications", j], draft, sink);
+      const app = provisionApplication(apps[j], [...at, "applications", j], draft, ctx);
       if (app !== undefined) tenant.applications.push(app);
     }
   }
@@ -447,37 +516,39 @@ function listField(value: unknown, key: string): readonly unknown[] {
 }
 
 /**
- * Builds an application; routes get normalised paths and must be unique in it. Its runtime
+ * Builds an application; routes get normalised paths, and routes that cannot be told apart
+ * (same path, `exact`, headers and query, overlapping methods) are errors. A route without a
+ * runtime of its own but with policies uses the application's runtime. Its runtime, policies
  * and routes are checked even when the application itself has an error.
  */
 function provisionApplication(
   value: unknown,
   at: Path,
   draft: Draft,
-  sink: Sink,
+  ctx: Context,
 ): DraftApplication | undefined {
+  const sink = ctx;
   const before = sink.errors.length;
   const raw = parseUnit(applicationSchema, value, at, sink.errors);
   const runtime = chooseRuntime(field(value, "runtime"), field(value, "proxy"), at, draft, sink);
   const cache = provisionCache(field(value, "cache"), [...at, "cache"], false, sink);
+  const pctx: PolicyContext = {
+    dir: ctx.dir,
+    readFile: ctx.readFile,
+    errors: sink.errors,
+    warnings: sink.warnings,
+  };
+  const policies = provisionPolicies(field(value, "policies"), [...at, "policies"], pctx);
   const routes: RouteConfig[] = [];
-  const seen = new Set<string>();
+  const placed: { route: RouteConfig; path: string }[] = [];
   const rawRoutes = raw?.routes ?? listField(value, "routes");
   for (let i = 0; i < rawRoutes.length; i++) {
     const routeAt: Path = [...at, "routes", i];
     const route = parseUnit(routeSchema, rawRoutes[i], routeAt, sink.errors);
-    if (route !== undefined) {
-      if (seen.has(route.path)) {
-        sink.errors.push(`${formatPath(routeAt)}.path: duplicate route "${route.path}"`);
-      }
-      seen.add(route.path);
-    }
-    const routeRuntime = chooseRuntime(
-      field(rawRoutes[i], "runtime"),
-      field(rawRoutes[i], "proxy"),
-      routeAt,
-      draft,
-      sink,
+    const routePolicies = provisionPolicies(
+      field(rawRoutes[i], "policies"),
+      [...routeAt, "policies"],
+      pctx,
     );
     const routeCache = provisionCache(
       field(rawRoutes[i], "cache"),
@@ -485,19 +556,57 @@ function provisionApplication(
       true,
       sink,
     );
-    if (route === undefined || routeRuntime === undefined) continue;
-    routes.push({
+    const ownRuntime = field(rawRoutes[i], "runtime") !== undefined ||
+      field(rawRoutes[i], "proxy") !== undefined ||
+      field(rawRoutes[i], "policies") === undefined;
+    const routeRuntime = ownRuntime
+      ? chooseRuntime(
+        field(rawRoutes[i], "runtime"),
+        field(rawRoutes[i], "proxy"),
+        routeAt,
+        draft,
+        sink,
+      )
+      : runtime;
+    if (route === undefined || routeRuntime === undefined || routePolicies === undefined) continue;
+    const config: RouteConfig = {
       path: route.path,
+      exact: route.exact ?? false,
+      ...(route.methods !== undefined ? { methods: [...new Set(route.methods)] } : {}),
+      ...(route.headers !== undefined
+        ? {
+          headers: Object.fromEntries(
+            Object.entries(route.headers).map(([k, v]) => [k.toLowerCase(), v]),
+          ),
+        }
+        : {}),
+      ...(route.query !== undefined ? { query: { ...route.query } } : {}),
       runtime: routeRuntime,
       ...(route.max_body !== undefined ? { max_body: route.max_body } : {}),
       ...(routeCache !== undefined ? { cache: routeCache } : {}),
-    });
+      policies: routePolicies,
+      inherit: route.inherit ?? true,
+    };
+    const routePath = formatPath(routeAt);
+    for (const other of placed) {
+      const clash = routeClash(other.route, config);
+      if (clash === "duplicate") {
+        sink.errors.push(`${routePath}.path: duplicate route "${config.path}"`);
+        break;
+      }
+      if (clash !== undefined) {
+        sink.errors.push(`${routePath}: cannot be told apart from ${other.path} (${clash})`);
+        break;
+      }
+    }
+    placed.push({ route: config, path: routePath });
+    routes.push(config);
   }
   if (raw === undefined) {
     draft.allApplications = false;
     return undefined;
   }
-  const ok = runtime !== undefined && sink.errors.length === before;
+  const ok = runtime !== undefined && policies !== undefined && sink.errors.length === before;
   return {
     path: formatPath(at),
     name: raw.name,
@@ -512,9 +621,38 @@ function provisionApplication(
         ...(raw.limit_req !== undefined ? { limit_req: limitReq(raw.limit_req) } : {}),
         ...(raw.deny_paths !== undefined ? { deny_paths: raw.deny_paths } : {}),
         ...(cache ? { cache } : {}),
+        policies,
       }
       : undefined,
   };
+}
+
+function sameRecord(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  const ka = Object.keys(a ?? {});
+  if (ka.length !== Object.keys(b ?? {}).length) return false;
+  return ka.every((k) => b !== undefined && Object.hasOwn(b, k) && b[k] === a![k]);
+}
+
+/**
+ * Whether two routes can never be told apart: same path, `exact`, headers and query, and
+ * methods that overlap (absent means all). Returns "duplicate" for two plain routes of one
+ * path, a reason otherwise, undefined when they differ.
+ */
+export function routeClash(a: RouteConfig, b: RouteConfig): string | undefined {
+  if (a.path !== b.path || a.exact !== b.exact) return undefined;
+  if (!sameRecord(a.headers, b.headers) || !sameRecord(a.query, b.query)) return undefined;
+  const plain = (r: RouteConfig) =>
+    r.methods === undefined && r.headers === undefined && r.query === undefined;
+  if (plain(a) && plain(b)) return "duplicate";
+  if (a.methods === undefined || b.methods === undefined) {
+    return "same path, exact, headers and query; one takes every method";
+  }
+  const shared = a.methods.filter((m) => b.methods!.includes(m));
+  if (shared.length === 0) return undefined;
+  return `same path, exact, headers and query; both take ${shared.join(", ")}`;
 }
 
 /** `runtime: {...}` or the `proxy: {...}` shorthand, exactly one of them. */

@@ -32,6 +32,7 @@ Deno.test("provision fills server defaults", () => {
     },
     deny_paths: [],
     cache: { max_size: 268_435_456 },
+    include: [],
   });
 });
 

@@ -43,13 +43,13 @@ export function leaf<T>(parse: (value: unknown) => T) {
   });
 }
 
-function string(value: unknown): string {
+export function string(value: unknown): string {
   if (typeof value !== "string") throw new ValueError("must be a string");
   return value;
 }
 
 /** A non-empty string. */
-function text() {
+export function text() {
   return leaf((v) => {
     const s = string(v);
     if (s === "") throw new ValueError("must not be empty");
@@ -57,7 +57,7 @@ function text() {
   });
 }
 
-function flag() {
+export function flag() {
   return leaf((v) => {
     if (typeof v !== "boolean") throw new ValueError("must be true or false");
     return v;
@@ -65,7 +65,7 @@ function flag() {
 }
 
 /** An integer in `min..max` (`max` may be Infinity). */
-function int(min: number, max: number) {
+export function int(min: number, max: number) {
   return leaf((v) => {
     if (typeof v !== "number" || !Number.isInteger(v)) throw new ValueError("must be an integer");
     if (v < min || v > max) {
@@ -77,7 +77,7 @@ function int(min: number, max: number) {
   });
 }
 
-function oneOf<const T extends string>(values: readonly T[]) {
+export function oneOf<const T extends string>(values: readonly T[]) {
   return leaf((v): T => {
     if (typeof v === "string" && (values as readonly string[]).includes(v)) return v as T;
     const shown = typeof v === "string" ? `"${v}"` : String(v);
@@ -86,7 +86,7 @@ function oneOf<const T extends string>(values: readonly T[]) {
 }
 
 /** A duration in milliseconds (see `parseDuration`), `min..max` inclusive. */
-function duration(min = 0, max = Infinity) {
+export function duration(min = 0, max = Infinity) {
   return leaf((v) => {
     if (typeof v !== "string" && typeof v !== "number") {
       throw new ValueError('must be a duration such as "10s"');
@@ -106,7 +106,7 @@ function duration(min = 0, max = Infinity) {
 }
 
 /** A size in bytes, at least 1 (see `parseSize`); `max` is named in its error as `maxText`. */
-function size(max = Infinity, maxText = "") {
+export function size(max = Infinity, maxText = "") {
   return leaf((v) => {
     if (typeof v !== "string" && typeof v !== "number") {
       throw new ValueError('must be a size such as "10MiB"');
@@ -139,7 +139,7 @@ function rate() {
   });
 }
 
-function checked(check: (s: string) => string | undefined, lower = false) {
+export function checked(check: (s: string) => string | undefined, lower = false) {
   return leaf((v) => {
     const s = lower ? string(v).toLowerCase() : string(v);
     const error = check(s);
@@ -151,7 +151,7 @@ function checked(check: (s: string) => string | undefined, lower = false) {
 /** Pool, tenant, application and listener names (`NAME_PATTERN`). */
 const name = () => checked(nameError);
 /** Cookie and header names. */
-const token = () => checked(tokenError);
+export const token = () => checked(tokenError);
 const domain = () => checked(domainError, true);
 
 function listenAddress() {
@@ -194,7 +194,7 @@ function refresh() {
   });
 }
 
-function routePath() {
+export function routePath() {
   return leaf((v) => {
     const result = normaliseRoutePath(string(v));
     if (result.error !== undefined) throw new ValueError(result.error);
@@ -224,7 +224,7 @@ const headerName = () =>
     return tokenError(s);
   });
 
-const headerValue = () => checked(headerValueError);
+export const headerValue = () => checked(headerValueError);
 
 // ---- server ----
 
@@ -237,6 +237,7 @@ const certificateSchema = z.object({
 const listenerSchema = z.object({
   name: name(),
   address: listenAddress(),
+  redirect: z.unknown().optional(),
   tls: z.object({
     certificates: z.array(certificateSchema).min(1, "at least one certificate is required"),
     handshake_timeout: duration(1).optional(),
@@ -290,6 +291,7 @@ export const serverSchema = z.object({
   limit_conn: int(1, 1_000_000).optional(),
   deny_paths: denyPaths().optional(),
   cache: z.object({ max_size: size().optional() }).strict().optional(),
+  include: z.array(text()).optional(),
 }).strict();
 
 export type RawServer = z.output<typeof serverSchema>;
@@ -487,10 +489,31 @@ export type RawCache = z.output<typeof cacheSchema>;
 /** A route; its `runtime` or `proxy` is parsed on its own. */
 export const routeSchema = z.object({
   path: routePath(),
+  exact: flag().optional(),
+  methods: z.array(
+    checked((s) =>
+      /^[A-Z]+$/.test(s)
+        ? undefined
+        : /^[A-Za-z]+$/.test(s)
+        ? `invalid method "${s}": methods are upper case (${s.toUpperCase()})`
+        : `invalid method "${s}"`
+    ),
+  ).min(1, "at least one method is required").optional(),
+  headers: z.record(token(), headerValue()).optional(),
+  query: z.record(
+    leaf((v) => {
+      const s = string(v);
+      if (s === "") throw new ValueError("must not be empty");
+      return s;
+    }),
+    leaf(string),
+  ).optional(),
   runtime: z.unknown().optional(),
   proxy: z.unknown().optional(),
   max_body: size().optional(),
   cache: z.unknown().optional(),
+  policies: z.array(z.unknown()).optional(),
+  inherit: flag().optional(),
 }).strict();
 
 /** An application; its runtime and each route are parsed on their own. */
@@ -504,6 +527,7 @@ export const applicationSchema = z.object({
   limit_req: limitReqSchema.optional(),
   deny_paths: denyPaths().optional(),
   cache: z.unknown().optional(),
+  policies: z.array(z.unknown()).optional(),
 }).strict();
 
 /** A tenant; its applications are parsed one by one. */

@@ -237,12 +237,133 @@ export interface CacheConfig {
 export interface RouteConfig {
   /** Normalised, starts with `/`, no trailing slash except `/` itself. */
   readonly path: string;
+  /** Default false: the path is a segment-aligned prefix; true: only that path. */
+  readonly exact: boolean;
+  /** Upper-case methods this route takes (others get 405 with `Allow`); absent: all. */
+  readonly methods?: readonly string[];
+  /** Request headers that must be present with exactly these values (names lower-cased). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Query parameters that must be present with exactly these (decoded) values. */
+  readonly query?: Readonly<Record<string, string>>;
+  /** The route's own runtime; the application's (the same object) when the route sets none. */
   readonly runtime: RuntimeConfig;
   /** Bytes; absent means the global limit. */
   readonly max_body?: number;
   /** Replaces the application's `cache`; `false` turns it off on this route. */
   readonly cache?: CacheConfig | false;
+  /** Run after the application's policies (unless `inherit` is false), before the handler. */
+  readonly policies: readonly PolicyConfig[];
+  /** Default true: the application's policies run first. */
+  readonly inherit: boolean;
 }
+
+/** Header edits of a `headers` policy: names lower-cased, values may hold variables. */
+export interface HeaderEdits {
+  readonly set: Readonly<Record<string, string>>;
+  readonly add: Readonly<Record<string, string>>;
+  readonly remove: readonly string[];
+}
+
+/** `rewrite`: exactly one of its three forms. */
+export type RewritePolicy =
+  | { readonly policy: "rewrite"; readonly strip_prefix: string }
+  | { readonly policy: "rewrite"; readonly prefix: { readonly from: string; readonly to: string } }
+  | {
+    readonly policy: "rewrite";
+    readonly regex: { readonly match: string; readonly to: string };
+  };
+
+export interface RedirectPolicy {
+  readonly policy: "redirect";
+  /** A URL or path; `$host`, `$path`, `$query`, `$scheme` are replaced per request. */
+  readonly to: string;
+  /** 301, 302, 303, 307 or 308 (default). */
+  readonly status: 301 | 302 | 303 | 307 | 308;
+}
+
+export interface HeadersPolicy {
+  readonly policy: "headers";
+  readonly request: HeaderEdits;
+  readonly response: HeaderEdits;
+}
+
+export interface CorsPolicy {
+  readonly policy: "cors";
+  /** Exact origins (`https://a.example`), `*`, or `https://*.example.com` patterns. */
+  readonly origins: readonly string[];
+  /** Default GET, HEAD, POST. */
+  readonly methods: readonly string[];
+  /** Request headers a preflight may ask for (lower-cased); default none. */
+  readonly headers: readonly string[];
+  /** Default none. */
+  readonly expose_headers: readonly string[];
+  /** Default false; not allowed with `*`. */
+  readonly credentials: boolean;
+  /** Seconds; absent: no `Access-Control-Max-Age`. */
+  readonly max_age?: number;
+}
+
+export interface BasicAuthPolicy {
+  readonly policy: "basic_auth";
+  /** Default `Restricted`. */
+  readonly realm: string;
+  /** As written; resolved against the directory of the file that names it. */
+  readonly users_file: string;
+  /** User -> bcrypt hash, read from `users_file` at load. */
+  readonly users: Readonly<Record<string, string>>;
+  /** Default false: `Authorization` is removed before the handler. */
+  readonly pass_credentials: boolean;
+  /** Milliseconds a verified credential is remembered; default 5 min, 0 turns it off. */
+  readonly cache_ttl: number;
+}
+
+/** `allow` or `deny`: CIDRs (a bare address is a host route). */
+export interface AddressPolicy {
+  readonly policy: "allow" | "deny";
+  readonly cidrs: readonly string[];
+}
+
+export interface CompressPolicy {
+  readonly policy: "compress";
+  /** Preference order on equal q-values; default `[br, gzip]`. */
+  readonly encodings: readonly ("br" | "gzip")[];
+  /** gzip level 1..9, default 6. */
+  readonly level: number;
+  /** brotli quality 0..11, default 4. */
+  readonly brotli_level: number;
+  /** Bytes; bodies known to be smaller are sent as they are; default 1 KiB. */
+  readonly min_size: number;
+  /** Media types (`text/*` allowed); default text/*, JSON, JavaScript, XML, SVG and friends. */
+  readonly types: readonly string[];
+}
+
+/** One page of `error_pages`. */
+export interface ErrorPage {
+  /** As written. */
+  readonly file: string;
+  /** The file's text as read at load (at most 64 KiB). */
+  readonly body: string;
+  readonly content_type: string;
+}
+
+export interface ErrorPagesPolicy {
+  readonly policy: "error_pages";
+  /** By status (400..599). */
+  readonly pages: Readonly<Record<number, ErrorPage>>;
+  /** Default false: only scalwsd's own errors; true: members' error answers too. */
+  readonly intercept: boolean;
+}
+
+/** One entry of a `policies:` list, named by `policy`. */
+export type PolicyConfig =
+  | RewritePolicy
+  | RedirectPolicy
+  | HeadersPolicy
+  | CorsPolicy
+  | BasicAuthPolicy
+  | AddressPolicy
+  | CompressPolicy
+  | ErrorPagesPolicy;
 
 export interface ApplicationConfig {
   readonly name: string;
@@ -257,11 +378,15 @@ export interface ApplicationConfig {
   readonly deny_paths?: readonly string[];
   /** The response cache for the application's routes; absent: off. */
   readonly cache?: CacheConfig;
+  /** Run before every route's own policies (unless the route sets `inherit: false`). */
+  readonly policies: readonly PolicyConfig[];
 }
 
 export interface TenantConfig {
   readonly name: string;
   readonly applications: readonly ApplicationConfig[];
+  /** The site file the tenant came from; absent for the main file. */
+  readonly file?: string;
 }
 
 /** One certificate of a TLS listener. */
@@ -290,6 +415,8 @@ export interface ListenerConfig extends HostPort {
   readonly address: string;
   /** Absent: plain HTTP. */
   readonly tls?: ListenerTlsConfig;
+  /** Every request on this listener is redirected (the `http -> https` listener). */
+  readonly redirect?: RedirectPolicy;
 }
 
 /** `server.limits`: per-connection and per-request limits. Durations in ms, 0 turns one off. */
@@ -376,6 +503,16 @@ export interface ServerConfig {
     /** Byte budget, least recently used entries evicted past it; default 256 MiB. */
     readonly max_size: number;
   };
+  /** Site file globs as written, relative to the main file's directory. */
+  readonly include: readonly string[];
+}
+
+/** One site file read through `server.include`. */
+export interface SiteFile {
+  /** The path as read (the main file's directory joined with the glob's match). */
+  readonly file: string;
+  readonly tenants: readonly string[];
+  readonly domains: readonly string[];
 }
 
 export interface Config {
@@ -384,6 +521,8 @@ export interface Config {
   readonly server: ServerConfig;
   readonly upstreams: Readonly<Record<string, PoolConfig>>;
   readonly tenants: readonly TenantConfig[];
+  /** Site files of `server.include`, in the order read. */
+  readonly sites: readonly SiteFile[];
 }
 
 /** The result of a successful load: the config and the warnings to log. */

@@ -86,7 +86,11 @@ function validateTenants(draft: Draft, sink: Sink): Map<string, string> {
         const at = `${app.path}.domains[${i}]`;
         const firstDomain = domains.get(domain);
         if (firstDomain !== undefined) {
-          sink.errors.push(`${at}: duplicate domain "${domain}", first at ${firstDomain}`);
+          // Across files, name both: site paths carry their file, main-file paths get it here.
+          const first = tenant.file !== undefined && !firstDomain.includes(": ")
+            ? `${draft.mainFile ?? "the main file"}: ${firstDomain}`
+            : firstDomain;
+          sink.errors.push(`${at}: duplicate domain "${domain}", first at ${first}`);
         } else domains.set(domain, at);
       }
     }

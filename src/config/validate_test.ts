@@ -24,6 +24,7 @@ function server(extra: Partial<ServerConfig> = {}): ServerConfig {
     },
     deny_paths: [],
     cache: { max_size: 1 << 20 },
+    include: [],
     ...extra,
   };
 }

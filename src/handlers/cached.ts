@@ -415,7 +415,7 @@ export class CachedHandler implements Handler {
     const requestTime = clock.now();
     let res: Response;
     try {
-      ex.forwardHeaders = new ForwardHeaders(ex.req.headers, validators(e));
+      ex.forwardHeaders = new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, validators(e));
       res = await this.inner.handle(ex);
       ex.forwardHeaders = null;
       if (res.status === 304) {
@@ -434,7 +434,7 @@ export class CachedHandler implements Handler {
         }
         // The 304 is about another representation: this one is gone; fetch it whole.
         store.remove(e);
-        ex.forwardHeaders = new ForwardHeaders(ex.req.headers, []);
+        ex.forwardHeaders = new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, []);
         res = await this.inner.handle(ex);
         ex.forwardHeaders = null;
       }
@@ -479,7 +479,10 @@ export class CachedHandler implements Handler {
     const collapser = this.cache.collapser;
     if (e.refreshing || !collapser.lead(key)) return;
     e.refreshing = true;
-    const bg = backgroundExchange(ex, new ForwardHeaders(ex.req.headers, validators(e)));
+    const bg = backgroundExchange(
+      ex,
+      new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, validators(e)),
+    );
     this.refreshIn(bg, key, e).catch((err) => {
       log("warn", "cache_refresh_failed", { key, error: String(err) });
     }).finally(() => {

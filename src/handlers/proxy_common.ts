@@ -35,8 +35,10 @@ class Head implements HeadSource {
   constructor(a: AttemptTarget) {
     const ex = a.ex;
     this.upgrade = a.upgrade;
-    this.headers = a.upgrade ? upgradeHeaders(ex.req.headers) : ex.forwardHeaders ?? ex.req.headers;
-    this.host = a.rt.preserve_host ? ex.authority : a.authority;
+    // Policies' edits (editedHeaders) under the cache's validators (forwardHeaders).
+    const own = ex.editedHeaders ?? ex.req.headers;
+    this.headers = a.upgrade ? upgradeHeaders(own) : ex.forwardHeaders ?? own;
+    this.host = ex.upstreamHost ?? (a.rt.preserve_host ? ex.authority : a.authority);
     this.clientHost = ex.authority;
     this.peer = ex.peer;
     this.peerTrusted = ex.peerTrusted;
@@ -111,6 +113,7 @@ export function toResponse(
     headers.push(["connection", "close"]);
   }
   ex.status = res.status;
+  ex.fromMember = true;
   const body = res.body;
   if (body instanceof ReadableStream) ex.deferred = true;
   else if (body !== null) {

@@ -104,11 +104,17 @@ export class Exchange {
   forwardHeaders: Pick<Headers, "forEach"> | null = null;
   /** The member sent bytes past its answer's end (a lying Content-Length): never stored. */
   surplus = false;
+  /** Request headers as edited by route policies (a copy), or null: the client's own. */
+  editedHeaders: Headers | null = null;
+  /** The Host a `headers` policy sends to the member instead of the usual one, or null. */
+  upstreamHost: string | null = null;
+  /** Set when the answer is a member's (not one scalwsd made itself). */
+  fromMember = false;
   private done = false;
 
   readonly req: Request;
-  /** Normalised path used for routing and sent upstream. */
-  readonly path: string;
+  /** Normalised path used for routing and sent upstream (a `rewrite` policy changes it). */
+  path: string;
   /** `?...` or "". */
   readonly query: string;
   /** The Host header value (or the h2 authority). */

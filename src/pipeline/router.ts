@@ -15,7 +15,8 @@ export class Router<T> {
     this.routes = [...routes].sort((a, b) => b.path.length - a.path.length);
   }
 
-  match(path: string): T {
+  /** The second parameter is for `RouteTable`'s sake: both are called the same way. */
+  match(path: string, _ex?: unknown): T {
     const rs = this.routes;
     for (let i = 0; i < rs.length; i++) {
       const p = rs[i].path;

@@ -14,6 +14,10 @@ import { AppStats, type Handler } from "../pipeline/exchange.ts";
 import { HostTable } from "../pipeline/hosts.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import { Router } from "../pipeline/router.ts";
+import { RouteTable } from "../pipeline/route_table.ts";
+import { NotAllowedHandler } from "../pipeline/not_allowed.ts";
+import { PolicyCompiler } from "../pipeline/policies/compile.ts";
+import { type Policy, PolicyHandler } from "../pipeline/policies/policy.ts";
 import { compileTrusted } from "../pipeline/trusted_proxies.ts";
 import { addressKey, type AddressRuntime, fastcgiKey } from "../upstream/address_conns.ts";
 import type { Pool } from "../upstream/pool.ts";
@@ -129,6 +133,13 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
   };
   const byDomain = new Map<string, AppEntry>();
   const limiters = deps.limiters ?? new LimiterRegistry(deps.clock);
+  const compiler = new PolicyCompiler({ clock: deps.clock, limiters });
+  // No policies: the handler itself, so a route without policies pays nothing new.
+  const entry = (handler: Handler, maxBody: number, policies: Policy[]): RouteEntry => ({
+    handler: policies.length === 0 ? handler : new PolicyHandler(policies, handler),
+    maxBody,
+    policies,
+  });
   for (const tenant of cfg.tenants) {
     for (const app of tenant.applications) {
       const limitReq = app.limit_req ?? cfg.server.limit_req;
@@ -142,20 +153,33 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
         counters ??= new CacheCounters(tenant.name, app.name, deps.metrics.cacheRequests);
         return new CachedHandler({ inner: h, cache: deps.cache, config: c, counters, owner });
       };
+      const appRaw = make(app.runtime, appMax, appPoolName(tenant.name, app.name));
+      const appHandler = cached(appRaw, app.cache);
       const routes = app.routes.map((r, i) => {
         const maxBody = r.max_body ?? appMax;
-        const handler = cached(
-          make(r.runtime, maxBody, appPoolName(tenant.name, app.name, i)),
-          r.cache ?? app.cache,
-        );
-        return { path: r.path, value: { handler, maxBody } as RouteEntry };
+        // A route that names no runtime of its own shares the application's handler.
+        const raw = r.runtime === app.runtime && maxBody === appMax
+          ? appRaw
+          : make(r.runtime, maxBody, appPoolName(tenant.name, app.name, i));
+        const handler = cached(raw, r.cache ?? app.cache);
+        const list = r.inherit ? [...app.policies, ...r.policies] : r.policies;
+        return { ...r, value: entry(handler, maxBody, compiler.compile(list)) };
       });
-      const entry: AppEntry = {
+      const fallback = entry(appHandler, appMax, compiler.compile(app.policies));
+      const conditional = app.routes.some((r) =>
+        r.exact || r.methods !== undefined || r.headers !== undefined || r.query !== undefined
+      );
+      const router = conditional
+        ? new RouteTable(
+          routes,
+          fallback,
+          (allow, first) =>
+            entry(new NotAllowedHandler(allow), first.value.maxBody, first.value.policies.slice()),
+        )
+        : new Router(routes, fallback);
+      const appEntry: AppEntry = {
         stats: new AppStats(tenant.name, app.name, deps.metrics),
-        router: new Router(routes, {
-          handler: cached(make(app.runtime, appMax, appPoolName(tenant.name, app.name)), app.cache),
-          maxBody: appMax,
-        }),
+        router,
         limiter: limitReq === undefined
           ? null
           : limiters.get(app.limit_req ? `${tenant.name}/${app.name}` : "server", limitReq),
@@ -163,7 +187,7 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
           ? null
           : new Router(denied.map((path) => ({ path, value: true })), false),
       };
-      for (const d of app.domains) byDomain.set(d, entry);
+      for (const d of app.domains) byDomain.set(d, appEntry);
     }
   }
   const fallback = cfg.server.default_host ? byDomain.get(cfg.server.default_host) : undefined;

@@ -7,6 +7,7 @@ import { clientAddress } from "../pipeline/client_ip.ts";
 import { pathStart, urlAuthority } from "../pipeline/url.ts";
 import { log } from "../observe/log.ts";
 import { plain } from "../base/plain.ts";
+import type { Policy } from "../pipeline/policies/policy.ts";
 import { type ClientConn, type TlsState, UPGRADED } from "./client_conn.ts";
 import type { AppEntry, Generation, RequestLimits } from "./generation.ts";
 
@@ -159,6 +160,47 @@ export class Dispatcher {
   }
 
   /**
+   * Answers a request on a listener with `redirect` (the `http -> https` listener): every
+   * request gets the redirect, whatever its host; counted and logged under tenant and app `-`.
+   */
+  redirect(
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.Addr>,
+    secure: boolean,
+    conn: ClientConn | null,
+    policy: Policy,
+  ): Response {
+    this.requests++;
+    if (conn !== null) conn.requestStarted();
+    const authority = req.headers.get("host") ?? (secure ? urlAuthority(req.url) : "");
+    if (hostName(authority) === "" || authority.indexOf(",") >= 0) {
+      return this.answerUnrouted(req, info, conn, plain(400, "Bad Request: invalid Host header"));
+    }
+    const url = req.url;
+    const ps = pathStart(url);
+    const q = url.indexOf("?", ps);
+    const rawPath = q < 0 ? url.slice(ps) : url.slice(ps, q);
+    const peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
+    const ex = new Exchange({
+      req,
+      path: normalizePath(rawPath.length === 0 ? "/" : rawPath),
+      query: q < 0 ? "" : url.slice(q),
+      authority,
+      peer,
+      peerTrusted: false,
+      client: peer,
+      secure,
+      stats: this.unmatched,
+      start: performance.now(),
+      log: this.log,
+    });
+    const res = policy.request!(ex) as Response;
+    ex.complete();
+    if (conn !== null) conn.requestDone();
+    return res;
+  }
+
+  /**
    * Answers one request. `conn` is the client connection when the listener tracks its
    * connections (timeouts, strict SNI, per-peer counts), else null; `tls` is the TLS state of
    * a listener served whole (for strict SNI without a connection).
@@ -226,7 +268,7 @@ export class Dispatcher {
       const stopped = screen(ex, s);
       if (stopped !== null) res = stopped;
       else {
-        const route = app.router.match(path);
+        const route = app.router.match(path, ex);
         res = tooLarge(ex, route.maxBody) ?? route.handler.handle(ex);
       }
     } catch (err) {

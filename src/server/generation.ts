@@ -2,21 +2,31 @@ import type { Config } from "../config/types.ts";
 import type { Handler } from "../pipeline/exchange.ts";
 import type { AppStats } from "../pipeline/exchange.ts";
 import type { HostTable } from "../pipeline/hosts.ts";
+import type { Exchange } from "../pipeline/exchange.ts";
 import type { Router } from "../pipeline/router.ts";
+import type { Policy } from "../pipeline/policies/policy.ts";
 import type { RateLimiter } from "../pipeline/rate_limit.ts";
 import type { Pool } from "../upstream/pool.ts";
 
 /** The handler of one route (or an application's own runtime) and its body limit. */
 export interface RouteEntry {
+  /** The runtime's handler, behind the route's policies when it has any. */
   readonly handler: Handler;
   /** Bytes. */
   readonly maxBody: number;
+  /** The route's compiled policies (empty when none). */
+  readonly policies: readonly Policy[];
+}
+
+/** `Router` (paths only) or `RouteTable` (paths with conditions). */
+export interface RouteMatcher<T> {
+  match(path: string, ex: Exchange): T;
 }
 
 /** One application as the request path sees it. */
 export interface AppEntry {
   readonly stats: AppStats;
-  readonly router: Router<RouteEntry>;
+  readonly router: RouteMatcher<RouteEntry>;
   /** `limit_req` of the application or the server; null when none. */
   readonly limiter: RateLimiter | null;
   /** `deny_paths` of the server and the application (true for a denied path); null when none. */

@@ -12,6 +12,8 @@ import {
   serveListener,
 } from "./deno_internal.ts";
 import type { Dispatcher } from "./dispatcher.ts";
+import type { Policy } from "../pipeline/policies/policy.ts";
+import { redirectPolicy } from "../pipeline/policies/redirect.ts";
 import { CertificateSet } from "./sni.ts";
 
 /** Pause after an accept error such as EMFILE before trying again (ms). */
@@ -100,6 +102,8 @@ export class Listener {
   private socket: Deno.Listener;
   private tls: TlsState | null;
   private cfg: ListenerConfig;
+  /** `redirect` of the listener: every request gets it; null for a listener that routes. */
+  private redirect: Policy | null;
   /** Serving the listener whole (WebSocket routes exist); null when serving per connection. */
   private shared: ConnServer | null = null;
   private readonly mine = new Set<ClientConn>();
@@ -117,6 +121,7 @@ export class Listener {
     index: number,
   ) {
     this.cfg = cfg;
+    this.redirect = cfg.redirect ? redirectPolicy(cfg.redirect) : null;
     this.tracker = trackerOf(dispatcher);
     this.tls = tlsStateOf(cfg, file, index);
     this.socket = this.bind(cfg.port);
@@ -151,7 +156,10 @@ export class Listener {
     const secure = tls !== null;
     this.shared = serveListener(
       this.socket,
-      (req, info) => d.handle(req, info, secure, null, tls),
+      (req, info) =>
+        this.redirect !== null
+          ? d.redirect(req, info, secure, null, this.redirect)
+          : d.handle(req, info, secure, null, tls),
       onError,
     );
   }
@@ -168,6 +176,7 @@ export class Listener {
     const before = this.tls;
     const shared = hasWebSocketRoutes(this.dispatcher.current.config);
     this.cfg = cfg;
+    this.redirect = cfg.redirect ? redirectPolicy(cfg.redirect) : null;
     const same = next === null
       ? before === null
       : before !== null && before.certs.fingerprint === next.certs.fingerprint;
@@ -255,7 +264,10 @@ export class Listener {
     c.idleSince = performance.now();
     const handler = c.overLimit
       ? (_req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => overConnLimit(c, info)
-      : (req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => d.handle(req, info, secure, c);
+      : (req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) =>
+        this.redirect !== null
+          ? d.redirect(req, info, secure, c, this.redirect)
+          : d.handle(req, info, secure, c);
     let server: ServedConnection;
     try {
       server = serveConnection(c.conn, handler, onError);

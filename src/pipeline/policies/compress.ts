@@ -1,0 +1,104 @@
+/**
+ * `compress`: gzip or brotli (node:zlib) of text-like answers, streamed chunk by chunk with
+ * backpressure. Never for HEAD, 206 and other statuses without a full body, bodies already
+ * encoded, `Cache-Control: no-transform`, other media types, or bodies known to be under
+ * `min_size`. `Vary: Accept-Encoding` goes on every answer of a compressible type; a strong
+ * `ETag` becomes weak, as nginx does.
+ */
+import zlib from "node:zlib";
+import type { CompressPolicy } from "../../config/types.ts";
+import type { Exchange } from "../exchange.ts";
+import { requestHeader, requestMethod } from "../request_view.ts";
+import { negotiate } from "./accept_encoding.ts";
+import { addVary } from "./cors.ts";
+import type { Policy } from "./policy.ts";
+
+/** A media-type matcher of `types` (`text/*` allowed). */
+export function typeMatcher(types: readonly string[]): (contentType: string) => boolean {
+  const exact = new Set(types.filter((t) => !t.endsWith("/*")));
+  const prefixes = types.filter((t) => t.endsWith("/*")).map((t) => t.slice(0, -1));
+  return (ct) => {
+    const semi = ct.indexOf(";");
+    const t = (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase();
+    return exact.has(t) || prefixes.some((p) => t.startsWith(p));
+  };
+}
+
+/** A compressing transform of `coding` at the policy's level. */
+export function compressor(coding: string, cfg: CompressPolicy): zlib.Gzip | zlib.BrotliCompress {
+  if (coding === "gzip") return zlib.createGzip({ level: cfg.level });
+  return zlib.createBrotliCompress({
+    params: { [zlib.constants.BROTLI_PARAM_QUALITY]: cfg.brotli_level },
+  });
+}
+
+/** Pipes `src` through `z`: one chunk in per pull, waiting for zlib when it is behind. */
+export function compressStream(
+  src: ReadableStream<Uint8Array>,
+  z: zlib.Gzip | zlib.BrotliCompress,
+): ReadableStream<Uint8Array> {
+  const reader = src.getReader();
+  let ended = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      z.on("data", (c: Uint8Array) => {
+        controller.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
+      });
+      z.on("end", () => controller.close());
+      z.on("error", (e: Error) => controller.error(e));
+    },
+    async pull() {
+      if (ended) return;
+      const { done, value } = await reader.read();
+      if (done) {
+        ended = true;
+        z.end();
+        return;
+      }
+      if (!z.write(value)) await new Promise((r) => z.once("drain", r));
+    },
+    cancel(reason) {
+      ended = true;
+      z.destroy();
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 1 });
+}
+
+/** Statuses whose body may be compressed. */
+function compressible(status: number): boolean {
+  return status >= 200 && status !== 204 && status !== 206 && status !== 304;
+}
+
+export function compressPolicy(cfg: CompressPolicy): Policy {
+  const typeOk = typeMatcher(cfg.types);
+  const codings = cfg.encodings;
+  return {
+    name: "compress",
+    response(ex: Exchange, res: Response) {
+      const h = res.headers;
+      const ct = h.get("content-type");
+      if (ct === null || !typeOk(ct) || !compressible(res.status)) return res;
+      if (h.has("content-encoding")) return res;
+      const cc = h.get("cache-control");
+      if (cc !== null && /(^|,)\s*no-transform\s*(,|$)/i.test(cc)) return res;
+      addVary(h, "Accept-Encoding");
+      if (requestMethod(ex) === "HEAD" || res.body === null) return res;
+      const cl = h.get("content-length");
+      const known = cl !== null ? Number(cl) : !ex.deferred && !ex.streaming ? ex.bytes : -1;
+      if (known >= 0 && known < cfg.min_size) return res;
+      const coding = negotiate(requestHeader(ex, "accept-encoding"), codings);
+      if (coding === null) return res;
+      const headers = new Headers(h);
+      headers.delete("content-length");
+      headers.set("content-encoding", coding);
+      const etag = headers.get("etag");
+      if (etag !== null && !etag.startsWith("W/")) headers.set("etag", `W/${etag}`);
+      return new Response(compressStream(res.body, compressor(coding, cfg)), {
+        status: res.status,
+        statusText: res.statusText,
+        headers,
+      });
+    },
+  };
+}

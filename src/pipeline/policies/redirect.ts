@@ -1,0 +1,19 @@
+/** `redirect`: answers with `Location` built from the template, status 308 by default. */
+import type { RedirectPolicy } from "../../config/types.ts";
+import type { Exchange } from "../exchange.ts";
+import type { Policy } from "./policy.ts";
+import { compileTemplate, render } from "./template.ts";
+
+/** The redirect answer for `ex`: no body, `Location` from the template. */
+export function redirectPolicy(cfg: RedirectPolicy): Policy {
+  const to = compileTemplate(cfg.to);
+  const status = cfg.status;
+  return {
+    name: "redirect",
+    request(ex: Exchange) {
+      ex.status = status;
+      ex.bytes = 0;
+      return new Response(null, { status, headers: { location: render(to, ex) } });
+    },
+  };
+}

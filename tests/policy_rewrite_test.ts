@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { request, startScalwsd } from "./_harness.ts";
+import { type Echo, echoMember, HOST, oneApp } from "./_policies.ts";
+
+Deno.test("rewrite: strip_prefix, prefix and regex change the path the member gets, once", async () => {
+  const m = echoMember();
+  const s = await startScalwsd(oneApp(
+    `{type: proxy, upstream: "http://${m.address}"}`,
+    `        routes:
+          - path: /api
+            policies: [{rewrite: {strip_prefix: /api}}]
+          - path: /old
+            policies: [{rewrite: {prefix: {from: /old, to: /new}}}]
+          - path: /u
+            policies: [{rewrite: {regex: {match: "^/u/([0-9]+)$", to: "/users/$1"}}}]
+          - path: /climb
+            policies: [{rewrite: {regex: {match: "^/climb/(.*)$", to: "/base/$1"}}}]
+          - path: /loop
+            policies: [{rewrite: {prefix: {from: /loop, to: /api}}}]`,
+  ));
+  try {
+    const path = async (p: string) => {
+      const r = await request(`${s.url}${p}`, { headers: HOST });
+      assert.equal(r.status, 200, p);
+      return (JSON.parse(r.text) as Echo).path;
+    };
+    assert.equal(await path("/api/items?x=1"), "/items?x=1");
+    assert.equal(await path("/api"), "/");
+    assert.equal(await path("/apix"), "/apix");
+    assert.equal(await path("/old/a/b"), "/new/a/b");
+    assert.equal(await path("/u/42?q"), "/users/42?q");
+    assert.equal(await path("/u/abc"), "/u/abc");
+    // The rewritten path is normalised again and never climbs above "/".
+    assert.equal(await path("/climb/..%2f..%2f..%2fetc"), "/base/..%2f..%2f..%2fetc");
+    assert.equal(await path("/climb/x/%2e%2e/%2e%2e/%2e%2e/etc"), "/etc");
+    // A rewrite is applied once: /loop -> /api is not stripped again by the /api route.
+    assert.equal(await path("/loop/z"), "/api/z");
+    // A regex rewrite is not run on a path over 1 KiB.
+    const long = await request(`${s.url}/u/${"1".repeat(1100)}`, { headers: HOST });
+    assert.equal(long.status, 414);
+  } finally {
+    await s.close();
+    await m.close();
+  }
+});
+
+Deno.test("rewrite: unsafe patterns and no-op rewrites are configuration errors", async () => {
+  const { parseConfig } = await import("../src/config/load.ts");
+  const { ConfigError } = await import("../src/config/errors.ts");
+  const yaml = oneApp(
+    `{type: respond}`,
+    `        policies:
+          - {rewrite: {regex: {match: "^(a+)+$", to: "/x"}}}
+          - {rewrite: {regex: {match: "^/(a)\\\\1$", to: "/x"}}}
+          - {rewrite: {regex: {match: "^/(?=a)", to: "/x"}}}
+          - {rewrite: {regex: {match: "^/u/([0-9]+)$", to: "/users/$2"}}}
+          - {rewrite: {prefix: {from: /a, to: /a}}}
+          - {rewrite: {strip_prefix: /a, prefix: {from: /b, to: /c}}}`,
+  );
+  try {
+    parseConfig(yaml, "scalws.yaml");
+    assert.fail("accepted");
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    const P = "tenants[0].applications[0].policies";
+    assert.deepEqual(e.errors, [
+      `${P}[0].rewrite.regex.match: pattern refused: a repeated group may not contain a quantifier or an alternation (nested repeats can backtrack catastrophically)`,
+      `${P}[1].rewrite.regex.match: pattern refused: backreferences are not supported`,
+      `${P}[2].rewrite.regex.match: pattern refused: lookaround and other (?...) groups are not supported`,
+      `${P}[3].rewrite.regex.to: $2 names no group; the pattern has 1 capture group`,
+      `${P}[4].rewrite.prefix: from and to are the same ("/a")`,
+      `${P}[5].rewrite: exactly one of strip_prefix, prefix and regex is required`,
+    ]);
+  }
+});
