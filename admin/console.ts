@@ -1,6 +1,6 @@
 /**
- * The read-only Upstreams console: one self-contained page that polls `GET /v1/upstreams` every
- * 2 seconds. Served by the admin app only (loopback admin HTTP listener, remote listener, socket).
+ * The read-only Upstreams console: one self-contained page that polls `GET /v1/upstreams` and
+ * `GET /v1/cache` (the Cache panel: objects, bytes, hit ratio per application) every 2 seconds. Served by the admin app only (loopback admin HTTP listener, remote listener, socket).
  */
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -31,6 +31,7 @@ const PAGE = `<!doctype html>
 <h1>Upstreams</h1>
 <div class="meta" id="meta">loading…</div>
 <div id="pools"></div>
+<section id="cache"><h2>Cache</h2><div id="cache-body">loading…</div></section>
 <script>
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;","\\"":"&quot;"}[c]));
 function render(data) {
@@ -51,10 +52,24 @@ function render(data) {
       '<tbody>' + rows + '</tbody></table></div>') + '</section>';
   }).join("") || "<p>No pools configured.</p>";
 }
+const size = (n) => n >= 1048576 ? (n / 1048576).toFixed(1) + " MiB" : n >= 1024 ? (n / 1024).toFixed(1) + " KiB" : n + " B";
+const pct = (r) => (r * 100).toFixed(1) + "%";
+function renderCache(c) {
+  const rows = c.applications.map((a) => '<tr data-app="' + esc(a.tenant + "/" + a.app) + '"><td>' + esc(a.tenant) + '</td><td>' + esc(a.app) +
+    '</td><td>' + a.objects + '</td><td>' + size(a.bytes) + '</td><td>' + pct(a.hit_ratio) + '</td></tr>').join("");
+  document.getElementById("cache-body").innerHTML =
+    '<div class="settings">' + c.objects + ' objects · ' + size(c.bytes) + ' of ' + size(c.max_size) +
+    ' · ' + c.evictions + ' evictions · hit ratio ' + pct(c.hit_ratio) + '</div>' +
+    (rows === "" ? "<p>No application uses the cache.</p>" :
+    '<div class="scroll"><table><thead><tr><th>Tenant</th><th>Application</th><th>Objects</th><th>Bytes</th><th>Hit ratio</th></tr></thead>' +
+    '<tbody>' + rows + '</tbody></table></div>');
+}
 async function refresh() {
   try {
     const r = await fetch("../v1/upstreams", { cache: "no-store" });
     render(await r.json());
+    const c = await fetch("../v1/cache", { cache: "no-store" });
+    renderCache(await c.json());
     document.getElementById("meta").textContent = "Updated " + new Date().toLocaleTimeString() + " · refreshes every 2 s";
   } catch (e) {
     document.getElementById("meta").textContent = "Cannot reach the admin API: " + e;

@@ -3,6 +3,7 @@ import {
   ADMIN_SOCKET,
   adminFetch,
   app,
+  get,
   proxy,
   scalwsYaml,
   startMember,
@@ -97,6 +98,50 @@ Deno.test({
         r,
       ) => (await r.body?.cancel(), r.status)),
       404,
+    );
+  },
+});
+
+Deno.test({
+  name: "the console's Cache panel shows objects, bytes and hit ratio per application",
+  ignore: CHROMIUM === undefined,
+  async fn() {
+    await using a = startMember(
+      "a",
+      () => new Response("cached body", { headers: { "cache-control": "max-age=60" } }),
+    );
+    await using s = await startScalwsd(`
+server:
+  listeners: [{name: http, address: "127.0.0.1:0"}]
+  admin:
+    socket: "{{dir}}/admin.sock"
+    http: {address: "127.0.0.1:0"}
+upstreams:
+  web: {members: [{address: "${a.address}"}]}
+tenants:
+  - name: t
+    applications:
+      - {name: a, domains: [a.test], runtime: {type: proxy, upstream: {pool: web}}, cache: {}}
+`);
+    for (let i = 0; i < 4; i++) await get(s.url + "/page", { host: "a.test" });
+    await using profileDir = await tempDir("scalwsd-chromium-");
+    const port = s.admin.bound.get("http")!.port;
+    const dom = await new Deno.Command(CHROMIUM!, {
+      args: chromiumArgs(
+        profileDir.path,
+        "--virtual-time-budget=3000",
+        "--dump-dom",
+        `http://127.0.0.1:${port}/console/`,
+      ),
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const html = new TextDecoder().decode(dom.stdout);
+    assert.match(html, /<section id="cache"><h2>Cache<\/h2>/);
+    assert.match(html, /1 objects · \d+ B of 256\.0 MiB · 0 evictions · hit ratio 75\.0%/);
+    assert.match(
+      html,
+      /<tr data-app="t\/a"><td>t<\/td><td>a<\/td><td>1<\/td><td>\d+ B<\/td><td>75\.0%<\/td><\/tr>/,
     );
   },
 });
