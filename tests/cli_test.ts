@@ -1,5 +1,14 @@
 import assert from "node:assert/strict";
-import { get, sleep, startMember, tempDir } from "./_support/mod.ts";
+import {
+  app,
+  get,
+  proxy,
+  respond,
+  scalwsYaml,
+  sleep,
+  startMember,
+  tempDir,
+} from "./_support/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -83,23 +92,21 @@ Deno.test("scalwsd run serves, reloads on SIGHUP, answers ctl, and drains on SIG
   });
   const port = freePort();
   const file = `${dir}/scalws.yaml`;
-  const yaml = (body: string) => `
-server:
-  listeners: [{name: http, address: "127.0.0.1:${port}"}]
-  admin: {socket: "${dir}/admin.sock"}
-  access_log: off
-upstreams:
-  dyn: {members_from: api}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test]
-        runtime: {type: respond, body: "${body}"}
-        routes:
-          - {path: /slow, runtime: {type: proxy, upstream: "http://${member.address}"}}
-          - {path: /dyn, runtime: {type: proxy, upstream: {pool: dyn}}}
-`;
+  const yaml = (body: string) =>
+    scalwsYaml({
+      server: {
+        listeners: [{ name: "http", address: `127.0.0.1:${port}` }],
+        admin: { socket: `${dir}/admin.sock` },
+        access_log: "off",
+      },
+      upstreams: { dyn: { members_from: "api" } },
+      apps: [app(respond(body), {
+        routes: [
+          { path: "/slow", runtime: { type: "proxy", upstream: `http://${member.address}` } },
+          { path: "/dyn", runtime: proxy("dyn") },
+        ],
+      })],
+    });
   await Deno.writeTextFile(file, yaml("one"));
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", MAIN, "run", "--config", file],

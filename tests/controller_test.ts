@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { readProc } from "../src/controller/proc.ts";
 import { KeepAliveLoad, type LoadStats } from "./_support/keep_alive_load.ts";
-import { sleep, waitUntil } from "./_support/mod.ts";
+import { app, respond, scalwsYaml, sleep, waitUntil } from "./_support/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const RUN_FLAGS = [
@@ -141,18 +141,17 @@ class ControllerProcess {
   }
 }
 
-const SCALWS = (port: number, body: string) => `
-server:
-  listener_mode: reuseport
-  listeners: [{name: http, address: "127.0.0.1:${port}"}]
-  access_log: "off"
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [example.test]
-        runtime: {type: respond, body: "${body}"}
-`;
+/** The instances' configuration: one reuseport listener on `port`, answering `body`. */
+const SCALWS = (port: number, body: string) =>
+  scalwsYaml({
+    server: {
+      listener_mode: "reuseport",
+      listeners: [{ name: "http", address: `127.0.0.1:${port}` }],
+      admin: undefined,
+      access_log: "off",
+    },
+    apps: [app(respond(body), { domains: ["example.test"] })],
+  });
 
 Deno.test({
   name:

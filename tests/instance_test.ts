@@ -4,7 +4,16 @@
  * SIGTERM drain (listeners first, `Connection: close`, in-flight requests finish, a deadline).
  */
 import assert from "node:assert/strict";
-import { sleep, tempDir, waitUntil } from "./_support/mod.ts";
+import {
+  app,
+  members,
+  proxy,
+  respond,
+  scalwsYaml,
+  sleep,
+  tempDir,
+  waitUntil,
+} from "./_support/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -102,23 +111,19 @@ async function startInstance(dir: string, memberPort: number, drain: string): Pr
   const socket = `${dir}/web-0.sock`;
   await Deno.writeTextFile(
     `${dir}/scalws.yaml`,
-    `
-server:
-  listener_mode: reuseport
-  listeners: [{name: http, address: "127.0.0.1:${port}"}]
-  access_log: "off"
-upstreams:
-  api: {members: [{address: "127.0.0.1:${memberPort}"}], members_from: api}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [example.test]
-        runtime: {type: respond, body: "hello"}
-        routes:
-          - path: /slow
-            runtime: {type: proxy, upstream: {pool: api}, response_timeout: 30s}
-`,
+    scalwsYaml({
+      server: {
+        listener_mode: "reuseport",
+        listeners: [{ name: "http", address: `127.0.0.1:${port}` }],
+        admin: undefined,
+        access_log: "off",
+      },
+      upstreams: { api: { members: members(`127.0.0.1:${memberPort}`), members_from: "api" } },
+      apps: [app(respond("hello"), {
+        domains: ["example.test"],
+        routes: [{ path: "/slow", runtime: proxy("api", { response_timeout: "30s" }) }],
+      })],
+    }),
   );
   const child = new Deno.Command(Deno.execPath(), {
     args: [

@@ -1,9 +1,13 @@
 /**
  * scalwsd started in-process for end-to-end tests, from YAML text:
  *
+ *     await using m = startMember("a");
  *     await using s = await startScalwsd(yaml);
  *
  * Disposing drains the server, stops the admin listeners and removes the temporary directory.
+ * Disposal runs in reverse order: declare members before scalwsd, so that scalwsd has drained
+ * before its members close. A test that holds requests behind a gate opens the gate in a
+ * `finally` of its own, before anything is disposed.
  */
 import { Server, type ServerOptions } from "../../src/server/server.ts";
 import { AdminListeners } from "../../admin/listeners.ts";
