@@ -374,7 +374,7 @@ Deno.test("http1 client: cancelling a streamed body closes its connection", asyn
 Deno.test("http1 client: Unix socket member", async () => {
   await using dir = await tempDir();
   const path = `${dir.path}/member.sock`;
-  await using m = member({ path });
+  await using _m = member({ path });
   using pool = disposablePool(
     new ConnPool(new Connector({ kind: "unix", path, canonical: `unix:${path}` }, null)),
   );
