@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { disposablePool } from "./_support/conn_pool.ts";
-import { tempDir } from "./_support/mod.ts";
+import { sleep, tempDir } from "./_support/mod.ts";
 import type { MemberAddress } from "../src/net/member_address.ts";
 import { ManualClock } from "../src/base/clock.ts";
 import {
@@ -38,7 +38,7 @@ function member(options: { hostname?: string; path?: string } = {}) {
     const port = info.remoteAddr.transport === "tcp" ? info.remoteAddr.port : 0;
     switch (url.pathname) {
       case "/slow":
-        await new Promise((r) => setTimeout(r, 60));
+        await sleep(60);
         return new Response(String(port));
       case "/port":
         return new Response(String(port));

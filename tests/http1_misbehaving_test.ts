@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { disposablePool } from "./_support/conn_pool.ts";
-import { tempDir } from "./_support/mod.ts";
+import { sleep, tempDir } from "./_support/mod.ts";
 import { ManualClock } from "../src/base/clock.ts";
 import {
   Connector,
@@ -178,7 +178,7 @@ Deno.test("http1 misbehaving: HTTP/1.0 and Connection: close responses are not k
 Deno.test("http1 misbehaving: a reset after the request was written fails in phase head", async () => {
   // Closing with the request unread makes the kernel send RST instead of FIN.
   await using server = new RawServer(async () => {
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   });
   using pool = poolFor(server);
   const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
@@ -234,7 +234,7 @@ Deno.test("http1 misbehaving: a member closing an idle connection is noticed whi
   using pool = poolFor(server, clock);
   assert.equal(await bodyText(await send(pool, outbound("GET", "/"), sendOptions())), "ok");
   await idleClosed;
-  await new Promise((r) => setTimeout(r, 20)); // let the FIN arrive
+  await sleep(20); // let the FIN arrive
   assert.equal(pool.idle, 0, "the pending read saw the close and dropped the connection");
   clock.advance(1500);
   const opts = sendOptions();
@@ -261,7 +261,7 @@ Deno.test("http1 misbehaving: after a member closed an idle connection a POST go
   using pool = poolFor(server, clock);
   await bodyText(await send(pool, outbound("GET", "/"), sendOptions()));
   await idleClosed;
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   clock.advance(5000);
   assert.equal(pool.idle, 0);
   const opts = sendOptions();

@@ -11,6 +11,8 @@
  * failed attempt.
  */
 
+import { sleep } from "./wait.ts";
+
 export interface LoadStats {
   ok: number;
   failed: number;
@@ -123,7 +125,7 @@ export class KeepAliveLoad implements AsyncDisposable {
           break;
         }
       }
-      await new Promise((r) => setTimeout(r, this.opts.pauseMs));
+      await sleep(this.opts.pauseMs);
     }
     drop();
   }
