@@ -221,10 +221,9 @@ export class Pool {
   start(facts: RequestFacts, upgrade: boolean): PoolRequest {
     const set = this.set;
     const settings = this.settings;
-    const r = new PoolRequest(set, facts.req.method);
+    const r = new PoolRequest(set, facts);
     const n = set.members.length;
     r.retryable = !upgrade && n > 1 && settings.retries > 0;
-    r.secure = facts.secure;
     const hash = settings.hash;
     if (hash !== undefined && hash.by !== "cookie") {
       r.key = hash.by === "header"
@@ -317,7 +316,7 @@ export class Pool {
       memberCount: n,
       untriedExists: tried < n,
       sentToClient: false,
-      method: r.method,
+      method: r.facts.req.method,
       failure,
       bodyReplayable: r.replayable,
       websocket: false,
@@ -333,7 +332,7 @@ export class Pool {
   finish(r: PoolRequest, answered: Member | null): string | undefined {
     this.observeDuration((performance.now() - r.started) / 1000);
     if (answered === null || this.affinity === null) return undefined;
-    return this.affinity.cookie(r.held, answered.affinity, r.secure);
+    return this.affinity.cookie(r.held, answered.affinity, r.facts.secure);
   }
 
   /** Records a member failure; logs and republishes only when the ejection state flipped. */

@@ -42,8 +42,6 @@ export class PoolRequest implements PickContext {
   retryable = false;
   /** Whether the request body can be sent again (set once it is prepared). */
   replayable = false;
-  /** The request came over TLS. */
-  secure = false;
   /** Members chosen so far. */
   attempts = 0;
   /** The member of the latest attempt and the health epoch it began in. */
@@ -55,6 +53,7 @@ export class PoolRequest implements PickContext {
   constructor(
     /** The member set this request chooses from, whatever replaces it meanwhile. */
     readonly set: MemberSet,
-    readonly method: string,
+    /** The request (method, TLS), read only when a decision needs it. */
+    readonly facts: RequestFacts,
   ) {}
 }
