@@ -1,6 +1,12 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { poolMemberErrors, validateMembersBody } from "../src/config/members.ts";
+import {
+  BODY_TOO_LARGE,
+  checkMembersBody,
+  CONTROLLER_PUT_HEADER,
+  MAX_MEMBERS_BODY,
+  putTargetError,
+} from "../src/config/members_put.ts";
 import { log } from "../src/observe/log.ts";
 import { parsePurge } from "../src/cache/purge_request.ts";
 import { EXPOSITION_CONTENT_TYPE } from "../src/observe/metrics.ts";
@@ -164,53 +170,46 @@ async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Respons
     audit(who, "set_members", name, `refused ${status}`, { error });
     return c.json({ error }, status);
   };
-  const len = c.req.header("content-length");
-  if (len !== undefined && Number(len) > MAX_ADMIN_BODY) {
-    return reject(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
+  // Under the controller the lists are the controller's: it alone sends them, with this header.
+  const managed = server.controllerSocket !== undefined;
+  if (managed && c.req.header(CONTROLLER_PUT_HEADER) === undefined) {
+    return reject(
+      409,
+      `run-time members are set through the controller: PUT /v1/upstreams/${name} on its control socket ${server.controllerSocket}`,
+    );
   }
+  const len = c.req.header("content-length");
+  if (len !== undefined && Number(len) > MAX_MEMBERS_BODY) return reject(413, BODY_TOO_LARGE);
   return await server.lock.run(async () => {
     const pool = server.registry.pools.get(name);
     if (!pool) return reject(404, `no pool named "${name}"`);
     const mode = server.config.server.listener_mode;
-    if (mode !== "shared") {
+    if (!managed && mode !== "shared") {
       return reject(501, `run-time members are not supported with listener_mode: ${mode}`);
     }
-    if (pool.settings.members_from === "dns") {
-      return reject(409, `pool "${name}" has members_from: dns; its members follow DNS`);
-    }
-    if (pool.settings.members_from !== "api") {
-      return reject(
-        409,
-        `pool "${name}" has members_from: file; change its members in the configuration`,
-      );
-    }
+    const target = putTargetError(name, pool.settings);
+    if (target !== undefined) return reject(target.status, target.error);
     let text: string;
     try {
       text = await readCapped(c.req.raw);
     } catch (err) {
-      if (err instanceof BodyTooLarge) {
-        return reject(413, `body is larger than ${MAX_ADMIN_BODY} bytes`);
-      }
+      if (err instanceof BodyTooLarge) return reject(413, BODY_TOO_LARGE);
       return reject(400, "body could not be read");
     }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return reject(400, "body: invalid JSON");
-    }
-    const { members, errors } = validateMembersBody(body);
-    if (errors.length > 0 || members === undefined) return reject(400, errors.join("\n"));
-    const rules = poolMemberErrors(members, pool.settings.scheme, "");
-    if (rules.length > 0) return reject(400, rules.join("\n"));
+    const checked = checkMembersBody(text, pool.settings);
+    if ("error" in checked) return reject(checked.status, checked.error);
+    const members = checked.members;
     if (pool !== server.registry.pools.get(name)) return reject(404, `no pool named "${name}"`);
-    try {
-      // Durable before it is answered: a restart right after this PUT serves this list.
-      await server.saveMembers(name, members);
-    } catch (err) {
-      return reject(500, `cannot record the members: ${(err as Error).message ?? err}`);
+    if (!managed) {
+      try {
+        // Durable before it is answered: a restart right after this PUT serves this list.
+        await server.saveMembers(name, members);
+      } catch (err) {
+        return reject(500, `cannot record the members: ${(err as Error).message ?? err}`);
+      }
     }
     pool.install(pool.plan(members), members);
+    server.noteMembers(name);
     audit(who, "set_members", name, "ok", { members: members.length });
     return c.json(poolView(pool, server.clock.now()));
   });

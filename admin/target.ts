@@ -38,4 +38,11 @@ export interface AdminTarget {
    * before the list is installed; throws when it cannot, and then nothing may change.
    */
   saveMembers(pool: string, members: readonly MemberConfig[]): Promise<void>;
+  /** Records that pool `pool` got a new list (its last update time, the update counter). */
+  noteMembers(pool: string): void;
+  /**
+   * The controller's control socket when this process is one of its instances: member lists
+   * are then set there, and the admin API refuses a `PUT` that does not come from it.
+   */
+  readonly controllerSocket?: string;
 }

@@ -3,6 +3,7 @@ import { formatApps, formatCache, formatPool, formatPools } from "./ctl_format.t
 import { purgeOfUrl } from "../src/cache/purge_request.ts";
 import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
+import { parseMemberArg } from "./member_args.ts";
 
 /** Where `scalwsd ctl` looks for the admin socket without `--socket`. */
 export const DEFAULT_SOCKET = "/run/scalws/admin.sock";
@@ -18,17 +19,6 @@ const CTL_USAGE = `usage: scalwsd ctl [--socket PATH] [--json] COMMAND
   cache purge --prefix URL           remove every stored answer under the URL's path
   cache purge --all                  empty the cache
 ${CONTROLLER_CTL_USAGE.replace("usage: ", "   or: ")}`;
-
-/** Parses `addr[=weight]`; the weight must be an integer (the server checks its range). */
-export function parseMemberArg(arg: string): { address: string; weight?: number } | string {
-  const eq = arg.lastIndexOf("=");
-  if (eq < 0) return { address: arg };
-  const w = arg.slice(eq + 1);
-  if (!/^\d+$/.test(w)) {
-    return `invalid weight in "${arg}": expected ADDR=WEIGHT with an integer weight`;
-  }
-  return { address: arg.slice(0, eq), weight: Number(w) };
-}
 
 function call(socket: string, method: string, path: string, body?: unknown): Promise<unknown> {
   const hint = "is scalwsd running with server.admin.socket set? use --socket PATH";

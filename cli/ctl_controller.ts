@@ -3,6 +3,7 @@ import { table } from "./ctl_format.ts";
 import { formatPool, formatPools } from "./ctl_format.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
 import { purgeOfUrl } from "../src/cache/purge_request.ts";
+import { parseMemberArg } from "./member_args.ts";
 
 export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH [--json] COMMAND
   status                 every instance and generation, the desired count, the last evaluation
@@ -10,9 +11,11 @@ export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH
   rollback               roll back to the previous generation
   scale N                set the instance count (instances.min .. instances.max)
   enable | disable       turn autoscaling on or off (off freezes the count at once)
-  upstreams [show NAME]  the pools of one serving instance
   cache                  cached objects and bytes of every instance
   cache purge [--prefix] URL | --all   purge on every instance; answers the sum
+  upstreams [show NAME]  the pools of one serving instance; whether every instance agrees
+  upstreams set NAME ADDR[=WEIGHT]...
+                         record the members of a members_from: api pool, send them to every instance
   stop                   drain every instance, then stop the controller`;
 
 function call(socket: string, method: string, path: string, body?: unknown): Promise<unknown> {
@@ -78,6 +81,32 @@ export function formatStatus(s: StatusJson): string {
   return lines.join("\n");
 }
 
+interface MemberFanoutJson {
+  id: string;
+  generation: number;
+  state: string;
+  applied: boolean;
+  error?: string;
+}
+
+/** The pool as an instance answered it, then one line per instance: applied or why not. */
+export function formatFanout(r: Record<string, unknown> & { instances: MemberFanoutJson[] }) {
+  const lines = "balance" in r ? [formatPool(r)] : [`pool ${r.name}: recorded`];
+  if (r.instances.length === 0) {
+    lines.push("no instance running: each gets the list when it starts");
+  }
+  for (const i of r.instances) {
+    lines.push(
+      `${i.id} (generation ${i.generation}, ${i.state}): ${
+        i.applied
+          ? "applied"
+          : `not applied${i.error ? `: ${i.error}` : ""} (the controller sends it again)`
+      }`,
+    );
+  }
+  return lines.join("\n");
+}
+
 /** Runs one command against the control socket; returns the exit status. */
 export async function ctlController(
   socket: string,
@@ -129,8 +158,34 @@ export async function ctlController(
       const r = await call(socket, "GET", "/v1/upstreams") as {
         instance: string;
         upstreams: Record<string, unknown>[];
+        agree?: boolean;
+        instances?: { id: string; agree: boolean }[];
       };
-      out(r, () => `from ${r.instance}\n${formatPools(r.upstreams)}`);
+      out(r, () => {
+        const differ = (r.instances ?? []).filter((i) => !i.agree).map((i) => i.id);
+        const agree = r.agree === undefined
+          ? ""
+          : r.agree
+          ? "\nevery instance holds the same member lists"
+          : `\ninstances disagree about member lists: ${differ.join(", ")}`;
+        return `from ${r.instance}${agree}\n${formatPools(r.upstreams)}`;
+      });
+      return 0;
+    }
+    if (p[0] === "upstreams" && p[1] === "set" && p.length >= 3) {
+      const members = [];
+      for (const a of p.slice(3)) {
+        const m = parseMemberArg(a);
+        if (typeof m === "string") {
+          console.error(`scalwsd ctl: ${m}`);
+          return 2;
+        }
+        members.push(m);
+      }
+      const r = await call(socket, "PUT", `/v1/upstreams/${encodeURIComponent(p[2])}`, {
+        members,
+      }) as Record<string, unknown> & { instances: MemberFanoutJson[] };
+      out(r, () => formatFanout(r));
       return 0;
     }
     if (p[0] === "upstreams" && p[1] === "show" && p.length === 3) {

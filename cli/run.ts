@@ -22,7 +22,10 @@ export async function run(
   const managed = opts.instanceId !== undefined;
   let server: Server;
   try {
-    server = await Server.prepare(file, { firstGenerationId: opts.configGeneration });
+    server = await Server.prepare(file, {
+      firstGenerationId: opts.configGeneration,
+      ...(opts.controllerSocket === undefined ? {} : { controllerSocket: opts.controllerSocket }),
+    });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);

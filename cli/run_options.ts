@@ -17,6 +17,7 @@ export const RUN_FLAGS = {
   "admin-socket": { type: "string" },
   "metrics-address": { type: "string" },
   "drain-timeout": { type: "string" },
+  "controller-socket": { type: "string" },
 } as const;
 
 /** How `scalwsd run` behaves; everything but `drainTimeout` is set only under the controller. */
@@ -34,6 +35,8 @@ export interface RunOptions {
   readonly adminSocket?: string;
   /** Replaces `server.metrics.address`. */
   readonly metricsAddress?: HostPort;
+  /** The controller's control socket: member lists of api pools are set there, not here. */
+  readonly controllerSocket?: string;
   /** In-flight requests get this long after SIGTERM; default 30 s. */
   readonly drainTimeout: number;
 }
@@ -83,6 +86,7 @@ export function runOptions(
       ...(cpus === undefined ? {} : { cpus }),
       ...(sock === undefined ? {} : { adminSocket: sock }),
       ...(metrics === undefined ? {} : { metricsAddress: metrics }),
+      ...(values["controller-socket"] ? { controllerSocket: values["controller-socket"] } : {}),
       drainTimeout: drain,
     };
   } catch (e) {

@@ -381,7 +381,7 @@ cooldown: 1s
       });
 
       await t.step(
-        "every evaluation is logged with its evidence; PUT of members answers 501",
+        "every evaluation is logged with its evidence; PUT of members to an unknown pool answers 404",
         async () => {
           const s = await waitUntil(async () => {
             const s = await status();
@@ -405,9 +405,10 @@ cooldown: 1s
             method: "PUT",
             body: '{"members":[]}',
           });
-          assert.equal(put.status, 501);
+          assert.deepEqual([put.status, put.json], [404, { error: 'no pool named "api"' }]);
           const up = await unixFetch(socket, "/upstreams");
           assert.equal(up.status, 200);
+          assert.equal((up.json as { agree: boolean }).agree, true);
           assert.deepEqual((up.json as { upstreams: unknown[] }).upstreams, []);
         },
       );

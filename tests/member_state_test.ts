@@ -136,3 +136,32 @@ Deno.test("a PUT whose list cannot be recorded answers 500 and changes nothing",
   assert.match((await put.json()).error, /^cannot record the members: /);
   assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
 });
+
+Deno.test("under the controller an instance refuses a PUT with 409 naming the control socket, takes the controller's", async () => {
+  await using ms = startMembers(["a", "b"]);
+  const [a, b] = ms;
+  await using s = await startScalwsd(
+    scalwsYaml({
+      server: { state_dir: "{{dir}}/state" },
+      upstreams: { dyn: { members_from: "api", members: members(a) } },
+      apps: [{ name: "a", domains: ["a.test"], runtime: proxy("dyn") }],
+    }),
+    { controllerSocket: "/run/scalws-controller/control.sock" },
+  );
+  const body = JSON.stringify({ members: [{ address: b.address }] });
+  const refused = await adminFetch(s.adminSocket, "/v1/upstreams/dyn", { method: "PUT", body });
+  assert.equal(refused.status, 409);
+  assert.equal(
+    (await refused.json()).error,
+    "run-time members are set through the controller: PUT /v1/upstreams/dyn on its control socket /run/scalws-controller/control.sock",
+  );
+  const fromController = await adminFetch(s.adminSocket, "/v1/upstreams/dyn", {
+    method: "PUT",
+    body,
+    headers: { "x-scalws-controller": "1" },
+  });
+  assert.equal(fromController.status, 200);
+  assert.equal((await get(s.url + "/", { host: "a.test" })).text, "b");
+  // The controller records the lists; the instance writes no state of its own.
+  await assert.rejects(Deno.stat(`${s.dir}/state/upstreams/dyn.json`), Deno.errors.NotFound);
+});

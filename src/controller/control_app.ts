@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { log } from "../observe/log.ts";
 import { ControlError } from "./control_error.ts";
+import { BODY_TOO_LARGE, MAX_MEMBERS_BODY } from "../config/members_put.ts";
 
 /** What the API drives; `Controller` implements it. */
 export interface ControlTarget {
@@ -21,6 +22,10 @@ export interface ControlTarget {
   toEveryInstance(
     req: { method: string; path: string; body?: string },
   ): Promise<{ id: string; status: number; body: string }[]>;
+  /** The pools of one serving instance and whether every instance holds the same lists. */
+  upstreams(): Promise<Record<string, unknown>>;
+  /** Checks, records and sends a member list (`PUT /v1/upstreams/{name}`). */
+  setMembers(name: string, text: string): Promise<Record<string, unknown>>;
 }
 
 /** Request bodies are small JSON objects. */
@@ -86,18 +91,22 @@ export function createControlApp(target: ControlTarget, onStop: () => void): Hon
       headers: { "content-type": "application/json" },
     });
   };
-  app.get("/upstreams", () => upstreams("/v1/upstreams"));
-  app.get("/v1/upstreams", () => upstreams("/v1/upstreams"));
+  app.get("/upstreams", async (c) => c.json(await target.upstreams()));
+  app.get("/v1/upstreams", async (c) => c.json(await target.upstreams()));
   app.get(
     "/v1/upstreams/:name",
     (c) => upstreams(`/v1/upstreams/${encodeURIComponent(c.req.param("name"))}`),
   );
-  app.put("/v1/upstreams/:name", (c) => {
-    audit("set_members", "refused 501", { pool: c.req.param("name") });
-    return c.json({
-      error:
-        "run-time members are not supported under the controller: use members_from: file and reload",
-    }, 501);
+  app.put("/v1/upstreams/:name", async (c) => {
+    const name = c.req.param("name");
+    const len = c.req.header("content-length");
+    const text = len !== undefined && Number(len) > MAX_MEMBERS_BODY ? null : await c.req.text();
+    if (text === null || new TextEncoder().encode(text).length > MAX_MEMBERS_BODY) {
+      throw new ControlError(413, BODY_TOO_LARGE);
+    }
+    const r = await target.setMembers(name, text);
+    audit("set_members", "ok", { pool: name });
+    return c.json(r);
   });
 
   // A purge goes to every instance (each has its own store); the answer is the sum.

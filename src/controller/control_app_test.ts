@@ -45,6 +45,15 @@ function fake(calls: string[]): ControlTarget {
         { id: "web-1", status: 200, body: '{"purged":3}' },
       ]);
     },
+    upstreams: () => {
+      calls.push("upstreams");
+      return Promise.resolve({ instance: "web-1", generation: 3, upstreams: [], agree: true });
+    },
+    setMembers: (name, text) => {
+      calls.push(`set ${name} ${text}`);
+      if (name !== "api") return Promise.reject(new ControlError(404, `no pool named "${name}"`));
+      return Promise.resolve({ name, instances: [{ id: "web-1", applied: true }] });
+    },
   };
 }
 
@@ -101,7 +110,7 @@ Deno.test("control API: refusals carry their status and message", async () => {
   });
 });
 
-Deno.test("control API: upstreams come from one serving instance; PUT answers 501", async () => {
+Deno.test("control API: upstreams with agreement; PUT goes to the controller's lists", async () => {
   await withApp(async (app, calls) => {
     for (const path of ["/upstreams", "/v1/upstreams"]) {
       const r = await app.request(path);
@@ -109,16 +118,31 @@ Deno.test("control API: upstreams come from one serving instance; PUT answers 50
         instance: "web-1",
         generation: 3,
         upstreams: [],
+        agree: true,
       }]);
     }
     await app.request("/v1/upstreams/api");
-    assert.deepEqual(calls, ["get /v1/upstreams", "get /v1/upstreams", "get /v1/upstreams/api"]);
     const put = await app.request("/v1/upstreams/api", { method: "PUT", body: '{"members": []}' });
-    assert.equal(put.status, 501);
-    assert.deepEqual(await put.json(), {
-      error:
-        "run-time members are not supported under the controller: use members_from: file and reload",
+    assert.deepEqual([put.status, await put.json()], [200, {
+      name: "api",
+      instances: [{ id: "web-1", applied: true }],
+    }]);
+    const missing = await app.request("/v1/upstreams/x", { method: "PUT", body: "{}" });
+    assert.deepEqual([missing.status, await missing.json()], [404, { error: 'no pool named "x"' }]);
+    const big = await app.request("/v1/upstreams/api", {
+      method: "PUT",
+      body: "x".repeat(2 * 1024 * 1024 + 1),
     });
+    assert.deepEqual([big.status, await big.json()], [413, {
+      error: "body is larger than 2097152 bytes",
+    }]);
+    assert.deepEqual(calls, [
+      "upstreams",
+      "upstreams",
+      "get /v1/upstreams/api",
+      'set api {"members": []}',
+      "set x {}",
+    ]);
   });
 });
 

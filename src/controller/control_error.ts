@@ -5,7 +5,7 @@
 import type { ConfigError } from "../config/errors.ts";
 
 /** The statuses a control operation refuses with. */
-export type ControlStatus = 400 | 404 | 409 | 501 | 503;
+export type ControlStatus = 400 | 404 | 409 | 413 | 501 | 503;
 
 /** Raised for refusals of control operations: a status and a message. */
 export class ControlError extends Error {

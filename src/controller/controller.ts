@@ -13,6 +13,10 @@
  * as the generation it serves.
  */
 import { ConfigError } from "../config/errors.ts";
+import { loadConfig } from "../config/load.ts";
+import { checkMembersBody, CONTROLLER_PUT_HEADER, putTargetError } from "../config/members_put.ts";
+import type { Config, MemberConfig } from "../config/types.ts";
+import { agreement, type InstancePools, MemberLists } from "./member_lists.ts";
 import { log } from "../observe/log.ts";
 import { Lock } from "../base/lock.ts";
 import { ensureDir } from "../base/atomic_file.ts";
@@ -45,6 +49,23 @@ export interface ControllerDeps {
 }
 
 const PROBE_TIMEOUT = 1_000;
+/** Member lists go to instances in these states (their admin socket may be up). */
+const MEMBER_STATES: ReadonlySet<string> = new Set(["warming", "ready", "active"]);
+const ADMIN_TIMEOUT = 5_000;
+
+/** One instance's outcome of a member `PUT` fan-out. */
+export interface MemberFanout {
+  readonly id: string;
+  readonly generation: number;
+  readonly state: string;
+  readonly applied: boolean;
+  readonly status?: number;
+  readonly error?: string;
+}
+
+function slotKey(s: Slot): string {
+  return `${s.rec.id}:${s.rec.pid}`;
+}
 
 export class Controller {
   readonly records: RecordStore;
@@ -53,6 +74,10 @@ export class Controller {
   private readonly stateFile: ControllerStateFile;
   private readonly evaluator: Evaluator;
   private readonly lock = new Lock();
+  /** Member lists of api pools; changes and pushes to instances run one at a time. */
+  private readonly members: MemberLists;
+  private readonly membersLock = new Lock();
+  private readonly configs = new Map<number, Promise<Config>>();
   private readonly now: () => number;
   private state!: ControllerState;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -69,6 +94,7 @@ export class Controller {
     this.configGenerations = new ConfigGenerationStore(cfg.state_dir);
     this.stateFile = new ControllerStateFile(cfg.state_dir);
     this.evaluator = new Evaluator(cfg);
+    this.members = new MemberLists(cfg.state_dir, now);
     this.slots = new Slots({
       cfg,
       command: deps.command,
@@ -140,6 +166,11 @@ export class Controller {
       });
     }
     await this.stateFile.write(this.state);
+    try {
+      await this.members.load(await this.generationConfig(this.state.configGeneration));
+    } catch (err) {
+      log("error", "member_lists_unreadable", { error: String((err as Error)?.message ?? err) });
+    }
     const adopted = await this.slots.adopt();
     this.tcpMigrateReq = await readProcFile("/proc/sys/net/ipv4/tcp_migrate_req");
     if (this.tcpMigrateReq !== "1") {
@@ -265,8 +296,70 @@ export class Controller {
       if (r.state === "warming") await this.slots.apply(s, { type: "warming" });
       if (r.state === "ready" || r.state === "active") await this.slots.apply(s, { type: "ready" });
       if (r.state === "active") await this.slots.apply(s, { type: "active" });
-      if (s.rec.state === "ready") this.activate(s);
+      // The current member lists first: an instance is activated only once it holds them.
+      if (s.rec.state === "ready" || s.rec.state === "active") {
+        const synced = await this.syncMembers(s);
+        if (synced && s.rec.state === "ready" && token === s.token) this.activate(s);
+      }
     }));
+    this.members.prune(new Set([...this.slots].map(slotKey)));
+  }
+
+  /** The configuration of generation `n` (validated when it was written), read once. */
+  private generationConfig(n: number): Promise<Config> {
+    let p = this.configs.get(n);
+    if (p === undefined) {
+      p = loadConfig(this.configGenerations.path(n)).then((l) => l.config);
+      p.catch(() => this.configs.delete(n));
+      this.configs.set(n, p);
+    }
+    return p;
+  }
+
+  /** Sends one list to one instance, as the controller (the instance refuses others). */
+  private async pushMembers(
+    s: Slot,
+    pool: string,
+    members: readonly MemberConfig[],
+  ): Promise<{ status: number; body: string } | { error: string }> {
+    try {
+      return await adminRequest(s.rec.admin_socket, {
+        method: "PUT",
+        path: `/v1/upstreams/${encodeURIComponent(pool)}`,
+        timeoutMs: ADMIN_TIMEOUT,
+        body: JSON.stringify({
+          members: members.map((m) => ({ address: m.address, weight: m.weight })),
+        }),
+        headers: { [CONTROLLER_PUT_HEADER]: "1" },
+      });
+    } catch (err) {
+      return { error: String((err as Error)?.message ?? err) };
+    }
+  }
+
+  /**
+   * Brings instance `s` up to the current member lists; true when it holds them. A pool its
+   * generation lacks (404) or has as another kind (409) counts as held: nothing to apply.
+   */
+  private syncMembers(s: Slot): Promise<boolean> {
+    if (this.members.inSync(slotKey(s))) return Promise.resolve(true);
+    return this.membersLock.run(async () => {
+      const version = this.members.version;
+      for (const [pool, list] of this.members.lists) {
+        const r = await this.pushMembers(s, pool, list);
+        if ("error" in r || (r.status !== 200 && r.status !== 404 && r.status !== 409)) {
+          log("warn", "members_not_synced", {
+            id: s.rec.id,
+            pool,
+            ...("error" in r ? { error: r.error } : { status: r.status, body: r.body }),
+          });
+          return false;
+        }
+      }
+      this.members.markSynced(slotKey(s), version);
+      log("info", "members_synced", { id: s.rec.id, pid: s.rec.pid, version });
+      return true;
+    });
   }
 
   /** SIGUSR2: join the reuseport group. Sent again if the instance has not answered in 2 s. */
@@ -460,6 +553,95 @@ export class Controller {
     });
   }
 
+  /**
+   * `PUT /v1/upstreams/{name}` on the control socket: checks `text` against the current
+   * generation exactly as an instance would, records the list atomically, then sends it to
+   * every instance that may be serving; says per instance whether it applied.
+   */
+  setMembers(name: string, text: string): Promise<Record<string, unknown>> {
+    return this.membersLock.run(async () => {
+      const config = await this.generationConfig(this.state.configGeneration);
+      const pool = config.upstreams[name];
+      const target = putTargetError(name, pool);
+      if (target !== undefined) throw new ControlError(target.status, target.error);
+      const checked = checkMembersBody(text, pool);
+      if ("error" in checked) throw new ControlError(checked.status, checked.error);
+      const before = this.members.version;
+      await this.members.set(name, checked.members);
+      const version = this.members.version;
+      const targets = [...this.slots].filter((s) => MEMBER_STATES.has(s.rec.state));
+      let view: Record<string, unknown> | undefined;
+      const instances: MemberFanout[] = await Promise.all(targets.map(async (s) => {
+        const wasSynced = this.members.inSyncAt(slotKey(s), before);
+        const r = await this.pushMembers(s, name, checked.members);
+        const base = { id: s.rec.id, generation: s.rec.generation, state: s.rec.state };
+        if ("error" in r) return { ...base, applied: false, error: r.error };
+        const applied = r.status === 200;
+        if (applied) {
+          if (wasSynced) this.members.markSynced(slotKey(s), version);
+          try {
+            view ??= JSON.parse(r.body);
+          } catch { /* the answer is the instance's business */ }
+        }
+        return applied ? { ...base, applied, status: r.status } : {
+          ...base,
+          applied,
+          status: r.status,
+          error: errorOf(r.body),
+        };
+      }));
+      log("info", "members_set", {
+        pool: name,
+        members: checked.members.length,
+        version,
+        applied: instances.filter((i) => i.applied).map((i) => i.id),
+        not_applied: instances.filter((i) => !i.applied).map((i) => i.id),
+      });
+      const recorded = checked.members.map((m) => ({ address: m.address, weight: m.weight }));
+      return { ...(view ?? { name, members: recorded }), instances };
+    });
+  }
+
+  /**
+   * `GET /v1/upstreams` on the control socket: the pools of one serving instance, and whether
+   * every instance holds the same api pool lists (`agree`, per instance and per pool).
+   */
+  async upstreams(): Promise<Record<string, unknown>> {
+    const first = await this.fromServingInstance("/v1/upstreams");
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(first.body);
+    } catch { /* shown as is below */ }
+    const live = [...this.slots].filter((s) => s.rec.state === "ready" || s.rec.state === "active");
+    const views: InstancePools[] = await Promise.all(live.map(async (s) => {
+      try {
+        const r = await adminRequest(s.rec.admin_socket, {
+          method: "GET",
+          path: "/v1/upstreams",
+          timeoutMs: ADMIN_TIMEOUT,
+        });
+        return { id: s.rec.id, pools: r.status === 200 ? JSON.parse(r.body).upstreams : null };
+      } catch {
+        return { id: s.rec.id, pools: null };
+      }
+    }));
+    const a = agreement(this.members.lists, views);
+    return {
+      instance: first.id,
+      generation: first.generation,
+      ...body,
+      agree: a.agree,
+      instances: live.map((s) => ({
+        id: s.rec.id,
+        generation: s.rec.generation,
+        state: s.rec.state,
+        agree: a.instances[s.rec.id],
+        members_in_sync: this.members.inSync(slotKey(s)),
+      })),
+      pools: a.pools,
+    };
+  }
+
   /** GETs `path` from the admin socket of one serving instance (current generation first). */
   async fromServingInstance(
     path: string,
@@ -540,6 +722,14 @@ async function readConfigText(file: string): Promise<string> {
   } catch (e) {
     throw new ConfigError(file, [`cannot read file: ${e instanceof Error ? e.message : e}`]);
   }
+}
+
+function errorOf(body: string): string {
+  try {
+    const e = JSON.parse(body)?.error;
+    if (typeof e === "string") return e;
+  } catch { /* not JSON */ }
+  return body.trim().slice(0, 200);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -18,6 +18,8 @@ export interface InstanceLaunch {
   readonly metrics: string;
   readonly drainTimeout: number;
   readonly logFile: string;
+  /** The control socket (`--controller-socket`): member lists of api pools are set there. */
+  readonly controlSocket?: string;
 }
 
 /**
@@ -48,6 +50,7 @@ export function instanceArgv(
     l.metrics,
     "--drain-timeout",
     `${l.drainTimeout}ms`,
+    ...(l.controlSocket === undefined ? [] : ["--controller-socket", l.controlSocket]),
   ];
 }
 

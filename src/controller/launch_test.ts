@@ -41,6 +41,11 @@ Deno.test("instanceArgv passes id, generation, CPU set and per-instance sockets"
     instanceArgv(L, { command: ["/usr/bin/scalwsd"], taskset: null })[0],
     "/usr/bin/scalwsd",
   );
+  assert.deepEqual(
+    instanceArgv({ ...L, controlSocket: "/s/control.sock" }, { command: ["x"], taskset: null })
+      .slice(-2),
+    ["--controller-socket", "/s/control.sock"],
+  );
 });
 
 Deno.test("cpusFor hands CPUs out in turn", () => {

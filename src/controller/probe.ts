@@ -43,20 +43,22 @@ export interface AdminRequest {
   readonly timeoutMs: number;
   /** Sent as `application/json`. */
   readonly body?: string;
+  /** More request headers. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export async function adminRequest(
   socket: string,
   req: AdminRequest,
 ): Promise<{ status: number; body: string }> {
-  const { method, path, timeoutMs, body } = req;
+  const { method, path, timeoutMs, body, headers: extra = {} } = req;
   const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
   try {
     const res = await fetch(`http://localhost${path}`, {
       client,
       method,
       body,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
+      headers: body === undefined ? extra : { "content-type": "application/json", ...extra },
       signal: AbortSignal.timeout(timeoutMs),
     });
     return { status: res.status, body: await res.text() };

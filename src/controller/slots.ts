@@ -84,6 +84,7 @@ export function instanceLaunch(o: {
     metrics: `${hostText(o.cfg.metrics_base.hostname)}:${o.cfg.metrics_base.port + index}`,
     drainTimeout: o.cfg.drain_timeout,
     logFile: `${dir}/logs/${o.id}.log`,
+    controlSocket: o.cfg.socket,
   };
 }
 

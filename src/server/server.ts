@@ -40,6 +40,8 @@ export interface ServerOptions {
    * passes the number of the configuration generation it started the instance on.
    */
   readonly firstGenerationId?: number;
+  /** The controller's control socket, for an instance it started (`--controller-socket`). */
+  readonly controllerSocket?: string;
   /** Reads the PEM files a build checks and uses (default `Deno.readTextFileSync`). */
   readonly readPem?: PemReader;
 }
@@ -144,7 +146,16 @@ export class Server {
   async saveMembers(pool: string, members: readonly MemberConfig[]): Promise<void> {
     const dir = this.config.server.state_dir;
     if (dir !== undefined) await new MemberState(dir).save(pool, members, this.clock.now());
+  }
+
+  /** Records that `pool` got a new list through the admin API. */
+  noteMembers(pool: string): void {
     this.sources.noteUpdate(pool);
+  }
+
+  /** Set under the controller (`--controller-socket`): member lists are set there. */
+  get controllerSocket(): string | undefined {
+    return this.options.controllerSocket;
   }
 
   /** Builds a generation beside the current one; on any failure nothing live has changed. */
