@@ -61,6 +61,7 @@ Deno.test("instanceLaunch gives each slot its CPUs, metrics port, sockets and lo
       metrics: "[::1]:19203",
       drainTimeout: 30_000,
       logFile: "/run/c/logs/web-3.log",
+      controlSocket: "/run/c/control.sock",
     },
   );
 });
