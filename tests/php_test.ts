@@ -5,7 +5,7 @@
  * cases (no script outside the root, only `.php` runs, httpoxy, deny_paths).
  */
 import assert from "node:assert/strict";
-import { get, request, scalwsYaml, startScalwsd, waitUntil } from "./_support/mod.ts";
+import { adminFetch, get, request, scalwsYaml, startScalwsd, waitUntil } from "./_support/mod.ts";
 import { phpFpmBinary, startPhpFpm } from "./_support/php_fpm.ts";
 
 const ignore = phpFpmBinary() === null;
@@ -303,6 +303,29 @@ Deno.test({
       }
     } finally {
       await b.close();
+      await dr.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "php: status_path reads PHP-FPM's busy processes into scalws_app_fpm_* metrics",
+  ignore,
+  async fn() {
+    await using fpm = await startPhpFpm({ children: 2, extra: "pm.status_path = /fpm-status" });
+    const dr = await docroot();
+    try {
+      await using s = await startScalwsd(
+        yaml(dr.root, fpm.address, { status_path: "/fpm-status" }),
+      );
+      const slow = fetch(`${s.url}/slow`);
+      const text = await waitUntil(async () => {
+        const t = await (await adminFetch(s.adminSocket, "/metrics")).text();
+        return /scalws_app_fpm_busy_processes\{tenant="t",app="site"\} 1\n/.test(t) ? t : false;
+      }, { what: "one busy PHP-FPM process", timeoutMs: 6000, intervalMs: 200 });
+      assert.match(text, /scalws_app_fpm_processes\{tenant="t",app="site"\} 2\n/);
+      await (await slow).body?.cancel();
+    } finally {
       await dr.close();
     }
   },

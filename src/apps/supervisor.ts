@@ -10,6 +10,7 @@ import type { Family, Series } from "../observe/metrics.ts";
 import type { Metrics } from "../observe/families.ts";
 import type { Pool, PoolDeps } from "../upstream/pool.ts";
 import { AppGroup, cpuAllotment, type GroupMetrics, type WorkerView } from "./group.ts";
+import { FpmWatch, fpmWatches, type WantedWatch } from "./fpm_status.ts";
 
 /**
  * The pool name of an application's workers: `TENANT.APP`, or `TENANT.APP.routes[I]` for a
@@ -49,6 +50,8 @@ export interface AppPlan {
   readonly created: readonly AppGroup[];
   readonly changed: readonly [AppGroup, AppRuntime][];
   readonly removed: readonly AppGroup[];
+  /** PHP-FPM status pages to poll (`type: php` with `status_path`), by key. */
+  readonly fpm: readonly WantedWatch[];
 }
 
 /** An application as `GET /v1/apps` shows it. */
@@ -72,6 +75,9 @@ export class AppSupervisor implements GroupMetrics {
   private readonly restartsFamily: Family<Series>;
   private readonly cpuFamily: Family<Series>;
   private readonly allotmentFamily: Family<Series>;
+  private readonly fpmBusy: Family<Series>;
+  private readonly fpmTotal: Family<Series>;
+  private watches = new Map<string, FpmWatch>();
 
   constructor(private readonly deps: PoolDeps, metrics: Metrics) {
     const r = metrics.registry;
@@ -93,6 +99,16 @@ export class AppSupervisor implements GroupMetrics {
     this.allotmentFamily = r.gauge(
       "scalws_app_cpu_allotment",
       "CPUs the Ready workers of a supervised application may use (one each, at most the host's).",
+      ["tenant", "app"],
+    );
+    this.fpmBusy = r.gauge(
+      "scalws_app_fpm_busy_processes",
+      "PHP-FPM processes serving a request, from its status page (status_path).",
+      ["tenant", "app"],
+    );
+    this.fpmTotal = r.gauge(
+      "scalws_app_fpm_processes",
+      "PHP-FPM processes, from its status page (status_path).",
       ["tenant", "app"],
     );
     r.onCollect(() => this.collect());
@@ -122,7 +138,7 @@ export class AppSupervisor implements GroupMetrics {
       created.push(g);
     }
     const removed = [...this.groups.values()].filter((g) => !groups.has(g.name));
-    return { groups, created, changed, removed };
+    return { groups, created, changed, removed, fpm: fpmWatches(cfg) };
   }
 
   /** Drops a refused plan: groups it created never started. */
@@ -140,6 +156,22 @@ export class AppSupervisor implements GroupMetrics {
    */
   commit(plan: AppPlan): Promise<void> {
     this.groups = plan.groups;
+    const watches = new Map<string, FpmWatch>();
+    for (const w of plan.fpm) {
+      let watch = this.watches.get(w.key);
+      if (watch === undefined) {
+        watch = new FpmWatch(w.tenant, w.app, w.rt.status_path!, w.addresses);
+        watch.start();
+      }
+      watches.set(w.key, watch);
+    }
+    for (const [k, w] of this.watches) {
+      if (watches.has(k)) continue;
+      w.stop();
+      this.fpmBusy.remove(w.tenant, w.app);
+      this.fpmTotal.remove(w.tenant, w.app);
+    }
+    this.watches = watches;
     for (const g of plan.created) g.pool.activate();
     for (const [g, rt] of plan.changed) g.update(rt);
     for (const g of plan.removed) this.forget(g, g.stop(g.runtime.drain_timeout));
@@ -165,6 +197,10 @@ export class AppSupervisor implements GroupMetrics {
   }
 
   private collect(): void {
+    for (const w of this.watches.values()) {
+      this.fpmBusy.with(w.tenant, w.app).value = w.busy;
+      this.fpmTotal.with(w.tenant, w.app).value = w.total;
+    }
     for (const g of this.groups.values()) {
       const c = g.counts();
       for (const s of STATES) this.workersFamily.with(g.tenant, g.app, s).value = c[s];
@@ -190,6 +226,8 @@ export class AppSupervisor implements GroupMetrics {
 
   /** Drains and stops every application (SIGTERM to scalwsd). */
   async stopAll(): Promise<void> {
+    for (const w of this.watches.values()) w.stop();
+    this.watches = new Map();
     const all = [...this.groups.values()];
     this.groups = new Map();
     await Promise.all(all.map((g) => g.stop(g.runtime.drain_timeout)));

@@ -78,12 +78,28 @@ function appLoads(
   return out;
 }
 
+/** PHP-FPM's busy share per application, from its status page (a level, not a rate). */
+function fpmLoads(samples: ReturnType<typeof parseExposition>): AppLoad[] {
+  const busy = byApp(samples, "scalws_app_fpm_busy_processes");
+  const total = byApp(samples, "scalws_app_fpm_processes");
+  const out: AppLoad[] = [];
+  for (const [app, t] of total) {
+    if (!(t > 0)) continue;
+    const b = busy.get(app) ?? 0;
+    out.push({ app, source: "php-fpm", cpu: 0, allotment: t, utilisation: round(b / t) });
+  }
+  return out;
+}
+
 /** Per application, the mean over the instances that report it. */
 export function meanApps(evidence: readonly Evidence[]): AppLoad[] {
-  const sums = new Map<string, { n: number; cpu: number; allotment: number; u: number }>();
+  const sums = new Map<
+    string,
+    { n: number; cpu: number; allotment: number; u: number; source: AppLoad["source"] }
+  >();
   for (const e of evidence) {
     for (const a of e.apps ?? []) {
-      const s = sums.get(a.app) ?? { n: 0, cpu: 0, allotment: 0, u: 0 };
+      const s = sums.get(a.app) ?? { n: 0, cpu: 0, allotment: 0, u: 0, source: a.source };
       s.n++;
       s.cpu += a.cpu;
       s.allotment += a.allotment;
@@ -93,7 +109,7 @@ export function meanApps(evidence: readonly Evidence[]): AppLoad[] {
   }
   return [...sums].map(([app, s]) => ({
     app,
-    source: "workers" as const,
+    source: s.source,
     cpu: round(s.cpu / s.n),
     allotment: round(s.allotment / s.n),
     utilisation: round(s.u / s.n),
@@ -134,12 +150,15 @@ export function readScrape(
   const prev = input.previous;
   if (prev === null || input.at <= prev.at) return { scrape, evidence: null };
   const cpuUsed = Math.max(0, (cpuSeconds - prev.cpuSeconds) / ((input.at - prev.at) / 1000));
-  const apps = appLoads(
-    prev.appCpu,
-    appCpu,
-    byApp(samples, "scalws_app_cpu_allotment"),
-    (input.at - prev.at) / 1000,
-  );
+  const apps = [
+    ...appLoads(
+      prev.appCpu,
+      appCpu,
+      byApp(samples, "scalws_app_cpu_allotment"),
+      (input.at - prev.at) / 1000,
+    ),
+    ...fpmLoads(samples),
+  ];
   const q = quantileBetween(0.99, prev.buckets, buckets);
   const p99 = q === undefined ? undefined : q * 1000;
   const pressure = pressureScore({

@@ -206,3 +206,32 @@ Deno.test("readScrape measures app workers' CPU against their allotment; AppSatu
   assert.equal(r!.evaluation.class, "AppSaturated");
   assert.match(r!.evaluation.reason, /workers of t\/shop use 1\.95 CPU of their allotment 2\.00/);
 });
+
+Deno.test("readScrape reads PHP-FPM's busy share from its status page as an app load", () => {
+  const params = pressureParams(CFG);
+  const text = metrics({ cpu: 1, lag: 0.0005, inflight: 40, fast: 10, slow: 0 }) +
+    `scalws_app_fpm_busy_processes{tenant="t",app="blog"} 8\n` +
+    `scalws_app_fpm_processes{tenant="t",app="blog"} 8\n`;
+  const first = readScrape({ id: "web-0", cpusAssigned: 1, text, at: 0, previous: null }, params)!;
+  const second = readScrape({
+    id: "web-0",
+    cpusAssigned: 1,
+    text,
+    at: 1000,
+    previous: first.scrape,
+  }, params)!;
+  assert.deepEqual(second.evidence!.apps, [
+    { app: "t/blog", source: "php-fpm", cpu: 0, allotment: 8, utilisation: 1 },
+  ]);
+  const e = new Evaluator(CFG);
+  const r = e.evaluate({
+    evidence: [second.evidence!],
+    instances: 1,
+    desired: 1,
+    enabled: true,
+    inFlight: null,
+    now: 0,
+  });
+  assert.equal(r.evaluation.class, "AppSaturated");
+  assert.match(r.evaluation.reason, /^PHP-FPM of t\/blog has 1\.00 of its 8 processes busy/);
+});

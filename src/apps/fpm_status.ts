@@ -1,0 +1,146 @@
+/**
+ * PHP-FPM's own load, read from its status page (`pm.status_path`) over FastCGI every 2 s for
+ * each `type: php` runtime with `status_path`: busy and total worker processes, summed over the
+ * FastCGI addresses it uses. The controller classifies an application whose processes are all
+ * busy as `AppSaturated`.
+ */
+
+import type { Config, PhpRuntime, RuntimeConfig } from "../config/types.ts";
+import type { MemberAddress } from "../net/member_address.ts";
+import { ConnPool } from "../http1/conn_pool.ts";
+import { Connector } from "../http1/connector.ts";
+import { ParamsBuffer } from "../fastcgi/params.ts";
+import { fcgiSend } from "../fastcgi/send.ts";
+
+/** Between two reads of a status page (ms). */
+export const POLL_EVERY = 2000;
+const TIMEOUT = 1000;
+
+/** What one status page says. */
+export interface FpmCounts {
+  /** Processes serving a request, the status request itself not counted. */
+  readonly busy: number;
+  readonly total: number;
+}
+
+/** Reads `active processes` and `total processes` from the `?json` status; null if absent. */
+export function parseFpmStatus(text: string): FpmCounts | null {
+  let j: unknown;
+  try {
+    j = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof j !== "object" || j === null) return null;
+  const r = j as Record<string, unknown>;
+  const active = r["active processes"];
+  const total = r["total processes"];
+  if (typeof active !== "number" || typeof total !== "number") return null;
+  return { busy: Math.max(0, active - 1), total };
+}
+
+/** One application's PHP-FPM status, polled. */
+export class FpmWatch {
+  busy = 0;
+  total = 0;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly conns: ConnPool[];
+  private polling = false;
+
+  constructor(
+    readonly tenant: string,
+    readonly app: string,
+    readonly path: string,
+    addresses: readonly MemberAddress[],
+  ) {
+    this.conns = addresses.map((a) => new ConnPool(new Connector(a, null), { maxIdle: 1 }));
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.poll(), POLL_EVERY);
+    Deno.unrefTimer(this.timer);
+    this.poll();
+  }
+
+  /** Reads every address once; an address that does not answer counts as nothing. */
+  async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    let busy = 0;
+    let total = 0;
+    for (const c of this.conns) {
+      const counts = await readStatus(c, this.path);
+      if (counts === null) continue;
+      busy += counts.busy;
+      total += counts.total;
+    }
+    this.busy = busy;
+    this.total = total;
+    this.polling = false;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    for (const c of this.conns) c.close();
+  }
+}
+
+async function readStatus(conns: ConnPool, path: string): Promise<FpmCounts | null> {
+  const params = new ParamsBuffer(256);
+  params.add("GATEWAY_INTERFACE", "CGI/1.1");
+  params.add("REQUEST_METHOD", "GET");
+  params.add("SCRIPT_NAME", path);
+  params.add("SCRIPT_FILENAME", path);
+  params.add("REQUEST_URI", path + "?json");
+  params.add("QUERY_STRING", "json");
+  params.add("CONTENT_LENGTH", "");
+  try {
+    const res = await fcgiSend(conns, { method: "GET", params, body: null, bodyLength: 0 }, {
+      connectTimeout: TIMEOUT,
+      responseTimeout: TIMEOUT,
+    });
+    const body = res.body === null
+      ? new Uint8Array(0)
+      : res.body instanceof Uint8Array
+      ? res.body
+      : await new Response(res.body).bytes();
+    if (res.status !== 200) return null;
+    return parseFpmStatus(new TextDecoder().decode(body));
+  } catch {
+    return null;
+  }
+}
+
+/** A status page to poll. */
+export interface WantedWatch {
+  /** Same key, same watch across reloads. */
+  readonly key: string;
+  readonly tenant: string;
+  readonly app: string;
+  readonly rt: PhpRuntime;
+  readonly addresses: readonly MemberAddress[];
+}
+
+/** The php runtimes of `cfg` with a `status_path`, with the FastCGI addresses they use. */
+export function fpmWatches(cfg: Config): WantedWatch[] {
+  const out: WantedWatch[] = [];
+  const seen = new Set<string>();
+  const visit = (rt: RuntimeConfig, tenant: string, app: string) => {
+    if (rt.type !== "php" || rt.status_path === undefined) return;
+    const f = rt.fastcgi;
+    const addresses = f.kind === "address"
+      ? [f.address]
+      : (cfg.upstreams[f.pool]?.members ?? []).map((m) => m.parsed);
+    const key = `${tenant}/${app}|${rt.status_path}|${addresses.map((a) => a.canonical).join(",")}`;
+    if (seen.has(`${tenant}/${app}`)) return;
+    seen.add(`${tenant}/${app}`);
+    out.push({ key, tenant, app, rt, addresses });
+  };
+  for (const t of cfg.tenants) {
+    for (const a of t.applications) {
+      visit(a.runtime, t.name, a.name);
+      for (const r of a.routes) visit(r.runtime, t.name, a.name);
+    }
+  }
+  return out;
+}
