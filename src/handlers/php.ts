@@ -18,6 +18,7 @@ import { prepareBody, PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed, errorStatus, reason, toResponse } from "./proxy_common.ts";
 import { buildParams } from "./php_params.ts";
 import { resolveScript, STATIC } from "./php_script.ts";
+import { ScriptCache } from "./script_cache.ts";
 import { StaticHandler } from "./static.ts";
 
 /** STDERR kept per request: at most this many lines of at most `STDERR_LINE` bytes. */
@@ -108,12 +109,15 @@ export class PhpHandler implements Handler {
     private readonly clock: Clock,
   ) {
     this.files = new StaticHandler({ type: "static", root: runtime.root, index: runtime.index });
+    this.scripts = new ScriptCache(clock);
   }
 
   get address(): string {
     const f = this.runtime.fastcgi;
     return f.kind === "address" ? f.address.canonical : f.pool;
   }
+
+  private readonly scripts: ScriptCache;
 
   private async root(): Promise<string> {
     this.rootReal ??= await Deno.realPath(this.runtime.root);
@@ -138,12 +142,16 @@ export class PhpHandler implements Handler {
       return answer(ex, 404, "Not Found");
     }
     const rt = this.runtime;
-    const found = await resolveScript({
-      root,
-      path,
-      index: rt.index,
-      frontController: rt.front_controller,
-    });
+    let found = this.scripts.get(path);
+    if (found === undefined) {
+      found = await resolveScript({
+        root,
+        path,
+        index: rt.index,
+        frontController: rt.front_controller,
+      });
+      this.scripts.set(path, found);
+    }
     if (found === STATIC) return this.files.handle(ex);
     if (typeof found === "number") {
       return answer(ex, found, found === 403 ? "Forbidden" : "Not Found");
