@@ -330,3 +330,59 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "php: bodies over max_body are 413, a stalled upload is 408, as for proxying",
+  ignore,
+  async fn() {
+    await using fpm = await startPhpFpm();
+    const dr = await docroot();
+    try {
+      await using s = await startScalwsd(scalwsYaml({
+        server: { default_host: "php.test", limits: { body_read_timeout: "300ms" } },
+        apps: [{
+          name: "site",
+          domains: ["php.test"],
+          max_body: "1KiB",
+          runtime: {
+            type: "php",
+            fastcgi: fpm.address,
+            root: dr.root,
+            front_controller: "/index.php",
+          },
+        }],
+      }));
+      const big = await request(`${s.url}/form`, {
+        method: "POST",
+        headers: { host: "php.test", "content-type": "application/x-www-form-urlencoded" },
+        body: "name=" + "x".repeat(2000),
+      });
+      assert.equal(big.status, 413);
+      const chunked = await request(`${s.url}/form`, {
+        method: "POST",
+        headers: { host: "php.test", "transfer-encoding": "chunked" },
+        body: "7d0\r\n" + "x".repeat(2000) + "\r\n0\r\n\r\n",
+      });
+      assert.equal(chunked.status, 413);
+      const ok = await request(`${s.url}/form`, {
+        method: "POST",
+        headers: { host: "php.test", "content-type": "application/x-www-form-urlencoded" },
+        body: "name=small",
+      });
+      assert.equal(ok.text, "name=small");
+      // Half a body, then nothing: 408 after body_read_timeout.
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(s.url).port) });
+      await conn.write(
+        new TextEncoder().encode(
+          "POST /form HTTP/1.1\r\nhost: php.test\r\ncontent-length: 100\r\n\r\nname=abc",
+        ),
+      );
+      const buf = new Uint8Array(4096);
+      const n = await conn.read(buf);
+      conn.close();
+      assert.match(new TextDecoder().decode(buf.subarray(0, n ?? 0)), /^HTTP\/1\.1 408 /);
+    } finally {
+      await dr.close();
+    }
+  },
+});
