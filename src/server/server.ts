@@ -260,6 +260,8 @@ export class Server {
         // Not awaited: the DNS rounds take this lock to install what they find.
         this.sources.sync(loaded.config);
         if (this.state === "active") await this.syncListeners(loaded.config.server.listeners);
+        // Applications new in this file answer once their workers are Ready (rolls go on).
+        await this.appsStarting;
       } catch (err) {
         const errors = err instanceof ConfigError
           ? err.errors.map((e) => `${err.file}: ${e}`)
