@@ -20,6 +20,9 @@ export const MAX_ADMIN_BODY = 2 * 1024 * 1024;
 
 type Env = { Variables: { who: string } };
 
+/** A member `PUT` from the ingress controller carries `x-scalws-source: kubernetes`. */
+export const SOURCE_HEADER = "x-scalws-source";
+
 class BodyTooLarge extends Error {}
 
 async function readCapped(req: Request): Promise<string> {
@@ -104,13 +107,17 @@ export function createAdminApp(
 
   app.get("/v1/upstreams", (c) => {
     const now = server.clock.now();
-    return c.json({ upstreams: [...server.registry.pools.values()].map((p) => poolView(p, now)) });
+    return c.json({
+      upstreams: [...server.registry.pools.values()].map((p) =>
+        poolView(p, now, server.memberSource(p.name))
+      ),
+    });
   });
 
   app.get("/v1/upstreams/:name", (c) => {
     const pool = server.registry.pools.get(c.req.param("name"));
     if (!pool) return c.json({ error: `no pool named "${c.req.param("name")}"` }, 404);
-    return c.json(poolView(pool, server.clock.now()));
+    return c.json(poolView(pool, server.clock.now(), server.memberSource(pool.name)));
   });
 
   app.put("/v1/upstreams/:name", (c) => putMembers(c, server));
@@ -209,8 +216,9 @@ async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Respons
       }
     }
     pool.install(pool.plan(members), members);
-    server.noteMembers(name);
+    // The ingress controller says so: `scalwsd ctl upstreams` then shows the pool as kubernetes.
+    server.noteMembers(name, c.req.header(SOURCE_HEADER) === "kubernetes" ? "kubernetes" : "api");
     audit(who, "set_members", name, "ok", { members: members.length });
-    return c.json(poolView(pool, server.clock.now()));
+    return c.json(poolView(pool, server.clock.now(), server.memberSource(name)));
   });
 }

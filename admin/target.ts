@@ -6,6 +6,14 @@ import type { Registry } from "../src/observe/metrics.ts";
 import type { Pool } from "../src/upstream/pool.ts";
 import type { AppView } from "../src/apps/supervisor.ts";
 
+/** A pool's member source as the server keeps it (times in ms). */
+export interface MemberSourceView {
+  readonly source: "file" | "api" | "dns" | "kubernetes";
+  readonly updated?: number;
+  readonly lastError?: string;
+  readonly lastErrorAt?: number;
+}
+
 /** What `POST /v1/reload` gets back: the new generation's id, or every error of the file. */
 export type ReloadOutcome =
   | { readonly ok: true; readonly generationId: number; readonly warnings: readonly string[] }
@@ -38,8 +46,13 @@ export interface AdminTarget {
    * before the list is installed; throws when it cannot, and then nothing may change.
    */
   saveMembers(pool: string, members: readonly MemberConfig[]): Promise<void>;
-  /** Records that pool `pool` got a new list (its last update time, the update counter). */
-  noteMembers(pool: string): void;
+  /**
+   * Records that pool `pool` got a new list (its last update time, the update counter);
+   * `kubernetes` when the ingress controller sent it.
+   */
+  noteMembers(pool: string, source?: "api" | "kubernetes"): void;
+  /** Where a pool's members come from, when they last changed, and the last discovery error. */
+  memberSource(pool: string): MemberSourceView | undefined;
   /**
    * The controller's control socket when this process is one of its instances: member lists
    * are then set there, and the admin API refuses a `PUT` that does not come from it.

@@ -1,5 +1,6 @@
 import type { Member } from "../src/upstream/member.ts";
 import type { Pool } from "../src/upstream/pool.ts";
+import type { MemberSourceView } from "./target.ts";
 
 function iso(ms: number): string | null {
   return ms > 0 ? new Date(ms).toISOString() : null;
@@ -35,12 +36,20 @@ export function memberView(m: Member, now: number): Record<string, unknown> {
   return view;
 }
 
-/** A pool as `GET /v1/upstreams/{name}` shows it (also the answer to a `PUT`). */
-export function poolView(p: Pool, now: number): Record<string, unknown> {
+/**
+ * A pool as `GET /v1/upstreams/{name}` shows it (also the answer to a `PUT`); `source` adds
+ * where its members come from (`file`, `api`, `dns`, `kubernetes`), `updated_at` (the last
+ * change of the list), `last_error` and `last_error_at` (the last failed discovery round).
+ */
+export function poolView(p: Pool, now: number, source?: MemberSourceView): Record<string, unknown> {
   const s = p.settings;
   const view: Record<string, unknown> = {
     name: s.name,
     members_from: s.members_from,
+    source: source?.source ?? s.members_from,
+    updated_at: source?.updated === undefined ? null : iso(source.updated),
+    last_error: source?.lastError ?? null,
+    last_error_at: source?.lastErrorAt === undefined ? null : iso(source.lastErrorAt),
     balance: s.balance,
     scheme: s.scheme,
     retries: s.retries,
@@ -51,6 +60,7 @@ export function poolView(p: Pool, now: number): Record<string, unknown> {
   if (s.tls) view.tls = s.tls;
   if (s.health_check) view.health_check = s.health_check;
   if (s.sticky) view.sticky = { ttl_ms: s.sticky.ttl, cookie: s.sticky.cookie };
+  if (s.dns) view.dns = s.dns;
   view.members = p.set.members.map((m) => memberView(m, now));
   return view;
 }

@@ -20,8 +20,16 @@ interface MemberJson {
 
 export function formatPool(p: Record<string, unknown>): string {
   const members = (p.members ?? []) as MemberJson[];
-  const head =
+  let head =
     `pool ${p.name}  balance ${p.balance}  members_from ${p.members_from}  members ${members.length}`;
+  if (p.source !== undefined) {
+    // Where the list comes from, when it last changed, and the last discovery error.
+    head += `\n  source ${p.source}  updated ${p.updated_at ?? "-"}  last error ${
+      p.last_error === null || p.last_error === undefined
+        ? "-"
+        : `${p.last_error_at} ${JSON.stringify(p.last_error)}`
+    }`;
+  }
   if (members.length === 0) return `${head}\n  (no members: requests get 503)`;
   const rows = members.map((m) => [
     m.address,

@@ -88,6 +88,13 @@ Deno.test("a dns pool follows the answers of its name server; failures keep the 
   seen.clear();
   for (let i = 0; i < 4; i++) seen.add(await hit());
   assert.deepEqual([...seen].sort(), ["a", "b"]);
+  const failed = await (await adminFetch(s.adminSocket, "/v1/upstreams/dyn")).json();
+  assert.equal(failed.source, "dns");
+  assert.match(
+    failed.last_error,
+    /^(empty answer for api\.test|API\.test\.: name server answered SERVFAIL)$/,
+  );
+  assert.ok(Date.parse(failed.last_error_at) >= Date.parse(failed.updated_at));
   assert.ok(
     s.logs.some((l) => l.includes('"event":"dns_resolution_failed"') && l.includes("SERVFAIL")),
   );

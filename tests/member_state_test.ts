@@ -99,6 +99,9 @@ Deno.test("an api pool serves the list of the last PUT after scalwsd was killed 
     for (let i = 0; i < 4; i++) assert.equal(await answer(), "b");
     const view = await (await adminFetch(sock, "/v1/upstreams/dyn")).json();
     assert.deepEqual(view.members.map((m: { address: string }) => m.address), [b.address]);
+    assert.equal(view.source, "api");
+    assert.equal(view.updated_at, stored.updated, "the time of the PUT, read back");
+    assert.equal(view.last_error, null);
     let events = await proc.kill();
     assert.match(events, /"event":"member_state_loaded","pool":"dyn","members":1/);
 
@@ -161,6 +164,13 @@ Deno.test("under the controller an instance refuses a PUT with 409 naming the co
     headers: { "x-scalws-controller": "1" },
   });
   assert.equal(fromController.status, 200);
+  assert.equal((await fromController.json()).source, "api");
+  const ingress = await adminFetch(s.adminSocket, "/v1/upstreams/dyn", {
+    method: "PUT",
+    body,
+    headers: { "x-scalws-controller": "1", "x-scalws-source": "kubernetes" },
+  });
+  assert.equal((await ingress.json()).source, "kubernetes");
   assert.equal((await get(s.url + "/", { host: "a.test" })).text, "b");
   // The controller records the lists; the instance writes no state of its own.
   await assert.rejects(Deno.stat(`${s.dir}/state/upstreams/dyn.json`), Deno.errors.NotFound);

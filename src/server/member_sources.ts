@@ -60,6 +60,12 @@ export class MemberSources {
     this.init.metrics.discoveryUpdates.with(pool).value++;
   }
 
+  /** Records the time of a list read back from `server.state_dir` at start. */
+  noteLoaded(pool: string, updated: number): void {
+    const s = this.status.get(pool);
+    if (s !== undefined) s.updated = updated;
+  }
+
   /** Records a failed discovery round of `pool`. */
   noteError(pool: string, message: string): void {
     const s = this.status.get(pool);
@@ -85,12 +91,18 @@ export class MemberSources {
         this.init.metrics.discoveryErrors.remove(name);
       }
     }
+    const now = this.init.clock.now();
     for (const [name, cfg] of Object.entries(config.upstreams)) {
       const s = this.status.get(name);
       const source: MemberSource = cfg.members_from;
-      if (s === undefined) this.status.set(name, { source });
-      // An api pool keeps `kubernetes` once the ingress controller set it.
-      else if (!(s.source === "kubernetes" && source === "api")) s.source = source;
+      // A file pool's list is (re)installed by every load of the configuration.
+      if (s === undefined) {
+        this.status.set(name, source === "file" ? { source, updated: now } : { source });
+      } else if (!(s.source === "kubernetes" && source === "api")) {
+        // An api pool keeps `kubernetes` once the ingress controller set it.
+        s.source = source;
+        if (source === "file") s.updated = now;
+      }
     }
     for (const [name, run] of this.watches) {
       const cfg = config.upstreams[name];

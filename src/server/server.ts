@@ -19,8 +19,8 @@ import { Listener } from "./listener.ts";
 import { Lock } from "../base/lock.ts";
 import { PemFiles } from "./pem_files.ts";
 import { preflight } from "./preflight.ts";
-import { MemberState, MemberStateError } from "../discovery/member_state.ts";
-import { MemberSources } from "./member_sources.ts";
+import { MemberState, MemberStateError, type StoredMembers } from "../discovery/member_state.ts";
+import { MemberSources, type SourceStatus } from "./member_sources.ts";
 import type { MemberConfig } from "../config/types.ts";
 
 /** Lifecycle states reported by `/readyz` (ADR-0035). */
@@ -115,13 +115,15 @@ export class Server {
     s.state = "warming";
     s.accessLog = new AccessLog(options.accessLog ?? c.server.access_log);
     for (const w of loaded.warnings) log("warn", "config_warning", { file, warning: w });
-    const gen = s.build(loaded, await recordedMembers(c));
+    const recorded = await recordedMembers(c);
+    const gen = s.build(loaded, new Map([...recorded].map(([k, v]) => [k, v.members])));
     // Supervised applications serve from the first request: their workers are Ready first.
     await s.appsStarting;
     s.dispatcher = new Dispatcher(gen, s.metrics, s.accessLog);
     s.metrics.generation.value = gen.id;
     // DNS pools get their first answer while warming: ready means members where DNS has them.
     await s.sources.sync(c);
+    for (const [name, stored] of recorded) s.sources.noteLoaded(name, stored.updated);
     s.state = "ready";
     return s;
   }
@@ -148,9 +150,14 @@ export class Server {
     if (dir !== undefined) await new MemberState(dir).save(pool, members, this.clock.now());
   }
 
-  /** Records that `pool` got a new list through the admin API. */
-  noteMembers(pool: string): void {
-    this.sources.noteUpdate(pool);
+  /** Records that `pool` got a new list through the admin API (`kubernetes`: the ingress). */
+  noteMembers(pool: string, source?: "api" | "kubernetes"): void {
+    this.sources.noteUpdate(pool, source);
+  }
+
+  /** Where pool `pool`'s members come from, when they last changed, the last discovery error. */
+  memberSource(pool: string): Readonly<SourceStatus> | undefined {
+    return this.sources.get(pool);
   }
 
   /** Set under the controller (`--controller-socket`): member lists are set there. */
@@ -298,8 +305,8 @@ export class Server {
  * The lists recorded in `server.state_dir` for the api pools of `config`. A file that cannot be
  * read or used is logged (`member_state_ignored`) and skipped: that pool starts from the file.
  */
-async function recordedMembers(config: Config): Promise<Map<string, readonly MemberConfig[]>> {
-  const seeds = new Map<string, readonly MemberConfig[]>();
+async function recordedMembers(config: Config): Promise<Map<string, StoredMembers>> {
+  const seeds = new Map<string, StoredMembers>();
   const dir = config.server.state_dir;
   if (dir === undefined) return seeds;
   const state = new MemberState(dir);
@@ -308,7 +315,7 @@ async function recordedMembers(config: Config): Promise<Map<string, readonly Mem
     try {
       const stored = await state.load(name, pool.scheme);
       if (stored === undefined) continue;
-      seeds.set(name, stored.members);
+      seeds.set(name, stored);
       log("info", "member_state_loaded", {
         pool: name,
         members: stored.members.length,
