@@ -20,6 +20,6 @@ Deno.test("formatPool shows the member source, the last update and the last disc
   );
   assert.match(
     formatPool({ ...pool, source: "kubernetes", last_error: null, updated_at: null }),
-    /\n  source kubernetes  updated -  last error -\n/,
+    /\n {2}source kubernetes {2}updated - {2}last error -\n/,
   );
 });
