@@ -28,28 +28,19 @@ const STDERR_LINE = 1024;
 const decoder = new TextDecoder();
 
 /**
- * One FastCGI attempt: send options, the end of the response body (the member's verdict, bytes,
+ * One FastCGI attempt on a single address: send options, the end of the response body (bytes,
  * the access log) and the bounded STDERR log.
  */
-class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink, MemberTry {
+class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink {
   readonly onFinish: FinishListener = this;
   readonly stderr: StderrSink = this;
   readonly connectTimeout: number;
   readonly responseTimeout: number;
   readonly stats: SendStats;
   lines = 0;
-  streaming = false;
-  verdictPending = false;
-  private open = true;
+  protected open = true;
 
-  constructor(
-    readonly ex: Exchange,
-    rt: PhpRuntime,
-    readonly where: string,
-    readonly pool: Pool | null,
-    readonly member: Member,
-    readonly epoch: number,
-  ) {
+  constructor(readonly ex: Exchange, rt: PhpRuntime, readonly where: string) {
     this.connectTimeout = rt.connect_timeout;
     this.responseTimeout = rt.response_timeout;
     this.stats = ex.stats;
@@ -82,13 +73,31 @@ class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink, MemberT
     this.ended(true, true);
   }
 
-  private ended(ok: boolean, cancelled: boolean): void {
+  protected ended(_ok: boolean, _cancelled: boolean): void {
+    this.open = false;
+  }
+}
+
+/** An attempt on a pool member: the end of its body also settles the member's verdict. */
+class PoolPhpAttempt extends PhpAttempt implements MemberTry {
+  streaming = false;
+  verdictPending = false;
+
+  constructor(
+    ex: Exchange,
+    rt: PhpRuntime,
+    readonly pool: Pool,
+    readonly member: Member,
+    readonly epoch: number,
+  ) {
+    super(ex, rt, member.address);
+  }
+
+  protected override ended(ok: boolean, cancelled: boolean): void {
     if (!this.open) return;
     this.open = false;
-    const pool = this.pool;
-    if (pool === null) return;
-    pool.release(this.member);
-    if (!cancelled) pool.report(this, ok ? Outcome.BODY_DONE : Outcome.BODY_BROKEN);
+    this.pool.release(this.member);
+    if (!cancelled) this.pool.report(this, ok ? Outcome.BODY_DONE : Outcome.BODY_BROKEN);
   }
 }
 
@@ -187,7 +196,7 @@ export class PhpHandler implements Handler {
   }
 
   private async single(ex: Exchange, params: ParamsBuffer, body: PreparedBody): Promise<Response> {
-    const attempt = new PhpAttempt(ex, this.runtime, this.address, null, NO_MEMBER, 0);
+    const attempt = new PhpAttempt(ex, this.runtime, this.address);
     ex.upstreamAttempts++;
     ex.upstreamMember = this.address;
     let res: UpstreamResponse;
@@ -232,7 +241,7 @@ export class PhpHandler implements Handler {
       if (member === undefined) break;
       ex.upstreamAttempts++;
       ex.upstreamMember = member.address;
-      const attempt = new PhpAttempt(ex, this.runtime, member.address, pool, member, r.epoch);
+      const attempt = new PoolPhpAttempt(ex, this.runtime, pool, member, r.epoch);
       let res: UpstreamResponse;
       try {
         res = await fcgiSend(member.conns, request(ex, params, body), attempt);
@@ -262,9 +271,6 @@ export class PhpHandler implements Handler {
     return answer(ex, status, reason(status));
   }
 }
-
-/** The member of a single address: never counted or judged. */
-const NO_MEMBER = null as unknown as Member;
 
 function request(ex: Exchange, params: ParamsBuffer, body: PreparedBody): FcgiRequest {
   return {
