@@ -352,3 +352,37 @@ Deno.test("apps: SIGKILL to scalwsd leaves no worker behind; SIGTERM stops them"
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("apps: a reload that adds a route's app serves it at once; removing it stops its workers", async () => {
+  const dir = await appDir();
+  try {
+    const base = (routes: unknown[]) =>
+      scalwsYaml({
+        apps: [{
+          name: "site",
+          domains: ["site.test"],
+          runtime: { type: "respond", body: "home" },
+          routes,
+        }],
+      });
+    await using s = await startScalwsd(base([]));
+    await s.write(base([{
+      path: "/api",
+      runtime: { type: "node", entry: "server.js", cwd: dir, env: { GREETING: "api" } },
+    }]));
+    assert.equal((await s.server.reload()).ok, true);
+    const r = await getText(s.url + "/api/x", "site.test");
+    assert.equal(r.status, 200);
+    assert.match(r.text, /^api 0 \d+$/);
+    const view = (await apps(s.adminSocket)).apps;
+    assert.deepEqual(view.map((a) => a.name), ["t.site.routes[0]"]);
+    const pid = view[0].processes[0].pid;
+    await s.write(base([]));
+    assert.equal((await s.server.reload()).ok, true);
+    assert.deepEqual((await apps(s.adminSocket)).apps, []);
+    await waitUntil(() => !alive(pid), { what: "the removed app's worker gone", timeoutMs: 8000 });
+    assert.equal((await getText(s.url + "/api/x", "site.test")).text, "home");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
