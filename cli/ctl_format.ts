@@ -54,7 +54,7 @@ interface ProcessJson {
   pid: number;
   state: string;
   restarts: number;
-  inflight: number;
+  in_flight: number;
   cpu_seconds: number;
   uptime_seconds: number;
 }
@@ -63,15 +63,15 @@ interface ProcessJson {
 export function formatApps(apps: readonly Record<string, unknown>[]): string {
   if (apps.length === 0) return "no applications";
   return apps.map((a) => {
-    const procs = (a.processes ?? []) as ProcessJson[];
+    const procs = (a.workers ?? []) as ProcessJson[];
     const head =
-      `app ${a.tenant}/${a.app}  type ${a.type}  workers ${a.workers}  restarts ${a.restarts}`;
+      `app ${a.tenant}/${a.app}  type ${a.type}  workers ${a.desired_workers}  restarts ${a.restarts}`;
     const rows = procs.map((w) => [
       String(w.id),
       w.pid > 0 ? String(w.pid) : "-",
       w.state,
       String(w.restarts),
-      String(w.inflight),
+      String(w.in_flight),
       w.cpu_seconds.toFixed(2),
       w.uptime_seconds.toFixed(1),
     ]);

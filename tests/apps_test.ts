@@ -62,10 +62,17 @@ interface AppsBody {
     tenant: string;
     app: string;
     type: string;
-    workers: number;
+    desired_workers: number;
     restarts: number;
     states: Record<string, number>;
-    processes: { id: number; pid: number; state: string; restarts: number; cpu_seconds: number }[];
+    workers: {
+      id: number;
+      pid: number;
+      state: string;
+      restarts: number;
+      in_flight: number;
+      cpu_seconds: number;
+    }[];
   }[];
 }
 
@@ -120,8 +127,11 @@ Deno.test("apps: node, uvicorn, gunicorn, deno and a {port} command each serve a
     assert.equal(node.name, "t.node");
     assert.equal(node.type, "node");
     assert.equal(node.states.ready, 2);
-    assert.equal(node.processes.length, 2);
-    for (const p of node.processes) {
+    assert.equal(node.desired_workers, 2);
+    assert.equal(node.workers.length, 2);
+    for (const p of node.workers) {
+      assert.equal(typeof p.in_flight, "number");
+      assert.equal(typeof p.cpu_seconds, "number");
       assert.equal(p.state, "ready");
       assert.ok(alive(p.pid));
     }
@@ -151,9 +161,9 @@ Deno.test("apps: node, uvicorn, gunicorn, deno and a {port} command each serve a
     }).output();
     const text = new TextDecoder().decode(ctl.stdout);
     assert.match(text, /app t\/node {2}type node {2}workers 2 {2}restarts 0/);
-    assert.match(text, new RegExp(`\\b${node.processes[0].pid}\\s+ready\\b`));
+    assert.match(text, new RegExp(`\\b${node.workers[0].pid}\\s+ready\\b`));
 
-    const pids = node.processes.map((p) => p.pid);
+    const pids = node.workers.map((p) => p.pid);
     await s.close();
     for (const pid of pids) assert.equal(alive(pid), false, `worker ${pid} still runs`);
   } finally {
@@ -198,7 +208,7 @@ Deno.test("apps: a worker killed under load fails no GET and comes back after a 
     await using s = await startScalwsd(scalwsYaml({
       apps: [app("node", { type: "node", entry: "server.js", cwd: dir, workers: 2 })],
     }));
-    const before = (await apps(s.adminSocket)).apps[0].processes;
+    const before = (await apps(s.adminSocket)).apps[0].workers;
     const victim = before[0].pid;
     const failures = await load(
       s.url + "/",
@@ -212,8 +222,8 @@ Deno.test("apps: a worker killed under load fails no GET and comes back after a 
       const a = (await apps(s.adminSocket)).apps[0];
       return a.states.ready === 2 && a.restarts === 1 ? a : false;
     }, { what: "the killed worker back and Ready", timeoutMs: 8000 });
-    assert.ok(!back.processes.some((p) => p.pid === victim));
-    assert.equal(back.processes.find((p) => p.id === 0)?.restarts, 1);
+    assert.ok(!back.workers.some((p) => p.pid === victim));
+    assert.equal(back.workers.find((p) => p.id === 0)?.restarts, 1);
     assert.ok(s.logs.some((l) => l.includes("app_worker_exited")));
     const metrics = await (await adminFetch(s.adminSocket, "/metrics")).text();
     assert.match(metrics, /scalws_app_restarts_total\{tenant="t",app="node"\} 1/);
@@ -241,8 +251,8 @@ Deno.test("apps: a reload rolls changed workers under load; an unchanged app kee
       });
     await using s = await startScalwsd(yaml("one"));
     const before = await apps(s.adminSocket);
-    const samePids = before.apps.find((a) => a.app === "same")!.processes.map((p) => p.pid);
-    const oldPids = before.apps.find((a) => a.app === "node")!.processes.map((p) => p.pid);
+    const samePids = before.apps.find((a) => a.app === "same")!.workers.map((p) => p.pid);
+    const oldPids = before.apps.find((a) => a.app === "node")!.workers.map((p) => p.pid);
     await s.write(yaml("two"));
     const failures = await load(s.url + "/", "node.test", 400, 6, async () => {
       const r = await s.server.reload();
@@ -253,12 +263,12 @@ Deno.test("apps: a reload rolls changed workers under load; an unchanged app kee
     const after = await apps(s.adminSocket);
     const node = after.apps.find((a) => a.app === "node")!;
     assert.equal(node.states.ready, 2);
-    assert.equal(node.processes.length, 2);
-    for (const p of node.processes) assert.ok(!oldPids.includes(p.pid));
+    assert.equal(node.workers.length, 2);
+    for (const p of node.workers) assert.ok(!oldPids.includes(p.pid));
     for (const pid of oldPids) assert.equal(alive(pid), false);
     assert.match((await getText(s.url + "/", "node.test")).text, /^two /);
     assert.deepEqual(
-      after.apps.find((a) => a.app === "same")!.processes.map((p) => p.pid),
+      after.apps.find((a) => a.app === "same")!.workers.map((p) => p.pid),
       samePids,
     );
   } finally {
@@ -333,7 +343,7 @@ Deno.test("apps: SIGKILL to scalwsd leaves no worker behind; SIGTERM stops them"
           const a = (await apps(`${dir}/admin-${sig}.sock`)).apps[0];
           return a.states.ready === 2 ? a : false;
         }, { what: "two Ready workers", timeoutMs: 15_000 });
-        const pids = view.processes.map((p) => p.pid);
+        const pids = view.workers.map((p) => p.pid);
         assert.ok(pids.every(alive));
         child.kill(sig);
         await child.status;
@@ -376,7 +386,7 @@ Deno.test("apps: a reload that adds a route's app serves it at once; removing it
     assert.match(r.text, /^api 0 \d+$/);
     const view = (await apps(s.adminSocket)).apps;
     assert.deepEqual(view.map((a) => a.name), ["t.site.routes[0]"]);
-    const pid = view[0].processes[0].pid;
+    const pid = view[0].workers[0].pid;
     await s.write(base([]));
     assert.equal((await s.server.reload()).ok, true);
     assert.deepEqual((await apps(s.adminSocket)).apps, []);

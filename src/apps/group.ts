@@ -24,7 +24,7 @@ export interface WorkerView {
   readonly state: string;
   readonly address: string;
   readonly restarts: number;
-  readonly inflight: number;
+  readonly in_flight: number;
   readonly cpu_seconds: number;
   readonly uptime_seconds: number;
 }
@@ -324,7 +324,7 @@ export class AppGroup implements WorkerOwner {
         state: w.state,
         address: w.address,
         restarts,
-        inflight: this.memberOf(w)?.inflight ?? 0,
+        in_flight: this.memberOf(w)?.inflight ?? 0,
         cpu_seconds: w.cpuSeconds(),
         uptime_seconds: Math.round((now - w.startedAt) / 100) / 10,
       });
@@ -338,7 +338,7 @@ export class AppGroup implements WorkerOwner {
           state: s.failed ? "failed" : "backoff",
           address: "",
           restarts: s.restarts,
-          inflight: 0,
+          in_flight: 0,
           cpu_seconds: 0,
           uptime_seconds: 0,
         });

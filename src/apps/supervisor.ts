@@ -61,10 +61,12 @@ export interface AppView {
   readonly app: string;
   readonly type: string;
   readonly command: readonly string[];
-  readonly workers: number;
+  /** `workers` of the runtime: how many processes it should have. */
+  readonly desired_workers: number;
   readonly restarts: number;
   readonly states: Record<string, number>;
-  readonly processes: WorkerView[];
+  /** Each worker: id, PID, state, address, restarts, requests in flight, CPU, uptime. */
+  readonly workers: WorkerView[];
 }
 
 const STATES = ["starting", "ready", "draining", "backoff", "failed"];
@@ -217,10 +219,10 @@ export class AppSupervisor implements GroupMetrics {
       app: g.app,
       type: g.runtime.preset,
       command: g.runtime.command,
-      workers: g.runtime.workers,
+      desired_workers: g.runtime.workers,
       restarts: g.restarts,
       states: g.counts(),
-      processes: g.view(),
+      workers: g.view(),
     }));
   }
 
