@@ -13,6 +13,8 @@ export interface BenchLayout {
   scalwsd: number;
   nginx: number;
   haproxy: number;
+  /** Varnish's listening port (the cache scenarios). */
+  varnish?: number;
   /** Affinity cookie values naming member a and member b (scalwsd's 32-hex HMACs). */
   affinity: readonly [string, string];
   /** Run nginx workers as root (only when the bench itself runs as root). */
@@ -94,7 +96,16 @@ export const PATHS = {
   php: "/php/hello.php",
   /** A Node hello world. */
   node: "/node/",
+  /** scalwsd's fixed respond route (scalwsd only). */
+  respond: "/respond",
+  /** A cacheable object (max-age=3600) from member a: the cache-hit scenario. */
+  cached: "/cache/obj",
+  /** An object that expires every second (max-age=1) from member a: the miss storm. */
+  storm: "/storm/obj",
 } as const;
+
+/** The cacheable object's body: 1 KiB. */
+export const CACHED_BODY = "c".repeat(1023) + "\n";
 
 function nginxCommon(dir: string, name: string, root: boolean): string {
   return `${root ? "user root root;\n" : ""}daemon off;
@@ -129,6 +140,12 @@ ${nginxTemps(l.dir, `member-${name}`)}  server {
     location = ${STATUS_PATH} { stub_status; }
     location /f/ { root ${l.dir}/www; }
     location = /post { client_body_buffer_size 128k; default_type text/plain; return 200 "${name} ok\\n"; }
+    location /cache/ { default_type text/plain; add_header Cache-Control "max-age=3600"; return 200 "${
+    CACHED_BODY.replace("\n", "\\n")
+  }"; }
+    location /storm/ { default_type text/plain; add_header Cache-Control "max-age=1"; return 200 "${
+    CACHED_BODY.replace("\n", "\\n")
+  }"; }
   }
 }
 `;
@@ -144,7 +161,10 @@ http {
   keepalive_requests 100000000;
   keepalive_timeout 300s;
   client_body_buffer_size 128k;
-${nginxTemps(l.dir, "nginx")}  upstream single { server 127.0.0.1:${a}; ${ka} }
+${
+    nginxTemps(l.dir, "nginx")
+  }  proxy_cache_path ${l.dir}/nginx-cache keys_zone=objects:16m max_size=256m;
+  upstream single { server 127.0.0.1:${a}; ${ka} }
   upstream rr { server 127.0.0.1:${a}; server 127.0.0.1:${b}; ${ka} }
   upstream hashed { hash $cookie_${COOKIE} consistent; server 127.0.0.1:${a}; server 127.0.0.1:${b}; ${ka} }
 ${l.fpmSocket !== undefined ? `  upstream fpm { server unix:${l.fpmSocket}; ${ka} }\n` : ""}${
@@ -160,6 +180,14 @@ ${l.fpmSocket !== undefined ? `  upstream fpm { server unix:${l.fpmSocket}; ${ka
     location / { proxy_pass http://single; }
     location /rr/ { proxy_pass http://rr; }
     location /hash/ { proxy_pass http://hashed; }
+    location /cache/ { proxy_pass http://single; proxy_cache objects; proxy_cache_lock on; }
+    location /storm/ {
+      proxy_pass http://single;
+      proxy_cache objects;
+      proxy_cache_lock on;
+      proxy_cache_use_stale updating;
+      proxy_cache_background_update on;
+    }
 ${nginxApps(l)}  }
 }
 `;
@@ -283,6 +311,14 @@ tenants:
             runtime: { type: proxy, upstream: { pool: rr } }
           - path: /hash
             runtime: { type: proxy, upstream: { pool: hashed } }
+          - path: /respond
+            runtime: { type: respond, body: "${smallBody("a").replace("\n", "\\n")}" }
+          - path: /cache
+            runtime: { type: proxy, upstream: "http://127.0.0.1:${a}" }
+            cache: {}
+          - path: /storm
+            runtime: { type: proxy, upstream: "http://127.0.0.1:${a}" }
+            cache: {}
 ${scalwsdApps(l)}`;
 }
 
@@ -300,6 +336,37 @@ function scalwsdApps(l: BenchLayout): string {
 `;
   }
   return out;
+}
+
+/**
+ * Varnish (Debian's `varnish`, `-s malloc`) in front of member a: its built-in VCL caches by
+ * the member's Cache-Control (and its default grace serves a stale object while one background
+ * fetch refreshes it); only the cache scenarios use it.
+ */
+export function varnishVcl(l: BenchLayout): string {
+  return `vcl 4.1;
+backend a { .host = "127.0.0.1"; .port = "${l.members[0]}"; }
+`;
+}
+
+/** varnishd's arguments: foreground, one listen address, 256 MiB of malloc storage. */
+export function varnishArgs(l: BenchLayout): string[] {
+  return [
+    "-F",
+    "-n",
+    `${l.dir}/varnish`,
+    "-a",
+    `127.0.0.1:${l.varnish}`,
+    "-f",
+    `${l.dir}/varnish.vcl`,
+    "-s",
+    "malloc,256m",
+    "-T",
+    "none",
+    // No privilege separation: the files live in the bench's private temporary directory.
+    "-j",
+    "none",
+  ];
 }
 
 /** wrk script: POST of `bytes` bytes, built once per thread. */

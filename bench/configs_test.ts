@@ -9,6 +9,8 @@ import {
   postLua,
   proxyNginxConf,
   scalwsdYaml,
+  varnishArgs,
+  varnishVcl,
 } from "./configs.ts";
 import { findExecutable } from "./procs.ts";
 
@@ -33,12 +35,28 @@ Deno.test("scalwsdYaml is a valid scalwsd configuration with the bench's routes 
   assert.equal(config.upstreams.rr.members.length, 2);
   assert.equal(config.upstreams.hashed.balance, "hash");
   const app = config.tenants[0].applications[0];
-  assert.deepEqual(app.routes.map((r) => r.path), ["/one", "/rr", "/hash"]);
+  assert.deepEqual(app.routes.map((r) => r.path), [
+    "/one",
+    "/rr",
+    "/hash",
+    "/respond",
+    "/cache",
+    "/storm",
+  ]);
+  assert.ok(app.routes[4].cache && app.routes[5].cache);
+});
+
+Deno.test("Varnish gets member a as its backend and 256 MiB of malloc storage", () => {
+  const l = { ...layout("/tmp/x"), varnish: 40009 };
+  assert.match(varnishVcl(l), /backend a \{ \.host = "127\.0\.0\.1"; \.port = "40001"; \}/);
+  const args = varnishArgs(l).join(" ");
+  assert.match(args, /-a 127\.0\.0\.1:40009 -f \/tmp\/x\/varnish\.vcl -s malloc,256m/);
 });
 
 Deno.test("the proxies' configs give every member the same idle keep-alive cap", () => {
   const l = layout("/tmp/x");
   assert.equal(proxyNginxConf(l).match(/keepalive 48;/g)?.length, 3);
+  assert.match(proxyNginxConf(l), /proxy_cache_path \/tmp\/x\/nginx-cache keys_zone=objects:16m/);
   assert.equal(haproxyConf(l).match(/pool-max-conn 48/g)?.length, 3);
   assert.match(haproxyConf(l), /server b 127\.0\.0\.1:40002 cookie b{32}/);
   assert.match(proxyNginxConf(l), /hash \$cookie_BENCHAFF consistent;/);

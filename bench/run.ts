@@ -24,6 +24,8 @@ import {
   proxyNginxConf,
   scalwsdYaml,
   STATUS_PATH,
+  varnishArgs,
+  varnishVcl,
 } from "./configs.ts";
 import { derive, type Derived, type Probe, snapshot, waitQuiet } from "./measure.ts";
 import {
@@ -42,9 +44,15 @@ import {
   rssKiB,
   waitReady,
 } from "./procs.ts";
-import { type Scenario, selectScenarios, selectServers, type ServerName } from "./scenarios.ts";
+import {
+  runsOn,
+  type Scenario,
+  selectScenarios,
+  selectServers,
+  type ServerName,
+} from "./scenarios.ts";
 import { ratioToNginx, renderTable, type Row } from "./table.ts";
-import { FILE_16K, FILE_1M, POST_BYTES, verify } from "./verify.ts";
+import { FILE_16K, FILE_1M, POST_BYTES, verify, verifyCache } from "./verify.ts";
 import { parseWrk, type WrkResult } from "./wrk_output.ts";
 
 /** Someone else's CPU use (% of a core) above which a run is flagged as disturbed. */
@@ -58,7 +66,8 @@ const USAGE = `usage: deno task bench [options]
   --warmup D      warm-up before each run (default 2s; --quick: 1s)
   --quick         shorter runs
   --only LIST     scenarios, comma-separated (default: all)
-  --servers LIST  scalwsd,nginx,haproxy (default: all)
+  --servers LIST  scalwsd,nginx,haproxy,varnish (default: all; Varnish runs only the cache
+                  scenarios)
   --repeat N      runs per cell, the median by req/s is reported (default 1)
   --retries N     runs again when other processes used over ${DISTURBED_PCT}% of a core (default 2)
   --quiet-wait S  before each run, wait up to S seconds for the machine to be idle (default 20)
@@ -156,6 +165,8 @@ interface Tools {
   wrk: string;
   nginx: string;
   haproxy: string;
+  /** Only looked for when a selected scenario runs on Varnish. */
+  varnishd?: string;
 }
 
 /** The wrk, nginx and haproxy executables, or an error naming every missing one. */
@@ -177,6 +188,15 @@ function tools(): Tools {
   return found as Tools;
 }
 
+/** Debian's varnishd, or an error saying how to get it. */
+function varnishd(): string {
+  const v = findExecutable("varnishd");
+  if (v === undefined) {
+    throw new Error("the Varnish runs need varnishd (Debian: apt-get install varnish)");
+  }
+  return v;
+}
+
 async function firstLine(procs: Procs, cmd: string, args: string[]): Promise<string> {
   try {
     const out = await procs.output("version", cmd, args);
@@ -187,7 +207,10 @@ async function firstLine(procs: Procs, cmd: string, args: string[]): Promise<str
 }
 
 /** One measured run: wrk's report plus the figures read around it. */
-type Run = WrkResult & Derived;
+type Run = WrkResult & Derived & {
+  /** Requests that reached member a during the measured run (scenarios that count them). */
+  memberRequests?: number;
+};
 
 interface Cell {
   scenario: string;
@@ -218,11 +241,25 @@ function progress(scenario: string, server: string, r: Run): string {
   } req/s` +
     `  p99 ${f(r.p99Ms, 2)} ms  cpu ${f(r.cpuUsPerReq)} us/req (usr ${f(r.userUsPerReq)}, ` +
     `${f(r.cpuPct, 0)}% of a core)  member conns/1k ${f(r.upstreamConnsPer1k)}` +
-    `  others' cpu ${f(r.otherPct, 0)}%` + (errorCount(r) > 0 ? `  errors ${errorCount(r)}` : "");
+    `  others' cpu ${f(r.otherPct, 0)}%` + (errorCount(r) > 0 ? `  errors ${errorCount(r)}` : "") +
+    (r.memberRequests !== undefined ? `  member requests ${r.memberRequests}` : "");
 }
 
 function mib(kib: number | undefined): string {
   return kib === undefined ? "?" : `${(kib / 1024).toFixed(1)} MiB`;
+}
+
+/** Requests member a has served so far (nginx stub_status), this read's own included. */
+async function memberRequestCount(port: number): Promise<number | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${STATUS_PATH}`, {
+      signal: AbortSignal.timeout(2000),
+    });
+    const m = /accepts handled requests\s+\d+\s+\d+\s+(\d+)/.exec(await res.text());
+    return m === null ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -319,6 +356,7 @@ async function prepare(l: BenchLayout): Promise<void> {
   await Deno.writeTextFile(`${dir}/member-b.conf`, memberNginxConf(l, 1));
   await Deno.writeTextFile(`${dir}/nginx.conf`, proxyNginxConf(l));
   await Deno.writeTextFile(`${dir}/haproxy.cfg`, haproxyConf(l));
+  if (l.varnish !== undefined) await Deno.writeTextFile(`${dir}/varnish.vcl`, varnishVcl(l));
   await Deno.writeTextFile(`${dir}/scalwsd.yaml`, scalwsdYaml(l));
   await Deno.writeTextFile(`${dir}/post.lua`, postLua(POST_BYTES));
   await Deno.writeTextFile(`${dir}/cookie.lua`, cookieLua(l.affinity));
@@ -363,7 +401,10 @@ function running(child: Deno.ChildProcess): () => Promise<boolean> {
 }
 
 async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promise<number> {
-  const [pa, pb, ps, pn, ph, pnode] = freePorts(6);
+  const [pa, pb, ps, pn, ph, pnode, pv] = freePorts(7);
+  if (opt.servers.includes("varnish") && opt.scenarios.some((s) => runsOn(s, "varnish"))) {
+    bin.varnishd = varnishd();
+  }
   const wants = (name: string) => opt.scenarios.some((s) => s.name === name);
   const fpm = wants("php") ? phpFpm() : undefined;
   if (wants("php") && fpm === undefined) {
@@ -378,13 +419,14 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     scalwsd: ps,
     nginx: pn,
     haproxy: ph,
+    ...(bin.varnishd !== undefined ? { varnish: pv } : {}),
     affinity: [affinityValue(key, `127.0.0.1:${pa}`), affinityValue(key, `127.0.0.1:${pb}`)],
     root: Deno.uid() === 0,
     keepalive: opt.keepalive,
     ...(fpm !== undefined ? { fpmSocket: `${dir}/fpm.sock` } : {}),
     ...(node !== undefined ? { nodePort: pnode } : {}),
   };
-  const ports: Record<ServerName, number> = { scalwsd: ps, nginx: pn, haproxy: ph };
+  const ports: Record<ServerName, number> = { scalwsd: ps, nginx: pn, haproxy: ph, varnish: pv };
   await prepare(l);
 
   const cores = navigator.hardwareConcurrency;
@@ -471,6 +513,15 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
         `${dir}/nginx.log`,
         proxyCpus,
       );
+    } else if (server === "varnish") {
+      if (bin.varnishd === undefined) continue;
+      child = await procs.spawn(
+        server,
+        bin.varnishd,
+        varnishArgs(l),
+        `${dir}/varnish.log`,
+        proxyCpus,
+      );
     } else {
       child = await procs.spawn(
         server,
@@ -482,19 +533,28 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     }
     children.set(server, child);
     await waitReady(`http://127.0.0.1:${ports[server]}/`, 30_000, running(child));
-    await verify(server, ports[server], l);
+    if (server !== "varnish") await verify(server, ports[server], l);
+    if (opt.scenarios.some((s) => s.name.startsWith("cache") || s.countMemberRequests)) {
+      if (opt.scenarios.some((s) => runsOn(s, server) && s.path.startsWith("/cache"))) {
+        await verifyCache(server, ports[server], () => memberRequestCount(l.members[0]));
+      }
+    }
   }
 
   // The process doing the proxying: nginx's single worker, else the spawned process.
   const workPid = new Map<ServerName, number>();
-  for (const s of opt.servers) {
+  const started = opt.servers.filter((s) => children.has(s));
+  for (const s of started) {
     const pid = children.get(s)!.pid;
-    workPid.set(s, s === "nginx" ? (await childPids(pid))[0] ?? pid : pid);
+    // nginx's single worker; varnishd's cache process (the child of its manager).
+    const child = s === "nginx" || s === "varnish";
+    workPid.set(s, child ? (await childPids(pid))[0] ?? pid : pid);
   }
   const rssOf = (s: ServerName) => rssKiB(workPid.get(s)!);
   const hz = await clockTicks();
   const rssIdle = new Map<ServerName, number | undefined>();
-  for (const s of opt.servers) rssIdle.set(s, await rssOf(s));
+  for (const s of started) rssIdle.set(s, await rssOf(s));
+  const rssAfterCache = new Map<ServerName, number | undefined>();
   const rssAfter512 = new Map<ServerName, number | undefined>();
   const rssSettled512 = new Map<ServerName, number | undefined>();
   const memberAccepts = async () => {
@@ -529,12 +589,19 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     for (let attempt = 0; attempt <= opt.retries; attempt++) {
       if (opt.quietWaitS > 0) await waitQuiet(DISTURBED_PCT, opt.quietWaitS, hz);
       if (opt.warmupS > 0) await wrk(s, server, opt.warmupS);
+      const reqBefore = s.countMemberRequests ? await memberRequestCount(l.members[0]) : undefined;
       const before = await snapshot(probe);
       const w = await wrk(s, server, opt.durationS);
       const r: Run = {
         ...w,
         ...derive(before, await snapshot(probe), w, hz, probe.statusConns),
       };
+      if (reqBefore !== undefined) {
+        const reqAfter = await memberRequestCount(l.members[0]);
+        // Less this read's own request.
+        if (reqAfter !== undefined) r.memberRequests = reqAfter - reqBefore - 1;
+      }
+      if (s.name === "cache-hit") rssAfterCache.set(server, await rssOf(server));
       if (s.name === "get-512") {
         rssAfter512.set(server, await rssOf(server));
         // scalwsd gives memory back after 3 s of quiet (src/observe/memory_trim.ts).
@@ -551,8 +618,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     return best!;
   };
 
-  const serversOf = (s: Scenario) =>
-    opt.servers.filter((x) => s.servers === undefined || s.servers.includes(x));
+  const serversOf = (s: Scenario) => started.filter((x) => runsOn(s, x));
   const runs = new Map<string, Run[]>();
   const keepRun = (s: Scenario, server: ServerName, r: Run) => {
     const key = `${s.name}/${server}`;
@@ -634,9 +700,31 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     console.log("\nscalwsd pools against the single-address form (get-64):");
     console.log(poolLines.join("\n"));
   }
+  const cacheLines: string[] = [];
+  const hit = rate("cache-hit");
+  const fixed = rate("respond");
+  const nginxHit = rows.find((r) => r.scenario === "cache-hit" && r.server === "nginx");
+  if (hit !== undefined && fixed?.cpuUsPerReq !== undefined && hit.cpuUsPerReq !== undefined) {
+    const x = hit.cpuUsPerReq / fixed.cpuUsPerReq;
+    cacheLines.push(
+      `  cpu/req of a hit against the respond route: ${x.toFixed(2)}x (target at most 1.20)`,
+    );
+  }
+  if (hit !== undefined && nginxHit !== undefined) {
+    const x = hit.requestsPerSec / nginxHit.requestsPerSec;
+    cacheLines.push(`  req/s against nginx proxy_cache: ${x.toFixed(2)}x (target at least 0.70)`);
+  }
+  for (const c of cells.filter((c) => c.result.memberRequests !== undefined)) {
+    cacheLines.push(
+      `  ${c.scenario}/${c.server}: ${c.result.memberRequests} member requests in ` +
+        `${opt.durationS} s (one per expiry is ${opt.durationS}, give or take one)`,
+    );
+  }
+  if (cacheLines.length > 0) console.log("\nscalwsd cache:\n" + cacheLines.join("\n"));
   const rssLine = (m: Map<ServerName, number | undefined>) =>
     opt.servers.filter((s) => m.has(s)).map((s) => `${s} ${mib(m.get(s))}`).join(", ");
   console.log(`\nRSS idle: ${rssLine(rssIdle)} (nginx: its worker)`);
+  if (rssAfterCache.size > 0) console.log(`RSS at the end of cache-hit: ${rssLine(rssAfterCache)}`);
   if (rssAfter512.size > 0) {
     console.log(`RSS at the end of get-512: ${rssLine(rssAfter512)}`);
     console.log(`RSS ${SETTLE_MS / 1000} s after get-512: ${rssLine(rssSettled512)}`);
@@ -690,6 +778,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       idle: Object.fromEntries(rssIdle),
       after512: Object.fromEntries(rssAfter512),
       settled512: Object.fromEntries(rssSettled512),
+      afterCacheHit: Object.fromEntries(rssAfterCache),
     },
     profile,
   };

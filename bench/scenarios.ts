@@ -1,8 +1,8 @@
 import { PATHS } from "./configs.ts";
 
-/** The proxies compared. */
-export type ServerName = "scalwsd" | "nginx" | "haproxy";
-export const SERVERS: readonly ServerName[] = ["scalwsd", "nginx", "haproxy"];
+/** The proxies compared; Varnish only in the scenarios that name it (the cache ones). */
+export type ServerName = "scalwsd" | "nginx" | "haproxy" | "varnish";
+export const SERVERS: readonly ServerName[] = ["scalwsd", "nginx", "haproxy", "varnish"];
 
 /** One wrk load shape, run in turn against every server it names. */
 export interface Scenario {
@@ -14,8 +14,15 @@ export interface Scenario {
   headers?: readonly string[];
   /** A wrk Lua script written by the bench. */
   script?: "post" | "cookie";
-  /** Servers it runs against; all when absent. */
+  /** Servers it runs against; all but Varnish when absent. */
   servers?: readonly ServerName[];
+  /** Counts the requests that reached member a during the run (the miss storm). */
+  countMemberRequests?: boolean;
+}
+
+/** True when scenario `s` runs against `server`. */
+export function runsOn(s: Scenario, server: ServerName): boolean {
+  return s.servers === undefined ? server !== "varnish" : s.servers.includes(server);
 }
 
 /** The scenarios in the order they run; `get-64` is the headline. */
@@ -93,6 +100,30 @@ export const SCENARIOS: readonly Scenario[] = [
     path: PATHS.node,
     connections: 64,
     servers: ["scalwsd", "nginx"],
+  },
+  {
+    name: "respond",
+    what: "scalwsd's fixed respond route: the floor a cache hit is compared with",
+    path: PATHS.respond,
+    connections: 64,
+    servers: ["scalwsd"],
+  },
+  {
+    name: "cache-hit",
+    what: "a cached 1 KiB object (max-age=3600): scalwsd cache, nginx proxy_cache, Varnish " +
+      "-s malloc; the member is asked once",
+    path: PATHS.cached,
+    connections: 64,
+    servers: ["scalwsd", "nginx", "varnish"],
+  },
+  {
+    name: "miss-storm",
+    what: "64 connections on one object that expires every second (max-age=1): the member " +
+      "should see one request per expiry",
+    path: PATHS.storm,
+    connections: 64,
+    servers: ["scalwsd", "nginx", "varnish"],
+    countMemberRequests: true,
   },
 ];
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SCENARIOS, selectScenarios, selectServers } from "./scenarios.ts";
+import { runsOn, SCENARIOS, selectScenarios, selectServers } from "./scenarios.ts";
 
 Deno.test("selectScenarios keeps the run order and refuses unknown names", () => {
   assert.equal(selectScenarios(undefined).length, SCENARIOS.length);
@@ -8,7 +8,7 @@ Deno.test("selectScenarios keeps the run order and refuses unknown names", () =>
 });
 
 Deno.test("selectServers takes each name once and refuses unknown ones", () => {
-  assert.deepEqual(selectServers(""), ["scalwsd", "nginx", "haproxy"]);
+  assert.deepEqual(selectServers(""), ["scalwsd", "nginx", "haproxy", "varnish"]);
   assert.deepEqual(selectServers("nginx,scalwsd,nginx"), ["nginx", "scalwsd"]);
   assert.throws(() => selectServers("envoy"), /Unknown server "envoy"/);
 });
@@ -17,4 +17,15 @@ Deno.test("the headline comes first and pool-1 runs on scalwsd only", () => {
   assert.equal(SCENARIOS[0].name, "get-64");
   assert.equal(SCENARIOS[0].connections, 64);
   assert.deepEqual(SCENARIOS.find((s) => s.name === "pool-1")?.servers, ["scalwsd"]);
+});
+
+Deno.test("Varnish runs only the cache scenarios", () => {
+  const on = (name: string) =>
+    (["scalwsd", "nginx", "haproxy", "varnish"] as const).filter((v) =>
+      runsOn(SCENARIOS.find((s) => s.name === name)!, v)
+    );
+  assert.deepEqual(on("get-64"), ["scalwsd", "nginx", "haproxy"]);
+  assert.deepEqual(on("cache-hit"), ["scalwsd", "nginx", "varnish"]);
+  assert.deepEqual(on("miss-storm"), ["scalwsd", "nginx", "varnish"]);
+  assert.deepEqual(on("respond"), ["scalwsd"]);
 });

@@ -1,6 +1,6 @@
 /** The sanity checks run against each proxy before it is measured. */
 
-import { type BenchLayout, COOKIE, HELLO, PATHS, smallBody } from "./configs.ts";
+import { type BenchLayout, CACHED_BODY, COOKIE, HELLO, PATHS, smallBody } from "./configs.ts";
 
 /** Sizes of the member's static files and of the POST body. */
 export const FILE_16K = 16 * 1024;
@@ -104,4 +104,41 @@ export async function verify(server: string, port: number, l: BenchLayout): Prom
     r = await get(port, PATHS.node);
     expect(r.status === 200 && r.text === HELLO, server, `node gave ${r.status} ${r.text}`);
   }
+}
+
+/**
+ * Checks the cache scenarios' paths on `server`: the cacheable object is answered whole, and a
+ * second request for it does not reach the member (`memberRequests` reads member a's count).
+ */
+export async function verifyCache(
+  server: string,
+  port: number,
+  memberRequests: () => Promise<number | undefined>,
+): Promise<void> {
+  const first = await get(port, PATHS.cached);
+  expect(
+    first.status === 200 && first.text === CACHED_BODY,
+    server,
+    `${PATHS.cached} gave ${first.status}, ${first.body.length} bytes`,
+  );
+  const before = await memberRequests();
+  const again = await get(port, PATHS.cached);
+  const after = await memberRequests();
+  expect(
+    again.text === CACHED_BODY,
+    server,
+    `${PATHS.cached} again gave ${again.body.length} bytes`,
+  );
+  // The status read itself is one request.
+  expect(
+    before !== undefined && after !== undefined && after - before === 1,
+    server,
+    `a cached object reached the member again (${before} -> ${after} requests)`,
+  );
+  const storm = await get(port, PATHS.storm);
+  expect(
+    storm.status === 200 && storm.text === CACHED_BODY,
+    server,
+    `${PATHS.storm} gave ${storm.status}`,
+  );
 }
