@@ -110,3 +110,24 @@ Deno.test("stale-if-error is off by default", async () => {
   assert.equal(r.status, 500);
   assert.equal(r.text, "broken");
 });
+
+Deno.test("an object that expires every second under steady load: one member request per expiry", async () => {
+  await using m = scriptedMember(async () => {
+    await sleep(20);
+    return { body: "tick", headers: { "cache-control": "max-age=1" } };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  const end = Date.now() + 2_500;
+  let served = 0;
+  const client = async () => {
+    for (let i = 0; i < 2_000 && Date.now() < end; i++) {
+      const r = await get(s.url + "/tick", { host: "a.test" });
+      assert.equal(r.text, "tick");
+      served++;
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, client));
+  assert.ok(served > 64, `${served} answers`);
+  // 2.5 s of an object fresh for one second: the first miss and one per expiry.
+  assert.ok(m.count >= 2 && m.count <= 4, `the member saw ${m.count} requests`);
+});
