@@ -6,7 +6,11 @@ import type { PickContext } from "./types.ts";
 
 /** What a pool needs to know of a request; an `Exchange` is one. */
 export interface RequestFacts {
-  readonly req: Request;
+  /** The method (retry rules) and the headers as received (affinity cookie, hash header). */
+  readonly req: {
+    readonly method: string;
+    readonly headers: { get(name: string): string | null };
+  };
   /** The client address after `trusted_proxies` (the `client_ip` hash key). */
   readonly client: string;
   /** The request came over TLS: an affinity cookie gets `Secure`. */
