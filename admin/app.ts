@@ -114,6 +114,21 @@ export function createAdminApp(
     });
   });
 
+  // The console's charts: per pool, rates and p99 per member over 15 minutes, and events.
+  app.get("/v1/history/upstreams", (c) => {
+    const interval = server.historyIntervalMs;
+    return c.json({
+      now: server.clock.now(),
+      interval_ms: interval,
+      window_ms: interval * 90,
+      pools: [...server.registry.pools.values()].map((p) => ({
+        name: p.name,
+        samples: p.history.samples,
+        events: p.history.events,
+      })),
+    });
+  });
+
   app.get("/v1/upstreams/:name", (c) => {
     const pool = server.registry.pools.get(c.req.param("name"));
     if (!pool) return c.json({ error: `no pool named "${c.req.param("name")}"` }, 404);

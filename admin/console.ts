@@ -1,5 +1,7 @@
 /**
- * The read-only Upstreams console: one self-contained page that polls `GET /v1/upstreams` and
+ * The read-only Upstreams console: one self-contained page that polls `GET /v1/upstreams`,
+ * `GET /v1/history/upstreams` (per pool, requests per second and p99 per member over 15 minutes,
+ * drawn as inline SVG line charts with member changes, ejections and recoveries marked) and
  * `GET /v1/cache` (the Cache panel: objects, bytes, hit ratio per application) every 2 seconds. Served by the admin app only (loopback admin HTTP listener, remote listener, socket).
  */
 const PAGE = `<!doctype html>
@@ -25,6 +27,12 @@ const PAGE = `<!doctype html>
   .probation { background: #fff4d6; color: #7a5a00; }
   .ejected, .down { background: #fde4e4; color: #9b1c1c; }
   .empty { color: #9b1c1c; }
+  .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: .5rem; margin: .5rem 0; }
+  .chart h3 { font-size: .8rem; color: #5b6675; margin: 0 0 .2rem; font-weight: 600; }
+  .chart svg { width: 100%; height: auto; display: block; background: #fbfcfd; border: 1px solid #eef0f3; border-radius: 4px; }
+  .chart text { font-size: 10px; fill: #5b6675; }
+  .legend { font-size: .75rem; color: #5b6675; display: flex; flex-wrap: wrap; gap: .25rem .75rem; margin-bottom: .4rem; }
+  .legend i { display: inline-block; width: .7rem; height: .7rem; border-radius: 2px; margin-right: .25rem; vertical-align: -1px; }
 </style>
 </head>
 <body>
@@ -34,8 +42,56 @@ const PAGE = `<!doctype html>
 <section id="cache"><h2>Cache</h2><div id="cache-body">loading…</div></section>
 <script>
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;","\\"":"&quot;"}[c]));
+const COLORS = ["#2563eb", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d", "#dc2626"];
+const EVENT_COLORS = { added: "#111827", removed: "#6b7280", ejected: "#dc2626", restored: "#16a34a" };
+const W = 600, H = 140, PAD = 18;
+// One small line chart per metric: a path per member, event markers on the same time axis.
+function chart(kind, pool, hist, members, title, unit) {
+  if (!hist) return "";
+  const end = hist.now, start = end - hist.window_ms;
+  const samples = hist.samples.filter((s) => s.t >= start);
+  const x = (t) => ((t - start) / hist.window_ms * (W - 2 * PAD) + PAD).toFixed(1);
+  let max = 0;
+  for (const s of samples) for (const a in s.members) max = Math.max(max, s.members[a][kind] ?? 0);
+  const top = max > 0 ? max * 1.1 : 1;
+  const y = (v) => (H - PAD - v / top * (H - 2 * PAD)).toFixed(1);
+  const paths = members.map((addr, i) => {
+    let d = "", pen = "M";
+    for (const s of samples) {
+      const v = s.members[addr] ? s.members[addr][kind] : null;
+      if (v === null || v === undefined) { pen = "M"; continue; }
+      d += pen + x(s.t) + " " + y(v) + " ";
+      pen = "L";
+    }
+    return d === "" ? "" : '<path data-member="' + esc(addr) + '" d="' + d + '" fill="none" stroke="' +
+      COLORS[i % COLORS.length] + '" stroke-width="1.5"/>';
+  }).join("");
+  const marks = hist.events.filter((e) => e.t >= start).map((e) =>
+    '<line data-event="' + esc(e.kind) + '" x1="' + x(e.t) + '" x2="' + x(e.t) + '" y1="' + PAD + '" y2="' + (H - PAD) +
+    '" stroke="' + (EVENT_COLORS[e.kind] || "#6b7280") + '" stroke-dasharray="3 2"><title>' + esc(e.kind + " " + e.member + " " +
+    new Date(e.t).toLocaleTimeString()) + '</title></line>').join("");
+  return '<div class="chart"><h3>' + esc(title) + '</h3><svg data-chart="' + kind + '" data-pool="' + esc(pool) +
+    '" viewBox="0 0 ' + W + ' ' + H + '" role="img" aria-label="' + esc(title) + '">' +
+    '<line x1="' + PAD + '" x2="' + (W - PAD) + '" y1="' + (H - PAD) + '" y2="' + (H - PAD) + '" stroke="#dde1e6"/>' +
+    '<text x="' + PAD + '" y="12">' + (max > 0 ? (max < 10 ? max.toFixed(2) : Math.round(max)) + " " + unit : "no traffic") + '</text>' +
+    '<text x="' + PAD + '" y="' + (H - 4) + '">-' + (hist.window_ms >= 60000 ? Math.round(hist.window_ms / 60000) + ' min' : Math.round(hist.window_ms / 1000) + ' s') + '</text>' +
+    '<text x="' + (W - PAD) + '" y="' + (H - 4) + '" text-anchor="end">now</text>' + marks + paths + '</svg></div>';
+}
+function charts(p, hist) {
+  if (!hist) return "";
+  const seen = new Set(p.members.map((m) => m.address));
+  for (const s of hist.samples) for (const a in s.members) seen.add(a);
+  const members = [...seen];
+  const legend = members.map((a, i) => '<span><i style="background:' + COLORS[i % COLORS.length] + '"></i>' + esc(a) + '</span>').join("") +
+    Object.entries(EVENT_COLORS).map(([k, c]) => '<span><i style="background:' + c + '"></i>' + k + '</span>').join("");
+  return '<div class="charts">' + chart("rps", p.name, hist, members, "Requests per second", "req/s") +
+    chart("p99_ms", p.name, hist, members, "p99 latency", "ms") + '</div><div class="legend">' + legend + '</div>';
+}
+let history = null;
 function render(data) {
   const root = document.getElementById("pools");
+  const byPool = {};
+  if (history) for (const h of history.pools) byPool[h.name] = { ...h, now: history.now, window_ms: history.window_ms };
   root.innerHTML = data.upstreams.map((p) => {
     const rows = p.members.map((m) => '<tr data-member="' + esc(m.address) + '">' +
       '<td>' + esc(m.address) + '</td><td><span class="state ' + esc(m.state) + '">' + esc(m.state) + '</span></td>' +
@@ -45,7 +101,8 @@ function render(data) {
       '<td>' + m.requests["5xx"] + '</td><td>' + m.requests.error + '</td></tr>').join("");
     return '<section data-pool="' + esc(p.name) + '"><h2>' + esc(p.name) + '</h2>' +
       '<div class="settings">' + esc(p.balance) + ' · members from ' + esc(p.members_from) + ' · retries ' + p.retries +
-      ' · ' + p.members.length + ' members</div>' +
+      ' · ' + p.members.length + ' members' + (p.source ? ' · source ' + esc(p.source) : '') +
+      (p.last_error ? ' · last error ' + esc(p.last_error) : '') + '</div>' + charts(p, byPool[p.name]) +
       (p.members.length === 0 ? '<div class="empty">No members: requests get 503</div>' :
       '<div class="scroll"><table><thead><tr><th>Member</th><th>State</th><th>Weight</th><th>In flight</th>' +
       '<th>Failures</th><th>Ejected until</th><th>2xx</th><th>3xx</th><th>4xx</th><th>5xx</th><th>Errors</th></tr></thead>' +
@@ -66,6 +123,8 @@ function renderCache(c) {
 }
 async function refresh() {
   try {
+    const h = await fetch("../v1/history/upstreams", { cache: "no-store" });
+    if (h.ok) history = await h.json();
     const r = await fetch("../v1/upstreams", { cache: "no-store" });
     render(await r.json());
     const c = await fetch("../v1/cache", { cache: "no-store" });

@@ -51,6 +51,8 @@ export interface AdminTarget {
    * `kubernetes` when the ingress controller sent it.
    */
   noteMembers(pool: string, source?: "api" | "kubernetes"): void;
+  /** Interval of the samples behind the console's charts (ms). */
+  readonly historyIntervalMs: number;
   /** Where a pool's members come from, when they last changed, and the last discovery error. */
   memberSource(pool: string): MemberSourceView | undefined;
   /**

@@ -145,3 +145,111 @@ tenants:
     );
   },
 });
+
+Deno.test({
+  name:
+    "the console charts requests per second and p99 per member with member changes, ejections and recoveries, on a phone and a desktop",
+  ignore: CHROMIUM === undefined,
+  async fn() {
+    await using a = startMember("a");
+    // b fails its first two answers (ejected, then ejected again on probation), then recovers.
+    await using b = startMember(
+      "b",
+      (_req, m) => new Response("b", { status: m.count <= 2 ? 502 : 200 }),
+    );
+    await using s = await startScalwsd(
+      scalwsYaml({
+        server: { admin: { ...ADMIN_SOCKET, http: { address: "127.0.0.1:0" } } },
+        upstreams: {
+          web: {
+            members_from: "api",
+            members: [{ address: a.address }],
+            passive_health: { failures: 1, cooldown: "150ms" },
+            retries: 0,
+          },
+        },
+        apps: [app(proxy("web"))],
+      }),
+      { historyIntervalMs: 500 },
+    );
+    await adminFetch(s.adminSocket, "/v1/upstreams/web", {
+      method: "PUT",
+      body: JSON.stringify({
+        members: [{ address: a.address }, { address: b.address, weight: 2 }],
+      }),
+    });
+    const until = Date.now() + 2_000;
+    while (Date.now() < until || b.count < 3) {
+      await get(s.url + "/", { host: "a.test" });
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await new Promise((r) => setTimeout(r, 250));
+    const h = await (await adminFetch(s.adminSocket, "/v1/history/upstreams")).json();
+    assert.equal(h.interval_ms, 500);
+    assert.equal(h.window_ms, 45_000);
+    const web = h.pools.find((p: { name: string }) => p.name === "web");
+    assert.deepEqual(
+      web.events.map((e: { kind: string; member: string }) => `${e.kind} ${e.member}`),
+      [
+        `added ${b.address}`,
+        `ejected ${b.address}`,
+        `ejected ${b.address}`,
+        `restored ${b.address}`,
+      ],
+    );
+    assert.ok(web.samples.length >= 3 && web.samples.length <= 90, `${web.samples.length} samples`);
+    assert.ok(
+      web.samples.some((x: { members: Record<string, { rps: number }> }) =>
+        x.members[a.address]?.rps > 0
+      ),
+    );
+
+    // A trickle of requests while the browser looks, so the charts run up to "now" (bounded).
+    let looking = true;
+    const trickle = (async () => {
+      for (let i = 0; looking && i < 3_000; i++) {
+        await get(s.url + "/", { host: "a.test" });
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    await using profileDir = await tempDir("scalwsd-chromium-");
+    const url = `http://127.0.0.1:${s.admin.bound.get("http")!.port}/console/`;
+    const dom = await new Deno.Command(CHROMIUM!, {
+      args: chromiumArgs(profileDir.path, "--virtual-time-budget=3000", "--dump-dom", url),
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const html = new TextDecoder().decode(dom.stdout);
+    for (const kind of ["rps", "p99_ms"]) {
+      const svg = new RegExp(`<svg data-chart="${kind}" data-pool="web"[^>]*>(.*?)</svg>`, "s")
+        .exec(html);
+      assert.ok(svg, `the ${kind} chart of pool web`);
+      assert.match(svg[1], new RegExp(`<path data-member="${a.address}" d="M[0-9.]+ [0-9.]+ L`));
+      assert.match(svg[1], new RegExp(`<path data-member="${b.address}" d="M`));
+      for (const e of ["added", "ejected", "restored"]) {
+        assert.match(svg[1], new RegExp(`<line data-event="${e}"`), `${kind}: ${e} marked`);
+      }
+    }
+    assert.match(html, /source api/);
+
+    const outDir = new URL("./out/", import.meta.url).pathname;
+    await Deno.mkdir(outDir, { recursive: true });
+    for (const [name, size] of [["phone", "390,844"], ["desktop", "1280,900"]]) {
+      const shot = `${outDir}console-charts-${name}.png`;
+      await new Deno.Command(CHROMIUM!, {
+        args: chromiumArgs(
+          profileDir.path,
+          "--virtual-time-budget=3000",
+          `--window-size=${size}`,
+          `--screenshot=${shot}`,
+          url,
+        ),
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      assert.ok((await Deno.stat(shot)).size > 5_000, `a ${name} screenshot was written`);
+    }
+    looking = false;
+    await trickle;
+  },
+});

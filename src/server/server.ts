@@ -40,6 +40,8 @@ export interface ServerOptions {
    * passes the number of the configuration generation it started the instance on.
    */
   readonly firstGenerationId?: number;
+  /** How often the console's per-member rates and p99 are sampled; default 10 s. */
+  readonly historyIntervalMs?: number;
   /** The controller's control socket, for an instance it started (`--controller-socket`). */
   readonly controllerSocket?: string;
   /** Reads the PEM files a build checks and uses (default `Deno.readTextFileSync`). */
@@ -67,6 +69,7 @@ export class Server {
   readonly sources: MemberSources;
   readonly clock: Clock;
   state: State = "starting";
+  private historyTimer: ReturnType<typeof setInterval> | undefined;
   private dispatcher!: Dispatcher;
   private accessLog!: AccessLog;
   private nextId = 1;
@@ -124,6 +127,11 @@ export class Server {
     // DNS pools get their first answer while warming: ready means members where DNS has them.
     await s.sources.sync(c);
     for (const [name, stored] of recorded) s.sources.noteLoaded(name, stored.updated);
+    s.registry.sampleHistory(s.clock.now());
+    s.historyTimer = setInterval(
+      () => s.registry.sampleHistory(s.clock.now()),
+      s.historyIntervalMs,
+    );
     s.state = "ready";
     return s;
   }
@@ -158,6 +166,11 @@ export class Server {
   /** Where pool `pool`'s members come from, when they last changed, the last discovery error. */
   memberSource(pool: string): Readonly<SourceStatus> | undefined {
     return this.sources.get(pool);
+  }
+
+  /** Interval of the console's samples (ms). */
+  get historyIntervalMs(): number {
+    return this.options.historyIntervalMs ?? 10_000;
   }
 
   /** Set under the controller (`--controller-socket`): member lists are set there. */
@@ -292,6 +305,7 @@ export class Server {
     this.state = "draining";
     this.dispatcher.draining = true;
     this.sources.stop();
+    clearInterval(this.historyTimer);
     await Promise.all([...this.listeners.values()].map((l) => l.server.shutdown()));
     this.listeners.clear();
     // Requests are done: every worker drains (what is left) and stops.

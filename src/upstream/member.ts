@@ -1,4 +1,5 @@
 import type { MemberAddress } from "../net/member_address.ts";
+import { latencyBuckets } from "./pool_history.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import type { Connector } from "../http1/connector.ts";
 import type { Metrics } from "../observe/families.ts";
@@ -45,6 +46,10 @@ export class Member implements Candidate {
   active: ActiveHealthState | null = null;
   /** Set when the member left the pool; its connections close as requests finish. */
   removed = false;
+  /** Attempts counted (every class), for the console's requests per second. */
+  attempts = 0;
+  /** Answers by latency bucket (`pool_history.ts`), for the console's p99. */
+  readonly latency: Uint32Array = latencyBuckets();
   private byClass: (Series | null)[] = [null, null, null, null, null, null];
   private metrics: Metrics | null = null;
   private ejectedSeries: Series | null = null;
@@ -114,6 +119,7 @@ export class Member implements Candidate {
 
   /** Counts an attempt: `status` 0 means no answer (error). */
   countAttempt(status: number): void {
+    this.attempts++;
     const i = status === 0 ? 0 : (status / 100) | 0;
     let s = this.byClass[i];
     if (s === null && this.metrics !== null && i === 1) {

@@ -1,4 +1,5 @@
 import type { MemberConfig, PoolConfig } from "../config/types.ts";
+import { latencyBucket, PoolHistory } from "./pool_history.ts";
 import { Connector } from "../http1/connector.ts";
 import type { TlsSettings } from "../http1/types.ts";
 import type { Metrics } from "../observe/families.ts";
@@ -87,6 +88,8 @@ export class Pool {
   private durationSeries: ReturnType<Metrics["upstreamDuration"]["with"]> | null = null;
 
   readonly settings: PoolConfig;
+  /** Rates, p99 and events for the console; a rebuilt pool takes over its predecessor's. */
+  history = new PoolHistory();
   /**
    * Owned by something else than the registry (the workers of a supervised application): the
    * registry lists it but never retires it.
@@ -167,8 +170,15 @@ export class Pool {
     const prev = this.set;
     this.set = { ...next, balancer: createBalancer(this.settings.balance, next.members) };
     this.availability.bump();
+    const now = this.deps.clock.now();
     for (const m of prev.members) {
-      if (!next.byAddress.has(m.address)) this.retireMember(m);
+      if (!next.byAddress.has(m.address)) {
+        this.retireMember(m);
+        this.history.event(now, "removed", m.address);
+      }
+    }
+    for (const m of next.members) {
+      if (!prev.byAddress.has(m.address)) this.history.event(now, "added", m.address);
     }
     if (this.live) {
       for (const m of next.members) {
@@ -330,7 +340,9 @@ export class Pool {
    * affinity `Set-Cookie` for an answer from `answered`, if one is due.
    */
   finish(r: PoolRequest, answered: Member | null): string | undefined {
-    this.observeDuration((performance.now() - r.started) / 1000);
+    const ms = performance.now() - r.started;
+    this.observeDuration(ms / 1000);
+    if (answered !== null) answered.latency[latencyBucket(ms)]++;
     if (answered === null || this.affinity === null) return undefined;
     return this.affinity.cookie(r.held, answered.affinity, r.facts.secure);
   }
@@ -343,6 +355,7 @@ export class Pool {
       if (m.health.isEjected(now)) this.availability.expireAt(m.health.ejectedUntil);
       m.publishHealth(now);
       if (m.health.isEjected(now)) {
+        this.history.event(now, "ejected", m.address);
         log("warn", "member_ejected", {
           pool: this.name,
           member: m.address,
@@ -358,6 +371,7 @@ export class Pool {
     if (m.health.success(epoch, now)) {
       this.availability.bump();
       m.publishHealth(now);
+      this.history.event(now, "restored", m.address);
       log("info", "member_restored", { pool: this.name, member: m.address });
     }
   }

@@ -81,6 +81,8 @@ export class PoolRegistry {
           readPem,
           idleTimeout,
         });
+        // The console's charts go on across a rebuild of the same pool.
+        if (old !== undefined) pool.history = old.history;
         next.set(name, pool);
         created.push(pool);
         if (old !== undefined) retired.push(old);
@@ -117,6 +119,11 @@ export class PoolRegistry {
   /** Throws a plan away: pools it created never served and leave no series. */
   discard(plan: PoolPlan): void {
     for (const p of plan.created) p.retire();
+  }
+
+  /** Takes one sample of every pool's member rates and p99 (the console's charts). */
+  sampleHistory(now: number): void {
+    for (const p of this.pools.values()) p.history.sample(now, p.set.members);
   }
 
   /** Refreshes time-dependent gauges before a scrape. */
