@@ -3,7 +3,7 @@ import { ConfigError } from "./errors.ts";
 import { configFromData, loadConfig, parseConfig } from "./load.ts";
 import { base, COMPLETE_EXAMPLE } from "./_load_test_doc.ts";
 
-Deno.test("a 10,000-member pool is checked in well under a second", () => {
+Deno.test("a 10,000-member pool is checked without a quadratic blow-up", () => {
   const doc = base();
   doc.upstreams.api.members = Array.from({ length: 10_000 }, (_, i) => ({
     address: `10.0.${i >> 8}.${i & 255}:8080`,
@@ -16,8 +16,9 @@ Deno.test("a 10,000-member pool is checked in well under a second", () => {
   assert.equal(members.length, 10_000);
   assert.deepEqual([members[9_999].address, members[9_999].weight], ["10.0.39.15:8080", 10]);
   assert.ok(Object.isFrozen(members[9_999]));
-  // About 30 ms here.
-  assert.ok(elapsed < 250, `took ${elapsed.toFixed(0)} ms`);
+  // About 30 ms on an idle 2-core box. Speed is measured by benches, not here: this bound only
+  // catches a quadratic blow-up (seconds), never a busy machine.
+  assert.ok(elapsed < 5_000, `took ${elapsed.toFixed(0)} ms`);
 });
 
 Deno.test("a YAML file with a 10,000-member pool loads", () => {
@@ -30,9 +31,9 @@ Deno.test("a YAML file with a 10,000-member pool loads", () => {
   const { config } = parseConfig(text, "big.yaml");
   const elapsed = performance.now() - started;
   assert.equal(config.upstreams.big.members.length, 10_000);
-  // 0.2-0.5 s on an idle 2-core box, nearly all in the yaml package's parser; the bound is
-  // loose so that a busy machine does not fail the test.
-  assert.ok(elapsed < 2_000, `took ${elapsed.toFixed(0)} ms`);
+  // 0.2-0.5 s on an idle 2-core box, nearly all in the yaml package's parser; the bound only
+  // catches a quadratic blow-up, never a busy machine (3.6 s was seen at a load of 15).
+  assert.ok(elapsed < 20_000, `took ${elapsed.toFixed(0)} ms`);
 });
 
 Deno.test("loadConfig reads a file and names it; an unreadable file is a ConfigError", async () => {
