@@ -1,0 +1,81 @@
+import assert from "node:assert/strict";
+import { decodeParams, ParamsBuffer } from "../fastcgi/params.ts";
+import type { Exchange } from "../pipeline/exchange.ts";
+import { buildParams } from "./php_params.ts";
+
+/** The parts of an exchange that the params are built from. */
+function exchange(url: string, headers: Record<string, string>, secure = false): Exchange {
+  const req = new Request(url, { method: "POST", headers, body: "a=1" });
+  const q = url.indexOf("?");
+  return {
+    req,
+    query: q < 0 ? "" : url.slice(q),
+    secure,
+    authority: headers.host ?? "",
+    client: "203.0.113.7",
+  } as unknown as Exchange;
+}
+
+Deno.test("buildParams: the CGI/1.1 set, HTTP_* without Proxy or underscores, extras last", () => {
+  const out = new ParamsBuffer();
+  const ex = exchange("https://shop.test/a%20b/info.php/x/y?q=1&r=%20", {
+    host: "shop.test",
+    proxy: "http://evil:1",
+    "content-type": "application/x-www-form-urlencoded",
+    "x-forwarded-for": "1.2.3.4",
+    x_bad: "no",
+  }, true);
+  buildParams(out, ex, {
+    script: {
+      kind: "script",
+      filename: "/srv/www/a b/info.php",
+      scriptName: "/a b/info.php",
+      pathInfo: "/x/y",
+    },
+    root: "/srv/www",
+    path: "/a b/info.php/x/y",
+    contentLength: 3,
+    extra: { APP_ENV: "prod", SERVER_NAME: "override" },
+  });
+  const p = new Map(decodeParams(out.buf.subarray(0, out.length)));
+  assert.equal(p.get("SCRIPT_FILENAME"), "/srv/www/a b/info.php");
+  assert.equal(p.get("SCRIPT_NAME"), "/a b/info.php");
+  assert.equal(p.get("PATH_INFO"), "/x/y");
+  assert.equal(p.get("PATH_TRANSLATED"), "/srv/www/x/y");
+  assert.equal(p.get("QUERY_STRING"), "q=1&r=%20");
+  assert.equal(p.get("REQUEST_URI"), "/a%20b/info.php/x/y?q=1&r=%20");
+  assert.equal(p.get("REQUEST_METHOD"), "POST");
+  assert.equal(p.get("CONTENT_TYPE"), "application/x-www-form-urlencoded");
+  assert.equal(p.get("CONTENT_LENGTH"), "3");
+  assert.equal(p.get("HTTPS"), "on");
+  assert.equal(p.get("REQUEST_SCHEME"), "https");
+  assert.equal(p.get("SERVER_PORT"), "443");
+  assert.equal(p.get("REMOTE_ADDR"), "203.0.113.7");
+  assert.equal(p.get("HTTP_HOST"), "shop.test");
+  assert.equal(p.get("HTTP_X_FORWARDED_FOR"), "1.2.3.4");
+  assert.equal(p.get("HTTP_PROXY"), undefined);
+  assert.equal(p.get("HTTP_X_BAD"), undefined);
+  assert.equal(p.get("HTTP_CONTENT_TYPE"), undefined);
+  assert.equal(p.get("APP_ENV"), "prod");
+  // Extras are sent last: PHP keeps the last value of a repeated name.
+  const pairs = decodeParams(out.buf.subarray(0, out.length));
+  assert.deepEqual(pairs.at(-1), ["SERVER_NAME", "override"]);
+});
+
+Deno.test("buildParams: no body is an empty CONTENT_LENGTH; a port comes from the Host", () => {
+  const out = new ParamsBuffer();
+  const ex = exchange("http://[::1]:8080/", { host: "[::1]:8080" });
+  buildParams(out, ex, {
+    script: { kind: "script", filename: "/r/index.php", scriptName: "/index.php", pathInfo: "" },
+    root: "/r",
+    path: "/",
+    contentLength: -1,
+    extra: {},
+  });
+  const p = new Map(decodeParams(out.buf.subarray(0, out.length)));
+  assert.equal(p.get("CONTENT_LENGTH"), "");
+  assert.equal(p.get("SERVER_NAME"), "[::1]");
+  assert.equal(p.get("SERVER_PORT"), "8080");
+  assert.equal(p.get("HTTPS"), undefined);
+  assert.equal(p.get("PATH_TRANSLATED"), undefined);
+});
