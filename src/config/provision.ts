@@ -757,8 +757,8 @@ function denoCommand(): string {
 }
 
 /**
- * A supervised application; presets fill `command`: `node ENTRY` and `deno run -A ENTRY` with
- * `PORT={socket}`, `python3 -m uvicorn --uds {socket} APP` or `python3 -m gunicorn --bind
+ * A supervised application; presets fill `command`: `node ENTRY` (default `server.js`) and
+ * `deno run --allow-all ENTRY` (default `main.ts`) with `PORT={socket}`, `python3 -m uvicorn --uds {socket} APP` or `python3 -m gunicorn --bind
  * unix:{socket} APP`. Defaults: `workers: 1`, `max_restarts: 5` in `restart_window: 60s`,
  * `drain_timeout: 30s`, `ready_timeout: 30s`, `connect_timeout: 5s`, `response_timeout: 60s`,
  * `retries: 1`, `websocket: true`.
@@ -771,11 +771,11 @@ function provisionApp(raw: RawAppRuntime, path: string, sink: Sink): AppRuntime 
       command = [...raw.command];
       break;
     case "node":
-      command = ["node", raw.entry];
+      command = ["node", raw.entry ?? "server.js"];
       env.PORT = "{socket}";
       break;
     case "deno":
-      command = [denoCommand(), "run", "--allow-all", raw.entry];
+      command = [denoCommand(), "run", "--allow-all", raw.entry ?? "main.ts"];
       env.PORT = "{socket}";
       break;
     case "python":

@@ -129,6 +129,10 @@ Deno.test("app runtimes: presets fill command and PORT, defaults", () => {
   ]);
   const gu = load({ type: "python", app: "wsgi:application", server: "gunicorn" });
   assert.ok(gu.type === "app" && gu.command.includes("unix:{socket}"));
+  const dflt = load({ type: "node" });
+  assert.deepEqual(dflt.type === "app" && dflt.command, ["node", "server.js"]);
+  const dn = load({ type: "deno" });
+  assert.deepEqual(dn.type === "app" && dn.command.slice(1), ["run", "--allow-all", "main.ts"]);
   const port = load({ type: "app", command: ["./srv", "--port", "{port}"], env: { A: "b" } });
   assert.ok(port.type === "app" && port.listen === "port");
 });

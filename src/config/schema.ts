@@ -451,7 +451,7 @@ export const runtimeSchema = z.discriminatedUnion("type", [
     ...appFields,
   })
     .strict(),
-  z.object({ type: z.literal("node"), entry: text(), ...appFields }).strict(),
+  z.object({ type: z.literal("node"), entry: text().optional(), ...appFields }).strict(),
   z.object({
     type: z.literal("python"),
     app: checked((s) =>
@@ -462,7 +462,7 @@ export const runtimeSchema = z.discriminatedUnion("type", [
     server: oneOf(["uvicorn", "gunicorn"]).optional(),
     ...appFields,
   }).strict(),
-  z.object({ type: z.literal("deno"), entry: text(), ...appFields }).strict(),
+  z.object({ type: z.literal("deno"), entry: text().optional(), ...appFields }).strict(),
 ]);
 
 export type RawProxy = z.output<typeof proxyShorthandSchema>;
