@@ -131,3 +131,30 @@ Deno.test("an object that expires every second under steady load: one member req
   // 2.5 s of an object fresh for one second: the first miss and one per expiry.
   assert.ok(m.count >= 2 && m.count <= 4, `the member saw ${m.count} requests`);
 });
+
+Deno.test("concurrent revalidations of a stale entry send one conditional request", async () => {
+  const clock = new ManualClock(Date.now());
+  await using m = scriptedMember(async (req, n) => {
+    if (n === 1) return { body: "v", headers: { "cache-control": "max-age=10", etag: '"v"' } };
+    await sleep(100);
+    assert.equal(req.headers.get("if-none-match"), '"v"');
+    return { status: 304, headers: { "cache-control": "max-age=10", etag: '"v"' } };
+  });
+  await using s = await startScalwsd(cachedApp(m), { clock });
+  await get(s.url + "/rv", { host: "a.test" });
+  clock.advance(20_000);
+  const all = await Promise.all(
+    Array.from({ length: 16 }, () => get(s.url + "/rv", { host: "a.test" })),
+  );
+  for (const r of all) assert.equal(r.text, "v");
+  assert.equal(m.count, 2);
+  // Clients asking for validation (no-cache) collapse the same way.
+  const again = await Promise.all(
+    Array.from(
+      { length: 16 },
+      () => get(s.url + "/rv", { host: "a.test", "cache-control": "no-cache" }),
+    ),
+  );
+  for (const r of again) assert.equal(r.text, "v");
+  assert.equal(m.count, 3);
+});

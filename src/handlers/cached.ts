@@ -359,20 +359,8 @@ export class CachedHandler implements Handler {
     const collapser = this.cache.collapser;
     let lead = collapser.lead(key);
     if (!lead) {
-      await collapser.wait(key, this.cache.collapseWait);
-      const e = select(this.cache.store.variants(key), ex.req.headers);
-      if (e !== null) {
-        const age = currentAge(e, this.cache.clock.now());
-        if (e.lifetime - age > 0 && !e.noCache) {
-          return this.serve(
-            ex,
-            e,
-            age,
-            forwardStatus({ fwd, status: e.status, collapsed: true }),
-            COLLAPSED,
-          );
-        }
-      }
+      const collapsed = await this.collapse(ex, key, fwd);
+      if (collapsed !== null) return collapsed;
       lead = collapser.lead(key);
     }
     const requestTime = this.cache.clock.now();
@@ -387,6 +375,29 @@ export class CachedHandler implements Handler {
   }
 
   /**
+   * Waits for the request already at the member for `key`, then answers from what it stored
+   * or revalidated: an entry stored or validated while this request waited is served even
+   * when it is `no-cache` (it was just checked); another entry only while fresh. Null: go to
+   * the member.
+   */
+  private async collapse(ex: Exchange, key: string, fwd: Forward): Promise<Response | null> {
+    const clock = this.cache.clock;
+    const since = clock.now();
+    await this.cache.collapser.wait(key, this.cache.collapseWait);
+    const e = select(this.cache.store.variants(key), ex.req.headers);
+    if (e === null) return null;
+    const age = currentAge(e, clock.now());
+    if (e.responseTime < since && (e.lifetime - age <= 0 || e.noCache)) return null;
+    return this.serve(
+      ex,
+      e,
+      age,
+      forwardStatus({ fwd, status: e.status, collapsed: true }),
+      COLLAPSED,
+    );
+  }
+
+  /**
    * A stale entry (or one the client or `no-cache` wants checked) is revalidated with the
    * member; a 304 refreshes it and the client gets it (or its own 304).
    */
@@ -396,20 +407,8 @@ export class CachedHandler implements Handler {
     const clock = this.cache.clock;
     let lead = collapser.lead(key);
     if (!lead) {
-      await collapser.wait(key, this.cache.collapseWait);
-      const again = select(store.variants(key), ex.req.headers);
-      if (again !== null && !again.noCache) {
-        const age = currentAge(again, clock.now());
-        if (again.lifetime - age > 0 && age < currentAge(e, clock.now())) {
-          return this.serve(
-            ex,
-            again,
-            age,
-            forwardStatus({ fwd, status: again.status, collapsed: true }),
-            COLLAPSED,
-          );
-        }
-      }
+      const collapsed = await this.collapse(ex, key, fwd);
+      if (collapsed !== null) return collapsed;
       lead = collapser.lead(key);
     }
     const requestTime = clock.now();
