@@ -9,6 +9,8 @@ import {
   get,
   rawServer,
   readHead,
+  respond,
+  scalwsYaml,
   scriptedMember,
   sleep,
   startScalwsd,
@@ -145,4 +147,29 @@ Deno.test("poisoning: unkeyed headers a member reflects cannot plant an entry fo
   }
   const victim = await get(s.url + "/p1", { host: "a.test" });
   assert.equal(victim.text, '<a href="http://a.test/p1">');
+});
+
+Deno.test("a handler's whole body over max_object_size is answered in full and not stored", async () => {
+  await using s = await startScalwsd(
+    scalwsYaml({
+      apps: [{
+        name: "a",
+        domains: ["a.test"],
+        runtime: respond("z".repeat(3000), { headers: { "cache-control": "max-age=60" } }),
+        cache: { max_object_size: "1KiB" },
+        routes: [{
+          path: "/small",
+          runtime: respond("small", { headers: { "cache-control": "max-age=60" } }),
+        }],
+      }],
+    }),
+  );
+  const big = await get(s.url + "/big", { host: "a.test" });
+  assert.equal(big.text, "z".repeat(3000));
+  assert.equal(big.headers.get("cache-status"), "scalwsd; fwd=uri-miss; fwd-status=200");
+  assert.equal(s.server.cache.store.objects, 0);
+  await get(s.url + "/small", { host: "a.test" });
+  const small = await get(s.url + "/small", { host: "a.test" });
+  assert.equal(small.text, "small");
+  assert.match(small.headers.get("cache-status")!, /^scalwsd; hit/);
 });

@@ -621,17 +621,39 @@ export class CachedHandler implements Handler {
       "cache-status",
       forwardStatus({ fwd, status: res.status, stored: true, ttl: a.lifetime }),
     );
-    if (!(ex.deferred || ex.streaming) || res.body === null) {
-      let body: Bytes;
-      try {
-        body = res.body === null ? EMPTY : await res.bytes();
-      } catch (err) {
-        if (lead) collapser.done(key);
-        throw err;
+    if (res.body === null) {
+      this.cache.store.put(key, this.entry(ex, a, EMPTY));
+      if (lead) collapser.done(key);
+      return res;
+    }
+    const reader = res.body.getReader();
+    if (!(ex.deferred || ex.streaming)) {
+      // A body the handler had whole (one chunk, normally): stored before it is answered.
+      const chunks: Uint8Array[] = [];
+      let size = 0;
+      for (;;) {
+        let r: ReadableStreamReadResult<Uint8Array>;
+        try {
+          r = await reader.read();
+        } catch (err) {
+          if (lead) collapser.done(key);
+          throw err;
+        }
+        if (r.done) break;
+        chunks.push(r.value);
+        size += r.value.length;
+        if (size > this.cfg.max_object_size) {
+          // Not whole after all, and too large: the rest streams through unstored.
+          if (lead) collapser.done(key);
+          res.headers.set("cache-status", forwardStatus({ fwd, status: res.status }));
+          return new Response(new ReadableStream(new Rest(chunks, reader), { highWaterMark: 0 }), {
+            status: res.status,
+            headers: res.headers,
+          });
+        }
       }
-      if (!ex.surplus && body.length <= this.cfg.max_object_size) {
-        this.cache.store.put(key, this.entry(ex, a, body));
-      }
+      const body = join(chunks, size);
+      if (!ex.surplus) this.cache.store.put(key, this.entry(ex, a, body));
       if (lead) collapser.done(key);
       return new Response(body.length === 0 ? null : body, {
         status: res.status,
@@ -645,7 +667,7 @@ export class CachedHandler implements Handler {
       key,
       admission: a,
       lead,
-      reader: res.body.getReader(),
+      reader,
       expected: cl === null ? -1 : Number(cl),
       max: this.cfg.max_object_size,
     });
@@ -662,6 +684,26 @@ export class CachedHandler implements Handler {
     }
     f.chunks = [];
     if (f.lead) this.cache.collapser.done(f.key);
+  }
+}
+
+/** Chunks already read, then the rest of a body, passed on unstored. */
+class Rest implements UnderlyingDefaultSource<Uint8Array> {
+  constructor(
+    private readonly chunks: Uint8Array[],
+    private readonly reader: ReadableStreamDefaultReader<Uint8Array>,
+  ) {}
+
+  async pull(c: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    const first = this.chunks.shift();
+    if (first !== undefined) return c.enqueue(first);
+    const r = await this.reader.read();
+    if (r.done) c.close();
+    else c.enqueue(r.value);
+  }
+
+  cancel(reason: unknown): Promise<void> {
+    return this.reader.cancel(reason);
   }
 }
 
