@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { request, startScalwsd } from "./_harness.ts";
-import { HOST, oneApp } from "./_policies.ts";
+import { request, startScalwsd } from "./_support/mod.ts";
+import { HOST, oneApp } from "./_support/policies.ts";
 
 Deno.test("redirect: Location from $scheme $host $path $query, 308 by default, any listed status", async () => {
   const s = await startScalwsd(oneApp(

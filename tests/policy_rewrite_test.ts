@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { request, startScalwsd } from "./_harness.ts";
-import { type Echo, echoMember, HOST, oneApp } from "./_policies.ts";
+import { request, startScalwsd } from "./_support/mod.ts";
+import { type Echo, echoMember, HOST, oneApp } from "./_support/policies.ts";
 
 Deno.test("rewrite: strip_prefix, prefix and regex change the path the member gets, once", async () => {
   const m = echoMember();

@@ -2,7 +2,7 @@
  * Shared pieces of the route-policy tests: an echo member that answers with what it received,
  * and a config around one application.
  */
-import { type Member, startMember } from "./_harness.ts";
+import { type Member, startMember } from "./members.ts";
 
 /** What the echo member saw. */
 export interface Echo {
