@@ -556,9 +556,10 @@ function provisionApplication(
       true,
       sink,
     );
+    // Without a runtime of its own, a route with policies or conditions uses the application's.
     const ownRuntime = field(rawRoutes[i], "runtime") !== undefined ||
       field(rawRoutes[i], "proxy") !== undefined ||
-      field(rawRoutes[i], "policies") === undefined;
+      !ROUTE_EXTRAS.some((k) => field(rawRoutes[i], k) !== undefined);
     const routeRuntime = ownRuntime
       ? chooseRuntime(
         field(rawRoutes[i], "runtime"),
@@ -626,6 +627,9 @@ function provisionApplication(
       : undefined,
   };
 }
+
+/** Route keys that make sense with the application's runtime. */
+const ROUTE_EXTRAS = ["policies", "inherit", "exact", "methods", "headers", "query"] as const;
 
 function sameRecord(
   a: Readonly<Record<string, string>> | undefined,

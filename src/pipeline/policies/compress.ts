@@ -32,30 +32,40 @@ export function compressor(coding: string, cfg: CompressPolicy): zlib.Gzip | zli
   });
 }
 
-/** Pipes `src` through `z`: one chunk in per pull, waiting for zlib when it is behind. */
+/**
+ * Pipes `src` through `z`. Each pull feeds zlib one chunk at a time (waiting until zlib took
+ * it: backpressure) until zlib has produced output, since gzip keeps small inputs back and a
+ * pull that enqueues nothing is not called again.
+ */
 export function compressStream(
   src: ReadableStream<Uint8Array>,
   z: zlib.Gzip | zlib.BrotliCompress,
 ): ReadableStream<Uint8Array> {
   const reader = src.getReader();
   let ended = false;
+  let produced = 0;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       z.on("data", (c: Uint8Array) => {
+        produced++;
         controller.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
       });
       z.on("end", () => controller.close());
       z.on("error", (e: Error) => controller.error(e));
     },
     async pull() {
-      if (ended) return;
-      const { done, value } = await reader.read();
-      if (done) {
-        ended = true;
-        z.end();
-        return;
+      const before = produced;
+      while (!ended && produced === before) {
+        const { done, value } = await reader.read();
+        if (done) {
+          ended = true;
+          z.end();
+          return;
+        }
+        await new Promise<void>((resolve, reject) =>
+          z.write(value, (e) => (e ? reject(e) : resolve()))
+        );
       }
-      if (!z.write(value)) await new Promise((r) => z.once("drain", r));
     },
     cancel(reason) {
       ended = true;
