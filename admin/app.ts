@@ -1,3 +1,4 @@
+import type { Config } from "../src/config/types.ts";
 import { Hono } from "hono";
 import type { Context } from "hono";
 import {
@@ -138,6 +139,7 @@ export function createAdminApp(
   app.put("/v1/upstreams/:name", (c) => putMembers(c, server));
 
   app.get("/v1/cache", (c) => c.json(server.cache.stats()));
+  app.get("/v1/sites", (c) => c.json({ sites: sitesView(server.config) }));
   app.post("/v1/cache/purge", (c) => purgeCache(c, server));
 
   app.get("/console", (c) => c.redirect("/console/"));
@@ -236,4 +238,26 @@ async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Respons
     audit(who, "set_members", name, "ok", { members: members.length });
     return c.json(poolView(pool, server.clock.now(), server.memberSource(name)));
   });
+}
+
+/**
+ * `GET /v1/sites`: the main file, then each site file of `server.include`, with the tenants
+ * and domains it defines.
+ */
+export function sitesView(cfg: Config) {
+  const main = cfg.tenants.filter((t) => t.file === undefined);
+  return [
+    {
+      file: cfg.file,
+      main: true,
+      tenants: main.map((t) => t.name),
+      domains: main.flatMap((t) => t.applications.flatMap((a) => a.domains)),
+    },
+    ...cfg.sites.map((s) => ({
+      file: s.file,
+      main: false,
+      tenants: s.tenants,
+      domains: s.domains,
+    })),
+  ];
 }

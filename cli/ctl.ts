@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
-import { formatApps, formatCache, formatPool, formatPools } from "./ctl_format.ts";
+import type { SiteJson } from "./ctl_format.ts";
+import { formatApps, formatCache, formatPool, formatPools, formatSites } from "./ctl_format.ts";
 import { purgeOfUrl } from "../src/cache/purge_request.ts";
 import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
@@ -14,6 +15,7 @@ const CTL_USAGE = `usage: scalwsd ctl [--socket PATH] [--json] COMMAND
   upstreams set NAME ADDR[=WEIGHT]...  replace the members of a members_from: api pool
   apps                               supervised applications: workers, PID, state, restarts, CPU
   reload                             reload the configuration file
+  sites                              the main file and each site file: tenants and domains
   cache                              cached objects, bytes and hit ratio per application
   cache purge URL                    remove the stored answers of one URL's path
   cache purge --prefix URL           remove every stored answer under the URL's path
@@ -95,6 +97,11 @@ export async function ctl(args: string[]): Promise<number> {
       }
       const r = await call(socket, "POST", "/v1/cache/purge", target) as { purged: number };
       out(r, () => `purged ${r.purged} ${r.purged === 1 ? "entry" : "entries"}`);
+      return 0;
+    }
+    if (p[0] === "sites" && p.length === 1) {
+      const r = await call(socket, "GET", "/v1/sites") as { sites: SiteJson[] };
+      out(r, () => formatSites(r.sites));
       return 0;
     }
     if (p[0] === "upstreams" && p.length === 1) {

@@ -99,3 +99,21 @@ export function formatCache(c: Record<string, unknown>): string {
   ) => [a.tenant, a.app, String(a.objects), String(a.bytes), pct(a.hit_ratio)]);
   return head + "\n" + table(["TENANT", "APP", "OBJECTS", "BYTES", "HIT_RATIO"], rows);
 }
+
+/** One entry of `GET /v1/sites`. */
+export interface SiteJson {
+  file: string;
+  main: boolean;
+  tenants: string[];
+  domains: string[];
+}
+
+/** `scalwsd ctl sites`: one line per file with its tenants and domains. */
+export function formatSites(sites: readonly SiteJson[]): string {
+  const rows = sites.map((s) => [
+    s.main ? `${s.file} (main)` : s.file,
+    s.tenants.join(",") || "-",
+    s.domains.join(",") || "-",
+  ]);
+  return table(["FILE", "TENANTS", "DOMAINS"], rows);
+}

@@ -10,11 +10,15 @@ export class ConfigError extends Error {
   readonly errors: readonly string[];
 
   /** `siteFiles`: errors that start with one of these (`FILE: PATH: MESSAGE`) keep their name. */
+  /** Each error with the file it is in: `FILE: PATH: MESSAGE`. */
+  readonly lines: readonly string[];
+
   constructor(file: string, errors: readonly string[], siteFiles: readonly string[] = []) {
-    super(
-      errors.map((e) => siteFiles.some((f) => e.startsWith(`${f}: `)) ? e : `${file}: ${e}`)
-        .join("\n"),
+    const lines = errors.map((e) =>
+      siteFiles.some((f) => e.startsWith(`${f}: `)) ? e : `${file}: ${e}`
     );
+    super(lines.join("\n"));
+    this.lines = Object.freeze(lines);
     this.file = file;
     this.errors = Object.freeze([...errors]);
   }

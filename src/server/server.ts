@@ -284,7 +284,7 @@ export class Server {
         await this.appsStarting;
       } catch (err) {
         const errors = err instanceof ConfigError
-          ? err.errors.map((e) => `${err.file}: ${e}`)
+          ? [...err.lines]
           : [String((err as Error)?.message ?? err)];
         this.metrics.reloads.with("error").value++;
         log("error", "reload_failed", { file: this.file, errors });
