@@ -5,11 +5,13 @@
  *   scalwsd check --config FILE     validate a configuration
  *   scalwsd ctl [--socket PATH] ... talk to a running instance's admin socket
  *   scalwsd controller --config F   start and manage instances on SO_REUSEPORT
+ *   scalwsd ingress ...             Kubernetes ingress controller (one process)
  */
 import { parseArgs } from "node:util";
 import { check } from "./cli/check.ts";
 import { controller } from "./cli/controller.ts";
 import { ctl } from "./cli/ctl.ts";
+import { ingress } from "./cli/ingress.ts";
 import { run } from "./cli/run.ts";
 import { RUN_FLAGS, runOptions } from "./cli/run_options.ts";
 
@@ -25,6 +27,9 @@ export const USAGE = `usage:
   scalwsd ctl --controller-socket PATH [--json] COMMAND
       status | reload | rollback | scale N | enable | disable | upstreams [show NAME] | stop
   scalwsd controller --config FILE  start and manage instances (README, "Controller")
+  scalwsd ingress --base-config FILE --config-out FILE [--kubeconfig FILE]
+      [--ingress-class NAME] [--https-address ADDR]
+                                    Kubernetes ingress controller (README, "Kubernetes")
   scalwsd run flags (the controller passes them to each instance):
       --instance-id ID              managed: listeners are bound on SIGUSR2, SIGHUP is ignored
       --generation N --cpus LIST --admin-socket PATH --metrics-address HOST:PORT
@@ -38,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
   const rest = sub === argv[0] ? argv.slice(1) : argv;
   if (sub === "ctl") return await ctl(rest);
   if (sub === "controller") return await controller(rest);
+  if (sub === "ingress") return await ingress(rest);
   if (sub !== "run" && sub !== "check") {
     console.error(`scalwsd: unknown command "${sub}"\n${USAGE}`);
     return 2;

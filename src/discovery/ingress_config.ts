@@ -1,0 +1,280 @@
+/**
+ * Kubernetes objects -> a scalwsd configuration, for `scalwsd ingress` (pure).
+ *
+ * - Ingresses of class `scalwsd` (`spec.ingressClassName`, or the older
+ *   `kubernetes.io/ingress.class` annotation) become one tenant per namespace (`k_<namespace>`)
+ *   and one application per host (`h_<host>`), one route per path (`Prefix`, `Exact` and
+ *   `ImplementationSpecific` all match as segment prefixes; a path `/` is the application's own
+ *   runtime, and a host without one answers 404).
+ * - Each Service port a rule uses becomes a pool `p_<namespace>_<service>_<port>` with
+ *   `members_from: api`; its members (ready endpoints of the Service's EndpointSlices, on the
+ *   slice port whose name is the Service port's name; terminating ones left out so they drain)
+ *   are returned apart, to be set with `PUT`: endpoint changes never reload.
+ * - Annotations of the Ingress set the pools it uses: `scalwsd.io/load-balance`
+ *   (`round_robin`, `least_conn`, `hash`: by client address), `scalwsd.io/affinity: cookie`
+ *   (`hash` by cookie), `scalwsd.io/backend-protocol` (`HTTP`, `HTTPS`).
+ * - An Ingress with `scalwsd.io/canary-weight: N` (0..100) adds its backend to the same host and
+ *   path of the main Ingress as weighted `backends`: N to the canary, 100 - N to the main one.
+ * - TLS: each `spec.tls` entry whose Secret has `tls.crt` and `tls.key` gives a certificate for
+ *   its hosts (the files are written by the caller).
+ */
+import type { KubeObject } from "./k8s_watch.ts";
+
+/** A member for `PUT`. */
+export interface IngressMember {
+  readonly address: string;
+  readonly weight: number;
+}
+
+/** A certificate from a TLS Secret: PEM text and the hosts it serves. */
+export interface IngressCertificate {
+  /** `<namespace>_<secret>`. */
+  readonly id: string;
+  readonly cert: string;
+  readonly key: string;
+  readonly domains: readonly string[];
+}
+
+/** What the objects give. */
+export interface IngressConfig {
+  /** `upstreams` and `tenants` sections (plain data for YAML). */
+  readonly upstreams: Record<string, Record<string, unknown>>;
+  readonly tenants: Record<string, unknown>[];
+  readonly members: ReadonlyMap<string, readonly IngressMember[]>;
+  readonly certificates: readonly IngressCertificate[];
+  /** Problems found (a missing Service, a host claimed twice), for the log. */
+  readonly warnings: readonly string[];
+}
+
+/** The objects of the watched kinds. */
+export interface IngressObjects {
+  readonly ingresses: Iterable<KubeObject>;
+  readonly services: Iterable<KubeObject>;
+  readonly endpointSlices: Iterable<KubeObject>;
+  readonly secrets: Iterable<KubeObject>;
+  /** Default `scalwsd`. */
+  readonly ingressClass?: string;
+}
+
+// deno-lint-ignore no-explicit-any
+type Any = any;
+
+function sanitize(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9_-]/g, "-");
+}
+
+/** A configuration name from parts; long ones are cut and end with a short hash. */
+export function nameOf(...parts: string[]): string {
+  const n = parts.map(sanitize).join("_");
+  if (n.length <= 63) return n;
+  let h = 0;
+  for (let i = 0; i < n.length; i++) h = (Math.imul(h, 31) + n.charCodeAt(i)) >>> 0;
+  return `${n.slice(0, 54)}_${h.toString(16).padStart(8, "0")}`;
+}
+
+function ann(o: KubeObject, key: string): string | undefined {
+  const v = (o.metadata as Any).annotations?.[key];
+  return typeof v === "string" ? v : undefined;
+}
+
+function ns(o: KubeObject): string {
+  return o.metadata.namespace ?? "default";
+}
+
+function normalisePath(p: unknown): string {
+  if (typeof p !== "string" || !p.startsWith("/")) return "/";
+  const trimmed = p.replace(/\/+$/, "");
+  return trimmed === "" ? "/" : trimmed;
+}
+
+function decode(b64: unknown): string | undefined {
+  if (typeof b64 !== "string") return undefined;
+  try {
+    return new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+  } catch {
+    return undefined;
+  }
+}
+
+interface Backend {
+  readonly pool: string;
+}
+
+/** Builds the configuration sections and member lists from the objects. */
+export function ingressConfig(o: IngressObjects): IngressConfig {
+  const cls = o.ingressClass ?? "scalwsd";
+  const warnings: string[] = [];
+  // Iterables may be one-shot (a Map's values): read each once.
+  const slices = [...o.endpointSlices];
+  const services = new Map<string, KubeObject>();
+  for (const s of o.services) services.set(`${ns(s)}/${s.metadata.name}`, s);
+  const ours = [...o.ingresses].filter((i) =>
+    ((i as Any).spec?.ingressClassName ?? ann(i, "kubernetes.io/ingress.class")) === cls
+  ).sort((a, b) => `${ns(a)}/${a.metadata.name}` < `${ns(b)}/${b.metadata.name}` ? -1 : 1);
+
+  const upstreams: Record<string, Record<string, unknown>> = {};
+  /** Pool -> namespace, service, service port object. */
+  const poolTargets = new Map<string, { ns: string; svc: string; port: Any }>();
+
+  const poolFor = (ing: KubeObject, backend: Any): Backend | undefined => {
+    const svcName = backend?.service?.name;
+    const want = backend?.service?.port;
+    if (typeof svcName !== "string" || want === undefined) return undefined;
+    const svc = services.get(`${ns(ing)}/${svcName}`);
+    if (svc === undefined) {
+      warnings.push(`ingress ${ns(ing)}/${ing.metadata.name}: no service "${svcName}"`);
+      return undefined;
+    }
+    const ports: Any[] = (svc as Any).spec?.ports ?? [];
+    const port = ports.find((p) =>
+      (want.number !== undefined && p.port === want.number) ||
+      (want.name !== undefined && p.name === want.name)
+    );
+    if (port === undefined) {
+      warnings.push(
+        `ingress ${ns(ing)}/${ing.metadata.name}: service "${svcName}" has no such port`,
+      );
+      return undefined;
+    }
+    const pool = nameOf("p", ns(ing), svcName, String(port.port));
+    if (upstreams[pool] === undefined) {
+      const settings: Record<string, unknown> = { members_from: "api" };
+      const lb = ann(ing, "scalwsd.io/load-balance");
+      if (lb === "least_conn" || lb === "round_robin") settings.balance = lb;
+      if (lb === "hash") Object.assign(settings, { balance: "hash", hash: { by: "client_ip" } });
+      if (ann(ing, "scalwsd.io/affinity") === "cookie") {
+        Object.assign(settings, { balance: "hash", hash: { by: "cookie" } });
+      }
+      if (ann(ing, "scalwsd.io/backend-protocol")?.toUpperCase() === "HTTPS") {
+        settings.scheme = "https";
+      }
+      upstreams[pool] = settings;
+      poolTargets.set(pool, { ns: ns(ing), svc: svcName, port });
+    }
+    return { pool };
+  };
+
+  // host -> path -> main backend and canaries; host owner namespace.
+  const hosts = new Map<
+    string,
+    { ns: string; paths: Map<string, { main?: Backend; canary: { b: Backend; w: number }[] }> }
+  >();
+  const certificates: IngressCertificate[] = [];
+  const secrets = new Map<string, KubeObject>();
+  for (const s of o.secrets) secrets.set(`${ns(s)}/${s.metadata.name}`, s);
+  for (const ing of ours) {
+    const canaryText = ann(ing, "scalwsd.io/canary-weight");
+    const canary = canaryText === undefined ? undefined : Number(canaryText);
+    if (canary !== undefined && !(Number.isInteger(canary) && canary >= 0 && canary <= 100)) {
+      warnings.push(
+        `ingress ${ns(ing)}/${ing.metadata.name}: scalwsd.io/canary-weight must be 0..100`,
+      );
+      continue;
+    }
+    for (const rule of ((ing as Any).spec?.rules ?? []) as Any[]) {
+      const host = typeof rule.host === "string" ? rule.host.toLowerCase() : undefined;
+      if (host === undefined || host === "") continue;
+      let h = hosts.get(host);
+      if (h === undefined) hosts.set(host, h = { ns: ns(ing), paths: new Map() });
+      if (h.ns !== ns(ing)) {
+        warnings.push(
+          `ingress ${ns(ing)}/${ing.metadata.name}: host ${host} belongs to namespace ${h.ns}`,
+        );
+        continue;
+      }
+      for (const p of (rule.http?.paths ?? []) as Any[]) {
+        const b = poolFor(ing, p.backend);
+        if (b === undefined) continue;
+        const path = normalisePath(p.path);
+        let entry = h.paths.get(path);
+        if (entry === undefined) h.paths.set(path, entry = { canary: [] });
+        if (canary !== undefined) entry.canary.push({ b, w: canary });
+        else entry.main ??= b;
+      }
+    }
+    for (const t of ((ing as Any).spec?.tls ?? []) as Any[]) {
+      const secret = secrets.get(`${ns(ing)}/${t.secretName}`);
+      const data = (secret as Any)?.data ?? {};
+      const cert = decode(data["tls.crt"]);
+      const key = decode(data["tls.key"]);
+      const domains = ((t.hosts ?? []) as unknown[]).filter((x): x is string =>
+        typeof x === "string"
+      );
+      if (cert === undefined || key === undefined || domains.length === 0) {
+        warnings.push(
+          `ingress ${ns(ing)}/${ing.metadata.name}: TLS secret "${t.secretName}" unusable`,
+        );
+        continue;
+      }
+      certificates.push({ id: nameOf(ns(ing), String(t.secretName)), cert, key, domains });
+    }
+  }
+
+  const runtimeOf = (entry: { main?: Backend; canary: { b: Backend; w: number }[] }) => {
+    if (entry.main === undefined && entry.canary.length === 0) return undefined;
+    if (entry.canary.length === 0) return { type: "proxy", upstream: { pool: entry.main!.pool } };
+    const share = entry.canary.reduce((n, c) => n + c.w, 0);
+    const backends = entry.canary.map((c) => ({ pool: c.b.pool, weight: c.w }));
+    if (entry.main !== undefined) {
+      backends.unshift({ pool: entry.main.pool, weight: Math.max(0, 100 - share) });
+    }
+    if (!backends.some((x) => x.weight > 0)) backends[0] = { ...backends[0], weight: 1 };
+    return { type: "proxy", backends };
+  };
+
+  const tenants = new Map<string, Record<string, unknown>[]>();
+  for (const [host, h] of [...hosts].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const routes: Record<string, unknown>[] = [];
+    let root: Record<string, unknown> | undefined;
+    for (const [path, entry] of [...h.paths].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const rt = runtimeOf(entry);
+      if (rt === undefined) continue;
+      if (path === "/") root = rt;
+      else routes.push({ path, runtime: rt });
+    }
+    const app: Record<string, unknown> = {
+      name: nameOf("h", host),
+      domains: [host],
+      runtime: root ?? { type: "respond", status: 404, body: "no route\n" },
+    };
+    if (routes.length > 0) app.routes = routes;
+    const list = tenants.get(h.ns) ?? [];
+    list.push(app);
+    tenants.set(h.ns, list);
+  }
+
+  const members = new Map<string, IngressMember[]>();
+  for (const [pool, t] of poolTargets) {
+    const seen = new Set<string>();
+    const list: IngressMember[] = [];
+    for (const s of slices) {
+      const labels = (s.metadata as Any).labels ?? {};
+      if (ns(s) !== t.ns || labels["kubernetes.io/service-name"] !== t.svc) continue;
+      const sp = ((s as Any).ports ?? []).find((p: Any) => (p.name ?? "") === (t.port.name ?? ""));
+      if (sp === undefined || typeof sp.port !== "number") continue;
+      for (const e of ((s as Any).endpoints ?? []) as Any[]) {
+        // Ready only; terminating endpoints leave the list so their requests drain.
+        if (e.conditions?.ready === false || e.conditions?.terminating === true) continue;
+        for (const a of (e.addresses ?? []) as unknown[]) {
+          if (typeof a !== "string") continue;
+          const address = a.includes(":") ? `[${a}]:${sp.port}` : `${a}:${sp.port}`;
+          if (seen.has(address)) continue;
+          seen.add(address);
+          list.push({ address, weight: 1 });
+        }
+      }
+    }
+    members.set(pool, list.sort((a, b) => (a.address < b.address ? -1 : 1)));
+  }
+
+  return {
+    upstreams,
+    tenants: [...tenants].sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, applications]) => ({
+      name: nameOf("k", n),
+      applications,
+    })),
+    members,
+    certificates,
+    warnings,
+  };
+}

@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { ingressConfig, nameOf } from "./ingress_config.ts";
+
+const meta = (namespace: string, name: string, extra: Record<string, unknown> = {}) => ({
+  namespace,
+  name,
+  ...extra,
+});
+
+Deno.test("ingressConfig: annotations, TLS secrets, IPv6 endpoints, a host claimed twice", () => {
+  const c = ingressConfig({
+    ingresses: [
+      {
+        metadata: meta("a", "site", {
+          annotations: { "scalwsd.io/affinity": "cookie", "scalwsd.io/backend-protocol": "HTTPS" },
+        }),
+        spec: {
+          ingressClassName: "scalwsd",
+          tls: [{ hosts: ["www.test"], secretName: "cert" }, {
+            hosts: ["x.test"],
+            secretName: "nope",
+          }],
+          rules: [{
+            host: "WWW.test",
+            http: {
+              paths: [
+                { path: "/", backend: { service: { name: "web", port: { name: "https" } } } },
+                { path: "/gone/", backend: { service: { name: "missing", port: { number: 1 } } } },
+              ],
+            },
+          }],
+        },
+      },
+      {
+        metadata: meta("b", "steal"),
+        spec: {
+          ingressClassName: "scalwsd",
+          rules: [{
+            host: "www.test",
+            http: {
+              paths: [{ path: "/", backend: { service: { name: "web", port: { number: 443 } } } }],
+            },
+          }],
+        },
+      },
+    ],
+    services: [{ metadata: meta("a", "web"), spec: { ports: [{ name: "https", port: 443 }] } }],
+    endpointSlices: [{
+      metadata: meta("a", "web-1", { labels: { "kubernetes.io/service-name": "web" } }),
+      ports: [{ name: "https", port: 8443 }],
+      endpoints: [
+        { addresses: ["2001:db8::5"], conditions: { ready: true } },
+        { addresses: ["10.0.0.9"], conditions: { ready: true, terminating: true } },
+      ],
+    }],
+    secrets: [{
+      metadata: meta("a", "cert"),
+      data: { "tls.crt": btoa("CERT"), "tls.key": btoa("KEY") },
+    }],
+  });
+  assert.deepEqual(c.upstreams, {
+    p_a_web_443: { members_from: "api", balance: "hash", hash: { by: "cookie" }, scheme: "https" },
+  });
+  assert.deepEqual(c.tenants, [{
+    name: "k_a",
+    applications: [{
+      name: "h_www-test",
+      domains: ["www.test"],
+      runtime: { type: "proxy", upstream: { pool: "p_a_web_443" } },
+    }],
+  }]);
+  assert.deepEqual(c.members.get("p_a_web_443"), [{ address: "[2001:db8::5]:8443", weight: 1 }]);
+  assert.deepEqual(c.certificates, [{
+    id: "a_cert",
+    cert: "CERT",
+    key: "KEY",
+    domains: ["www.test"],
+  }]);
+  assert.deepEqual(c.warnings, [
+    'ingress a/site: no service "missing"',
+    'ingress a/site: TLS secret "nope" unusable',
+    "ingress b/steal: host www.test belongs to namespace a",
+  ]);
+});
+
+Deno.test("nameOf keeps names within 63 characters with a stable hash", () => {
+  assert.equal(nameOf("p", "shop", "web", "80"), "p_shop_web_80");
+  const long = nameOf("p", "n".repeat(60), "s".repeat(60), "8080");
+  assert.equal(long.length, 63);
+  assert.equal(long, nameOf("p", "n".repeat(60), "s".repeat(60), "8080"));
+  assert.notEqual(long, nameOf("p", "n".repeat(60), "s".repeat(60), "8081"));
+});

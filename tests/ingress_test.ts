@@ -1,0 +1,286 @@
+/**
+ * `scalwsd ingress` against a fake Kubernetes API server in the test (real HTTP, chunked watch
+ * streams): Ingress, Service and EndpointSlice objects become routes and
+ * `p_<namespace>_<service>_<port>` pools; endpoint changes go through PUT (no reload), routing
+ * changes reload; annotations set the pool; a canary Ingress becomes weighted backends; a 410
+ * in the middle of a watch makes it list again.
+ */
+import assert from "node:assert/strict";
+import { startIngress } from "../cli/ingress.ts";
+import { adminFetch, get, tempDir, waitUntil } from "./_support/mod.ts";
+
+const enc = new TextEncoder();
+const PATHS = {
+  ingresses: "/apis/networking.k8s.io/v1/ingresses",
+  services: "/api/v1/services",
+  endpointSlices: "/apis/discovery.k8s.io/v1/endpointslices",
+  secrets: "/api/v1/secrets",
+} as const;
+type Kind = keyof typeof PATHS;
+
+// deno-lint-ignore no-explicit-any
+type Obj = any;
+
+function fakeApi() {
+  let rv = 100;
+  const items = new Map<string, Map<string, Obj>>();
+  const streams = new Map<string, Set<ReadableStreamDefaultController<Uint8Array>>>();
+  const lists = new Map<string, number>();
+  /** Every event with its version: a watch from version X first gets the ones after X. */
+  const history: { rv: number; path: string; ev: unknown }[] = [];
+  for (const p of Object.values(PATHS)) {
+    items.set(p, new Map());
+    streams.set(p, new Set());
+    lists.set(p, 0);
+  }
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    if (req.headers.get("authorization") !== "Bearer test-token") {
+      return new Response("", { status: 401 });
+    }
+    const u = new URL(req.url);
+    const set = items.get(u.pathname);
+    if (set === undefined) return new Response("{}", { status: 404 });
+    if (u.searchParams.get("watch") !== "1") {
+      lists.set(u.pathname, lists.get(u.pathname)! + 1);
+      return Response.json({ metadata: { resourceVersion: String(rv) }, items: [...set.values()] });
+    }
+    let ctl!: ReadableStreamDefaultController<Uint8Array>;
+    const from = Number(u.searchParams.get("resourceVersion"));
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        ctl = c;
+        for (const h of history) {
+          if (h.path === u.pathname && h.rv > from) {
+            c.enqueue(enc.encode(JSON.stringify(h.ev) + "\n"));
+          }
+        }
+        streams.get(u.pathname)!.add(c);
+      },
+      cancel() {
+        streams.get(u.pathname)!.delete(ctl);
+      },
+    });
+    return new Response(body);
+  });
+  const send = (path: string, ev: unknown) => {
+    history.push({ rv, path, ev });
+    for (const c of streams.get(path)!) c.enqueue(enc.encode(JSON.stringify(ev) + "\n"));
+  };
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    lists: (k: Kind) => lists.get(PATHS[k])!,
+    watching: (k: Kind) => streams.get(PATHS[k])!.size > 0,
+    /** Sets an object before the start (no event) or during it (ADDED/MODIFIED). */
+    put(k: Kind, o: Obj) {
+      const key = `${o.metadata.namespace}/${o.metadata.name}`;
+      const had = items.get(PATHS[k])!.has(key);
+      o.metadata.resourceVersion = String(++rv);
+      items.get(PATHS[k])!.set(key, o);
+      send(PATHS[k], { type: had ? "MODIFIED" : "ADDED", object: o });
+    },
+    bookmark(k: Kind) {
+      send(PATHS[k], { type: "BOOKMARK", object: { metadata: { resourceVersion: String(++rv) } } });
+    },
+    /** A 410 in the middle of the stream, as an ERROR event; the stream then ends. */
+    gone(k: Kind) {
+      send(PATHS[k], { type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
+      for (const c of streams.get(PATHS[k])!) c.close();
+      streams.get(PATHS[k])!.clear();
+    },
+    close: async () => {
+      for (const s of streams.values()) for (const c of s) c.close();
+      await server.shutdown();
+    },
+  };
+}
+
+const service = (name: string, port: number) => ({
+  metadata: { name, namespace: "shop" },
+  spec: { ports: [{ name: "http", port, targetPort: "http" }] },
+});
+const slice = (
+  svc: string,
+  port: number,
+  endpoints: { ip: string; ready?: boolean; terminating?: boolean }[],
+) => ({
+  metadata: {
+    name: `${svc}-abc`,
+    namespace: "shop",
+    labels: { "kubernetes.io/service-name": svc },
+  },
+  ports: [{ name: "http", port }],
+  endpoints: endpoints.map((e) => ({
+    addresses: [e.ip],
+    conditions: { ready: e.ready ?? true, terminating: e.terminating ?? false },
+  })),
+});
+const ingress = (
+  name: string,
+  paths: [string, string][],
+  annotations: Record<string, string> = {},
+) => ({
+  metadata: { name, namespace: "shop", annotations },
+  spec: {
+    ingressClassName: "scalwsd",
+    rules: [{
+      host: "shop.test",
+      http: {
+        paths: paths.map(([path, svc]) => ({
+          path,
+          pathType: "Prefix",
+          backend: { service: { name: svc, port: { number: 80 } } },
+        })),
+      },
+    }],
+  },
+});
+
+/** A member answering its name on `hostname:port`. */
+function serveOn(hostname: string, port: number, name: string) {
+  const server = Deno.serve({ hostname, port, onListen() {} }, () => new Response(name));
+  return { port: server.addr.port, [Symbol.asyncDispose]: () => server.shutdown() };
+}
+
+Deno.test({
+  name: "scalwsd ingress follows Ingresses, Services and EndpointSlices from a watching API server",
+  sanitizeResources: false,
+  async fn() {
+    await using web1 = serveOn("127.0.0.2", 0, "web-1");
+    await using _web2 = serveOn("127.0.0.3", web1.port, "web-2");
+    await using _api1 = serveOn("127.0.0.4", web1.port, "api-1");
+    await using _canary = serveOn("127.0.0.5", web1.port, "canary");
+    const P = web1.port;
+    const api = fakeApi();
+    await using dir = await tempDir("scalwsd-ingress-");
+    await Deno.writeTextFile(
+      `${dir.path}/kubeconfig`,
+      `apiVersion: v1
+kind: Config
+current-context: test
+contexts: [{name: test, context: {cluster: fake, user: me}}]
+clusters: [{name: fake, cluster: {server: "${api.url}"}}]
+users: [{name: me, user: {token: test-token}}]
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir.path}/base.yaml`,
+      `server:
+  listeners: [{name: http, address: "127.0.0.1:0"}]
+  admin: {socket: "${dir.path}/admin.sock"}
+  access_log: "off"
+`,
+    );
+    api.put("services", service("web", 80));
+    api.put("services", service("other", 80));
+    api.put(
+      "endpointSlices",
+      slice("web", P, [{ ip: "127.0.0.2" }, { ip: "127.0.0.9", ready: false }]),
+    );
+    api.put(
+      "ingresses",
+      ingress("shop", [["/", "web"]], { "scalwsd.io/load-balance": "least_conn" }),
+    );
+    // Another class: ignored.
+    api.put("ingresses", {
+      ...ingress("theirs", [["/", "other"]]),
+      spec: { ...ingress("x", []).spec, ingressClassName: "nginx" },
+    });
+
+    const { kubeConnection } = await import("../cli/ingress.ts");
+    const running = await startIngress({
+      baseConfig: `${dir.path}/base.yaml`,
+      configOut: `${dir.path}/out/scalws.yaml`,
+      kube: await kubeConnection(`${dir.path}/kubeconfig`),
+      initialSyncMs: 10_000,
+    });
+    try {
+      const url = `http://127.0.0.1:${[...running.server.bound.values()][0].port}`;
+      const hit = async (path = "/") => (await get(url + path, { host: "shop.test" })).text;
+      const pool = async (name: string) =>
+        await (await adminFetch(`${dir.path}/admin.sock`, `/v1/upstreams/${name}`)).json();
+      assert.equal(await hit(), "web-1");
+      let p = await pool("p_shop_web_80");
+      assert.deepEqual(p.members.map((m: { address: string }) => m.address), [`127.0.0.2:${P}`]);
+      assert.equal(p.source, "kubernetes");
+      assert.equal(p.members_from, "api");
+      assert.equal(p.balance, "least_conn");
+      const gen = running.server.generation.id;
+      const text = await Deno.readTextFile(`${dir.path}/out/scalws.yaml`);
+      assert.match(text, /p_shop_web_80:/);
+      assert.doesNotMatch(text, /p_shop_other_80/);
+
+      // Endpoints: a new ready pod, the first one terminating. PUT only: no reload.
+      await waitUntil(() => api.watching("endpointSlices"), {
+        what: "the slice watch",
+        timeoutMs: 10_000,
+      });
+      api.put(
+        "endpointSlices",
+        slice("web", P, [{ ip: "127.0.0.2", terminating: true, ready: false }, {
+          ip: "127.0.0.3",
+        }]),
+      );
+      await waitUntil(async () => (await hit()) === "web-2", {
+        what: "web-2 serving",
+        timeoutMs: 10_000,
+      });
+      p = await pool("p_shop_web_80");
+      assert.deepEqual(p.members.map((m: { address: string }) => m.address), [`127.0.0.3:${P}`]);
+      assert.equal(running.server.generation.id, gen, "an endpoint change must not reload");
+
+      // Routing: a new path to a new Service reloads; a bookmark changes nothing.
+      api.put("services", service("api", 80));
+      api.put("endpointSlices", slice("api", P, [{ ip: "127.0.0.4" }]));
+      api.bookmark("ingresses");
+      api.put("ingresses", ingress("shop", [["/", "web"], ["/api", "api"]]));
+      await waitUntil(async () => (await hit("/api/x")) === "api-1", {
+        what: "the /api route",
+        timeoutMs: 10_000,
+      });
+      assert.ok(running.server.generation.id > gen);
+
+      // A canary Ingress with weight 50 becomes weighted backends on the same host and path.
+      api.put("services", service("canary", 80));
+      api.put("endpointSlices", slice("canary", P, [{ ip: "127.0.0.5" }]));
+      api.put(
+        "ingresses",
+        ingress("shop-canary", [["/", "canary"]], { "scalwsd.io/canary-weight": "50" }),
+      );
+      await waitUntil(async () => (await hit()) === "canary", {
+        what: "canary answers",
+        timeoutMs: 10_000,
+      });
+      const seen = new Map<string, number>();
+      for (let i = 0; i < 8; i++) {
+        const t = await hit();
+        seen.set(t, (seen.get(t) ?? 0) + 1);
+      }
+      assert.deepEqual(Object.fromEntries(seen), { "web-2": 4, canary: 4 });
+      const out = await Deno.readTextFile(`${dir.path}/out/scalws.yaml`);
+      assert.match(
+        out,
+        /backends:\n\s+- pool: p_shop_web_80\n\s+weight: 50\n\s+- pool: p_shop_canary_80\n\s+weight: 50/,
+      );
+
+      // 410 Gone in the middle of the ingress watch: it lists again and keeps following.
+      const before = api.lists("ingresses");
+      api.gone("ingresses");
+      await waitUntil(() => api.lists("ingresses") > before && api.watching("ingresses"), {
+        what: "a relist after 410",
+        timeoutMs: 10_000,
+      });
+      api.put(
+        "ingresses",
+        ingress("shop-canary", [["/", "canary"]], { "scalwsd.io/canary-weight": "0" }),
+      );
+      await waitUntil(async () => {
+        const r = new Set<string>();
+        for (let i = 0; i < 4; i++) r.add(await hit());
+        return r.size === 1 && r.has("web-2");
+      }, { what: "canary weight 0", timeoutMs: 10_000 });
+    } finally {
+      await running.stop();
+      await api.close();
+    }
+  },
+});
