@@ -36,6 +36,9 @@ export interface KubeConnection {
 
 const SA = "/var/run/secrets/kubernetes.io/serviceaccount";
 
+/** In-flight requests get this long after SIGTERM (the Deployment's grace period is longer). */
+const DRAIN_TIMEOUT = 30_000;
+
 /** The in-cluster connection (service account token and CA), or one from a kubeconfig file. */
 export async function kubeConnection(kubeconfig?: string): Promise<KubeConnection> {
   if (kubeconfig === undefined) {
@@ -309,8 +312,18 @@ export async function ingress(args: string[]): Promise<number> {
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
   const signal = await promise;
-  log("info", "draining", { signal });
-  await running.stop();
+  log("info", "draining", { signal, drain_timeout_ms: DRAIN_TIMEOUT });
+  // As `scalwsd run`: in-flight requests get the drain timeout, then the process ends anyway.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const drained = await Promise.race([
+    running.stop().then(() => true),
+    new Promise<false>((r) => timer = setTimeout(() => r(false), DRAIN_TIMEOUT)),
+  ]);
+  clearTimeout(timer);
+  if (!drained) {
+    log("error", "drain_timeout", { drain_timeout_ms: DRAIN_TIMEOUT });
+    return 3;
+  }
   log("info", "stopped", {});
   return 0;
 }
