@@ -13,21 +13,24 @@ const REPLACED = new Set([
   "range",
 ]);
 
-type Each = (value: string, name: string, parent: Headers) => void;
+type Each = (value: string, name: string) => void;
+
+/** A source of header pairs walked like `Headers.forEach` (a `Headers` or the front's head). */
+interface Walkable {
+  forEach(fn: (value: string, name: string) => void, thisArg?: unknown): void;
+}
 
 /** A `Headers.forEach` source: `base` filtered, then `extra`. */
 export class ForwardHeaders {
   constructor(
-    private readonly base: Pick<Headers, "forEach">,
+    private readonly base: Walkable,
     private readonly extra: readonly [string, string][],
   ) {}
 
   forEach(fn: Each, thisArg?: unknown): void {
-    this.base.forEach(function (this: unknown, value, name, parent) {
-      if (!REPLACED.has(name)) fn.call(this, value, name, parent);
+    this.base.forEach(function (this: unknown, value, name) {
+      if (!REPLACED.has(name)) fn.call(this, value, name);
     }, thisArg);
-    for (const [name, value] of this.extra) {
-      fn.call(thisArg, value, name, undefined as unknown as Headers);
-    }
+    for (const [name, value] of this.extra) fn.call(thisArg, value, name);
   }
 }

@@ -35,7 +35,7 @@ import { AccessLog } from "../observe/access_log.ts";
 import { createMetrics } from "../observe/families.ts";
 import { log } from "../observe/log.ts";
 import { Registry } from "../observe/metrics.ts";
-import { AppStats, Exchange, type Handler } from "../pipeline/exchange.ts";
+import { AppStats, Exchange, type Handler, type RequestFields } from "../pipeline/exchange.ts";
 import { normalizePath } from "../pipeline/path.ts";
 
 /** Response fields never stored (hop-by-hop, per-response, or written by Deno.serve). */
@@ -66,7 +66,7 @@ export interface CachedOptions {
 }
 
 /** The entry under `key` whose Vary and `key_headers` selection matches `h`, newest first. */
-function select(variants: readonly Entry[] | undefined, h: Headers): Entry | null {
+function select(variants: readonly Entry[] | undefined, h: RequestFields): Entry | null {
   if (variants === undefined) return null;
   for (let i = variants.length - 1; i >= 0; i--) {
     const e = variants[i];
@@ -178,6 +178,12 @@ export class CachedHandler implements Handler {
     this.owner = o.owner;
     this.swrCap = Math.floor(o.config.stale_while_revalidate / 1000);
     this.sieCap = Math.floor(o.config.stale_if_error / 1000);
+  }
+
+  /** The wrapped handler's answer, always a `Response`: the cache reads and stores it. */
+  private innerHandle(ex: Exchange): Response | Promise<Response> {
+    ex.rawAnswer = false;
+    return this.inner.handle(ex) as Response | Promise<Response>;
   }
 
   close(): void {
@@ -309,7 +315,7 @@ export class CachedHandler implements Handler {
   /** Not looked up: other methods (unsafe ones invalidate on success) and upgrades. */
   private bypass(ex: Exchange, method: string): Response | Promise<Response> {
     this.count(ex, BYPASS);
-    const r = this.inner.handle(ex);
+    const r = this.innerHandle(ex);
     if (r instanceof Promise) return r.then((res) => this.bypassed(ex, method, res));
     return this.bypassed(ex, method, r);
   }
@@ -342,7 +348,7 @@ export class CachedHandler implements Handler {
   /** Forwarded without storing (a HEAD or Range miss). */
   private async pass(ex: Exchange, fwd: Forward, result: number): Promise<Response> {
     this.count(ex, result);
-    const res = await this.inner.handle(ex);
+    const res = await this.innerHandle(ex);
     if (res.status !== 101) {
       res.headers.set("cache-status", forwardStatus({ fwd, status: res.status }));
     }
@@ -366,7 +372,7 @@ export class CachedHandler implements Handler {
     const requestTime = this.cache.clock.now();
     let res: Response;
     try {
-      res = await this.inner.handle(ex);
+      res = await this.innerHandle(ex);
     } catch (err) {
       if (lead) collapser.done(key);
       throw err;
@@ -415,7 +421,7 @@ export class CachedHandler implements Handler {
     let res: Response;
     try {
       ex.forwardHeaders = new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, validators(e));
-      res = await this.inner.handle(ex);
+      res = await this.innerHandle(ex);
       ex.forwardHeaders = null;
       if (res.status === 304) {
         discard(ex, res);
@@ -434,7 +440,7 @@ export class CachedHandler implements Handler {
         // The 304 is about another representation: this one is gone; fetch it whole.
         store.remove(e);
         ex.forwardHeaders = new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, []);
-        res = await this.inner.handle(ex);
+        res = await this.innerHandle(ex);
         ex.forwardHeaders = null;
       }
     } catch (err) {
@@ -494,7 +500,7 @@ export class CachedHandler implements Handler {
     const clock = this.cache.clock;
     const store = this.cache.store;
     const requestTime = clock.now();
-    const res = await this.inner.handle(bg);
+    const res = await this.innerHandle(bg);
     const responseTime = clock.now();
     if (res.status === 304) {
       discard(bg, res);

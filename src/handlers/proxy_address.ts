@@ -1,3 +1,4 @@
+import type { Answer } from "../front/answer.ts";
 import type { AddressTarget, ProxyRuntime } from "../config/types.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
@@ -63,13 +64,13 @@ export class AddressProxyHandler implements Handler {
     this.bodies = { maxBody: init.maxBody, keep: false, keepWithin: 0 };
   }
 
-  handle(ex: Exchange): Promise<Response> | Response {
+  handle(ex: Exchange): Promise<Answer> | Answer {
     const body = prepareBody(ex, this.bodies);
     if (body instanceof Promise) return body.then((b) => this.send(ex, b));
     return this.send(ex, body);
   }
 
-  private send(ex: Exchange, body: PreparedBody | number): Promise<Response> | Response {
+  private send(ex: Exchange, body: PreparedBody | number): Promise<Answer> | Answer {
     if (typeof body === "number") return clientBodyFailed(ex, body);
     return proxyLoop(new AddressAttempt(this, ex, body));
   }

@@ -1,3 +1,4 @@
+import type { Answer } from "../front/answer.ts";
 import type { BackendEntry } from "../config/types.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { plain } from "../base/plain.ts";
@@ -22,7 +23,7 @@ export class BackendsHandler implements Handler {
     this.selector = new BackendSelector(entries);
   }
 
-  handle(ex: Exchange): Response | Promise<Response> {
+  handle(ex: Exchange): Answer | Promise<Answer> {
     const e = this.selector.pick(this.hasMembers);
     if (e.pool !== undefined) return this.pools.get(e.pool)!.handle(ex);
     const status = e.status!;

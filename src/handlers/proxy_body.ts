@@ -1,3 +1,4 @@
+import type { ClientRequest } from "../pipeline/exchange.ts";
 import { ClientBody, readSmallBody, REPLAY_LIMIT } from "./client_body.ts";
 
 /** What the HTTP/1 client needs to know of an error to tell whether the client caused it. */
@@ -65,7 +66,7 @@ export interface BodyRule {
  * A chunk later than `ex.bodyTimeout` (`body_read_timeout`, 0: none) ends the upload with 408.
  */
 export function prepareBody(
-  ex: { readonly req: Request; readonly bodyTimeout: number },
+  ex: { readonly req: ClientRequest; readonly bodyTimeout: number },
   rule: BodyRule,
 ): PreparedBody | number | Promise<PreparedBody | number> {
   const req = ex.req;

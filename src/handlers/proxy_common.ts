@@ -1,3 +1,4 @@
+import { type Answer, FrontAnswer } from "../front/answer.ts";
 import type { ProxyRuntime } from "../config/types.ts";
 import type {
   HeaderSource,
@@ -103,7 +104,7 @@ export function toResponse(
   ex: Exchange,
   res: UpstreamResponse,
   cookie: string | undefined,
-): Response {
+): Answer {
   if (res.upgrade !== undefined) return tunnel(ex, res, cookie);
   const headers = res.headers;
   if (cookie !== undefined) headers.push(["set-cookie", cookie]);
@@ -115,6 +116,12 @@ export function toResponse(
   ex.status = res.status;
   ex.fromMember = true;
   const body = res.body;
+  // scalwsd's own front writes the member's answer as it is: no Response, no Headers.
+  if (ex.rawAnswer) {
+    if (body instanceof ReadableStream) ex.deferred = true;
+    else if (body !== null) ex.bytes = body.length;
+    return new FrontAnswer(res.status, headers, body);
+  }
   if (body instanceof ReadableStream) ex.deferred = true;
   else if (body !== null) {
     ex.bytes = body.length;

@@ -1,3 +1,4 @@
+import type { Answer } from "../front/answer.ts";
 /**
  * The attempt loop of every proxy form (single address, pool, weighted backends): send, and on
  * a failure let the attempt's decisions (the pool's, for a pool) say whether another member gets
@@ -75,7 +76,7 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
  * response, or with the last failure's 502/504 (or the dropped answer's status) when every
  * attempt failed.
  */
-export async function proxyLoop(first: Attempt): Promise<Response> {
+export async function proxyLoop(first: Attempt): Promise<Answer> {
   const ex = first.ex;
   let last = first;
   let a: Attempt | null = first;

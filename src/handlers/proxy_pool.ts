@@ -1,3 +1,4 @@
+import type { Answer } from "../front/answer.ts";
 import type { ProxyRuntime } from "../config/types.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import type { UpstreamResponse } from "../http1/types.ts";
@@ -121,7 +122,7 @@ export class PoolProxyHandler implements Handler {
     this.once = { maxBody, keep: false, keepWithin: 0 };
   }
 
-  handle(ex: Exchange): Promise<Response> | Response {
+  handle(ex: Exchange): Promise<Answer> | Answer {
     const rt = this.runtime;
     const call = new PoolCall(this, ex);
     call.upgrade = rt.websocket && isWebSocketUpgrade(ex.req);
@@ -135,7 +136,7 @@ export class PoolProxyHandler implements Handler {
     return this.send(call, body);
   }
 
-  private send(call: PoolCall, body: PreparedBody | number): Promise<Response> | Response {
+  private send(call: PoolCall, body: PreparedBody | number): Promise<Answer> | Answer {
     if (typeof body === "number") return clientBodyFailed(call.ex, body);
     call.body = body;
     call.request.replayable = body.replayable;

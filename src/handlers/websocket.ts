@@ -8,9 +8,9 @@
  * common clients, Deno's included). Compression is not
  * negotiated with the member (`Sec-WebSocket-Extensions` is not forwarded).
  */
-import type { Socket, UpstreamResponse } from "../http1/types.ts";
+import type { HeaderSource, Socket, UpstreamResponse } from "../http1/types.ts";
 import { log } from "../observe/log.ts";
-import type { Exchange } from "../pipeline/exchange.ts";
+import type { ClientRequest, Exchange, RequestFields } from "../pipeline/exchange.ts";
 import { plain } from "../base/plain.ts";
 import {
   closePayload,
@@ -38,7 +38,7 @@ const UPGRADE = /(^|[\s,])websocket($|[\s,])/i;
 const CONNECTION = /(^|[\s,])upgrade($|[\s,])/i;
 
 /** A WebSocket handshake: GET with `Upgrade: websocket`, `Connection: upgrade` and a key. */
-export function isWebSocketUpgrade(req: Request): boolean {
+export function isWebSocketUpgrade(req: ClientRequest): boolean {
   if (req.method !== "GET") return false;
   const h = req.headers;
   const up = h.get("upgrade");
@@ -48,10 +48,18 @@ export function isWebSocketUpgrade(req: Request): boolean {
 }
 
 /** Request headers to a member for an upgrade: a copy without the extensions offer. */
-export function upgradeHeaders(headers: Headers): Headers {
-  const h = new Headers(headers);
-  h.delete("sec-websocket-extensions");
-  return h;
+export function upgradeHeaders(headers: RequestFields): HeaderSource {
+  return new WithoutExtensions(headers);
+}
+
+/** A request's fields minus `Sec-WebSocket-Extensions`, walked without a copy. */
+class WithoutExtensions implements HeaderSource {
+  constructor(private readonly fields: RequestFields) {}
+  forEach(fn: (value: string, name: string) => void, thisArg?: unknown): void {
+    this.fields.forEach((value, name) => {
+      if (name !== "sec-websocket-extensions") fn.call(thisArg, value, name);
+    });
+  }
 }
 
 /** Headers of the member's 101 that Deno's own 101 does not carry already. */
@@ -84,7 +92,7 @@ export function tunnel(ex: Exchange, res: UpstreamResponse, cookie: string | und
   for (const [k, v] of res.headers) if (k === "sec-websocket-protocol") protocol = v;
   let ws: { socket: WebSocket; response: Response };
   try {
-    ws = Deno.upgradeWebSocket(ex.req, protocol === undefined ? {} : { protocol });
+    ws = Deno.upgradeWebSocket(ex.req as Request, protocol === undefined ? {} : { protocol });
   } catch (err) {
     closeQuietly(up.conn);
     ex.status = 400;

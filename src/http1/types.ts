@@ -27,7 +27,9 @@ export interface TlsSettings {
 }
 
 /** Header pairs as `Headers.forEach` hands them out: names lower-case. */
-export type HeaderSource = Pick<Headers, "forEach">;
+export interface HeaderSource {
+  forEach(fn: (value: string, name: string) => void, thisArg?: unknown): void;
+}
 
 /** What the request head is built from, normally taken from an incoming `Request`. */
 export interface HeadSource {

@@ -5,7 +5,7 @@
  */
 export function clientAddress(
   peer: string,
-  headers: Headers,
+  headers: { get(name: string): string | null },
   trusted: (ip: string) => boolean,
 ): string {
   if (!trusted(peer)) return peer;

@@ -1,6 +1,39 @@
 import type { HistogramSeries, Series } from "../observe/metrics.ts";
 import type { AccessLog } from "../observe/access_log.ts";
 import type { Metrics } from "../observe/families.ts";
+import type { Answer } from "../front/answer.ts";
+
+/** A request's fields as handlers read them: a `Headers`, or the front's parsed head. */
+export interface RequestFields {
+  /** Any case; duplicates joined by ", ". */
+  get(name: string): string | null;
+  has(name: string): boolean;
+  /** Lower-case names. */
+  forEach(fn: (value: string, name: string) => void, thisArg?: unknown): void;
+}
+
+/**
+ * The client's request as handlers see it, whichever front served it: a `Request` from
+ * Deno.serve (HTTP/2), or scalwsd's own front's `FrontRequest` (HTTP/1.1), which builds no
+ * Web object unless a handler asks for its body.
+ */
+export interface ClientRequest {
+  readonly method: string;
+  readonly headers: RequestFields;
+  /** Null when the request has no body. */
+  readonly body: ReadableStream<Uint8Array> | null;
+}
+
+/** Header pairs walked like `Headers.forEach`. */
+export interface HeaderWalk {
+  forEach(fn: (value: string, name: string) => void, thisArg?: unknown): void;
+}
+
+/** What an exchange served by scalwsd's own front offers a WebSocket tunnel. */
+export interface FrontUpgrade {
+  /** Takes the client's raw connection after the 101 is written; the front stops serving it. */
+  handOver(): { conn: Pick<Deno.Conn, "read" | "write" | "close">; leftover: Uint8Array };
+}
 
 /** Per-application observability handles, resolved lazily so a refused reload leaves no series. */
 export class AppStats {
@@ -50,7 +83,7 @@ export class AppStats {
  */
 export interface ExchangeInit {
   /** The client's request: method, headers, body. */
-  readonly req: Request;
+  readonly req: ClientRequest;
   /** Normalised path (`normalizePath`), used for routing and sent upstream. */
   readonly path: string;
   /** The query as received, `?` included, or "". */
@@ -101,7 +134,7 @@ export class Exchange {
    * Headers sent to the member instead of the client's (the cache's revalidations put their
    * own validators in); null sends the client's.
    */
-  forwardHeaders: Pick<Headers, "forEach"> | null = null;
+  forwardHeaders: HeaderWalk | null = null;
   /** The member sent bytes past its answer's end (a lying Content-Length): never stored. */
   surplus = false;
   /** Request headers as edited by route policies (a copy), or null: the client's own. */
@@ -110,9 +143,17 @@ export class Exchange {
   upstreamHost: string | null = null;
   /** Set when the answer is a member's (not one scalwsd made itself). */
   fromMember = false;
+  /** Served by scalwsd's own HTTP/1.1 front: the raw connection for an upgrade; else null. */
+  front: FrontUpgrade | null = null;
+  /**
+   * The handler may answer with a `FrontAnswer` instead of a `Response` (set by the front;
+   * a wrapper that reads the answer, the cache or route policies, turns it off for the handler
+   * it wraps).
+   */
+  rawAnswer = false;
   private done = false;
 
-  readonly req: Request;
+  readonly req: ClientRequest;
   /** Normalised path used for routing and sent upstream (a `rewrite` policy changes it). */
   path: string;
   /** `?...` or "". */
@@ -170,7 +211,8 @@ export class Exchange {
 
 /** A request handler compiled from a runtime. */
 export interface Handler {
-  handle(ex: Exchange): Response | Promise<Response>;
+  /** A `FrontAnswer` only when `ex.rawAnswer` is set. */
+  handle(ex: Exchange): Answer | Promise<Answer>;
   /** Releases what the handler holds when its generation is retired. */
   close?(): void;
 }

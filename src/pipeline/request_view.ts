@@ -17,5 +17,14 @@ export function requestHeader(ex: Exchange, name: string): string | null {
 
 /** The request headers, mutable: a copy made on the first edit and kept on the exchange. */
 export function editHeaders(ex: Exchange): Headers {
-  return ex.editedHeaders ??= new Headers(ex.req.headers);
+  return ex.editedHeaders ??= copyHeaders(ex);
+}
+
+/** A `Headers` copy of the request's fields (the front's parsed head is no `Headers`). */
+function copyHeaders(ex: Exchange): Headers {
+  const fields = ex.req.headers;
+  if (fields instanceof Headers) return new Headers(fields);
+  const h = new Headers();
+  fields.forEach((value, name) => h.append(name, value));
+  return h;
 }

@@ -1,6 +1,6 @@
 import type { AccessLog } from "../observe/access_log.ts";
 import type { Metrics } from "../observe/families.ts";
-import { AppStats, Exchange } from "../pipeline/exchange.ts";
+import { AppStats, type ClientRequest, Exchange } from "../pipeline/exchange.ts";
 import { hostName } from "../pipeline/hosts.ts";
 import { normalizePath } from "../pipeline/path.ts";
 import { clientAddress } from "../pipeline/client_ip.ts";
@@ -10,6 +10,11 @@ import { plain } from "../base/plain.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import { type ClientConn, type TlsState, UPGRADED } from "./client_conn.ts";
 import type { AppEntry, Generation, RequestLimits } from "./generation.ts";
+import type { Answer } from "../front/answer.ts";
+import type { FrontConnection } from "../front/connection.ts";
+import { FrontRequest } from "../front/front_request.ts";
+import { headLimitStatus } from "../front/head_limits.ts";
+import type { RequestHead } from "../front/request_head.ts";
 
 /** A pipeline step's own answer instead of the handler's (a limit, strict SNI, a deny path). */
 function answerWith(
@@ -48,6 +53,22 @@ class ScreenInput {
   conn: ClientConn | null = null;
   /** The TLS state of a listener served whole (without connection tracking), else null. */
   tls: TlsState | null = null;
+  /** The parsed head when scalwsd's own front served the request (it counted the limits). */
+  head: RequestHead | null = null;
+}
+
+/** 414, 431, or 0: the head limits, from the front's counts or from `Headers`. */
+function headStatus(ex: Exchange, s: ScreenInput): number {
+  const limits = s.limits;
+  if (s.head !== null) return headLimitStatus(s.head, limits);
+  if (s.uriLength > limits.maxUri) return 414;
+  if (
+    (limits.maxHeaderCount > 0 || limits.maxHeaderSize > 0) &&
+    headersTooLarge(ex.req.headers as Headers, limits)
+  ) {
+    return 431;
+  }
+  return 0;
 }
 
 /**
@@ -56,14 +77,9 @@ class ScreenInput {
  * the pipeline's answer, or null to go on routing.
  */
 function screen(ex: Exchange, s: ScreenInput): Response | null {
-  const limits = s.limits;
-  if (s.uriLength > limits.maxUri) return answerWith(ex, 414, "URI Too Long");
-  if (
-    (limits.maxHeaderCount > 0 || limits.maxHeaderSize > 0) &&
-    headersTooLarge(ex.req.headers, limits)
-  ) {
-    return answerWith(ex, 431, "Request Header Fields Too Large");
-  }
+  const over = headStatus(ex, s);
+  if (over === 414) return answerWith(ex, 414, "URI Too Long");
+  if (over === 431) return answerWith(ex, 431, "Request Header Fields Too Large");
   const app = s.app;
   const limiter = app.limiter;
   if (limiter !== null) {
@@ -92,8 +108,14 @@ function tooLarge(ex: Exchange, maxBody: number): Response | null {
   const req = ex.req;
   const m = req.method;
   if (m === "GET" || m === "HEAD") return null;
-  const cl = req.headers.get("content-length");
-  if (cl === null || !(Number(cl) > maxBody)) return null;
+  let length: number;
+  if (req instanceof FrontRequest) length = req.head.contentLength;
+  else {
+    const cl = req.headers.get("content-length");
+    if (cl === null) return null;
+    length = Number(cl);
+  }
+  if (!(length > maxBody)) return null;
   // The body stays unread: the connection cannot be reused.
   ex.closeConnection = true;
   return answerWith(ex, 413, "Content Too Large", CLOSE);
@@ -127,19 +149,19 @@ export class Dispatcher {
 
   /**
    * Answers a request stopped before an application was found (a bad or unknown host); it is
-   * counted and logged like any other, under `-`/`-`.
+   * counted and logged like any other, under `-`/`-`. `info` is null for the front, which
+   * keeps its connection's books itself.
    */
   private answerUnrouted(
-    req: Request,
-    info: Deno.ServeHandlerInfo<Deno.Addr>,
+    req: ClientRequest,
+    target: string,
+    peer: string,
     conn: ClientConn | null,
+    info: Deno.ServeHandlerInfo<Deno.Addr> | null,
     res: Response,
   ): Response {
-    const peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
-    const url = req.url;
-    const ps = pathStart(url);
-    const q = url.indexOf("?", ps);
-    const path = q < 0 ? url.slice(ps) : url.slice(ps, q);
+    const q = target.indexOf("?");
+    const path = q < 0 ? target : target.slice(0, q);
     const ex = new Exchange({
       req,
       path: path || "/",
@@ -155,13 +177,14 @@ export class Dispatcher {
     });
     ex.status = res.status;
     ex.complete();
-    if (conn !== null) conn.requestDone();
+    if (conn !== null && info !== null) conn.requestDone();
     return res;
   }
 
   /**
-   * Answers a request on a listener with `redirect` (the `http -> https` listener): every
-   * request gets the redirect, whatever its host; counted and logged under tenant and app `-`.
+   * Answers a request on a listener with `redirect` (the `http -> https` listener) that came
+   * through Deno.serve: every request gets the redirect, whatever its host; counted and logged
+   * under tenant and app `-`.
    */
   redirect(
     req: Request,
@@ -170,21 +193,56 @@ export class Dispatcher {
     conn: ClientConn | null,
     policy: Policy,
   ): Response {
-    this.requests++;
     if (conn !== null) conn.requestStarted();
-    const authority = req.headers.get("host") ?? (secure ? urlAuthority(req.url) : "");
-    if (hostName(authority) === "" || authority.indexOf(",") >= 0) {
-      return this.answerUnrouted(req, info, conn, plain(400, "Bad Request: invalid Host header"));
-    }
     const url = req.url;
     const ps = pathStart(url);
-    const q = url.indexOf("?", ps);
-    const rawPath = q < 0 ? url.slice(ps) : url.slice(ps, q);
+    const authority = req.headers.get("host") ?? (secure ? urlAuthority(url) : "");
     const peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
+    const res = this.redirectWith(req, authority, url.slice(ps), peer, secure, conn, info, policy);
+    return res;
+  }
+
+  /** The redirect of a `redirect` listener for a request of scalwsd's own front. */
+  redirectFront(req: FrontRequest, conn: ClientConn, policy: Policy): Response {
+    return this.redirectWith(
+      req,
+      req.authority,
+      req.target,
+      conn.peer,
+      req.secure,
+      conn,
+      null,
+      policy,
+    );
+  }
+
+  private redirectWith(
+    req: ClientRequest,
+    authority: string,
+    target: string,
+    peer: string,
+    secure: boolean,
+    conn: ClientConn | null,
+    info: Deno.ServeHandlerInfo<Deno.Addr> | null,
+    policy: Policy,
+  ): Response {
+    this.requests++;
+    if (hostName(authority) === "" || authority.indexOf(",") >= 0) {
+      return this.answerUnrouted(
+        req,
+        target,
+        peer,
+        conn,
+        info,
+        plain(400, "Bad Request: invalid Host header"),
+      );
+    }
+    const q = target.indexOf("?");
+    const rawPath = q < 0 ? target : target.slice(0, q);
     const ex = new Exchange({
       req,
       path: normalizePath(rawPath.length === 0 ? "/" : rawPath),
-      query: q < 0 ? "" : url.slice(q),
+      query: q < 0 ? "" : target.slice(q),
       authority,
       peer,
       peerTrusted: false,
@@ -196,14 +254,15 @@ export class Dispatcher {
     });
     const res = policy.request!(ex) as Response;
     ex.complete();
-    if (conn !== null) conn.requestDone();
+    if (conn !== null && info !== null) conn.requestDone();
     return res;
   }
 
   /**
-   * Answers one request. `conn` is the client connection when the listener tracks its
-   * connections (timeouts, strict SNI, per-peer counts), else null; `tls` is the TLS state of
-   * a listener served whole (for strict SNI without a connection).
+   * Answers one request that came through Deno.serve (HTTP/2). `conn` is the client connection
+   * when the listener tracks its connections (timeouts, strict SNI, per-peer counts), else
+   * null; `tls` is the TLS state of a listener served whole (for strict SNI without a
+   * connection).
    */
   handle(
     req: Request,
@@ -212,38 +271,109 @@ export class Dispatcher {
     conn: ClientConn | null = null,
     tls: TlsState | null = null,
   ): Response | Promise<Response> {
-    const gen = this.current;
-    this.requests++;
     if (conn !== null) conn.requestStarted();
+    const url = req.url;
+    const ps = pathStart(url);
+    const target = ps === 0 ? url : url.slice(ps);
+    const peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
     let authority = req.headers.get("host");
     if (authority === null) {
       // HTTP/2 carries the authority in the URL, never in a Host header.
       if (!secure) {
-        return this.answerUnrouted(req, info, conn, plain(400, "Bad Request: missing Host header"));
+        this.requests++;
+        return this.answerUnrouted(
+          req,
+          target,
+          peer,
+          conn,
+          info,
+          plain(400, "Bad Request: missing Host header"),
+        );
       }
-      authority = urlAuthority(req.url);
+      authority = urlAuthority(url);
     }
+    const s = this.screenInput;
+    s.conn = conn;
+    s.tls = tls;
+    s.head = null;
+    const res = this.route(req, authority, target, peer, secure, null, info);
+    return res instanceof Promise ? res.then(webResponse) : webResponse(res);
+  }
+
+  /**
+   * Answers one request of scalwsd's own HTTP/1.1 front, on `conn`; the front keeps the
+   * connection's books (started, done, lingering) and sees to draining itself.
+   */
+  handleFront(
+    req: FrontRequest,
+    conn: ClientConn,
+    front: FrontConnection,
+  ): Answer | Promise<Answer> {
+    const head = req.head;
+    if (head.host === null && head.targetAuthority === "") {
+      this.requests++;
+      return this.answerUnrouted(
+        req,
+        head.target,
+        conn.peer,
+        conn,
+        null,
+        plain(400, "Bad Request: missing Host header"),
+      );
+    }
+    const s = this.screenInput;
+    s.conn = conn;
+    s.tls = null;
+    s.head = head;
+    return this.route(req, req.authority, head.target, conn.peer, req.secure, front, null);
+  }
+
+  /** The request path both fronts share: host, limits, route, handler. */
+  private route(
+    req: ClientRequest,
+    authority: string,
+    target: string,
+    peer: string,
+    secure: boolean,
+    front: FrontConnection | null,
+    info: Deno.ServeHandlerInfo<Deno.Addr> | null,
+  ): Answer | Promise<Answer> {
+    const gen = this.current;
+    this.requests++;
+    const s = this.screenInput;
+    const conn = s.conn;
     const host = hostName(authority);
     if (host === "" || authority.indexOf(",") >= 0) {
-      return this.answerUnrouted(req, info, conn, plain(400, "Bad Request: invalid Host header"));
+      return this.answerUnrouted(
+        req,
+        target,
+        peer,
+        conn,
+        info,
+        plain(400, "Bad Request: invalid Host header"),
+      );
     }
     const app = gen.hosts.lookup(host);
     if (app === undefined) {
-      return this.answerUnrouted(req, info, conn, plain(404, "Not Found: unknown host"));
+      return this.answerUnrouted(
+        req,
+        target,
+        peer,
+        conn,
+        info,
+        plain(404, "Not Found: unknown host"),
+      );
     }
 
-    const url = req.url;
-    const ps = pathStart(url);
-    const q = url.indexOf("?", ps);
-    const rawPath = q < 0 ? (ps === 0 ? url : url.slice(ps)) : url.slice(ps, q);
+    const q = target.indexOf("?");
+    const rawPath = q < 0 ? target : target.slice(0, q);
     const path = normalizePath(rawPath.length === 0 ? "/" : rawPath);
-    const peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
     const peerTrusted = gen.trusted(peer);
     const client = peerTrusted ? clientAddress(peer, req.headers, gen.trusted) : peer;
     const ex = new Exchange({
       req,
       path,
-      query: q < 0 ? "" : url.slice(q),
+      query: q < 0 ? "" : target.slice(q),
       authority,
       peer,
       peerTrusted,
@@ -253,18 +383,19 @@ export class Dispatcher {
       start: performance.now(),
       log: this.log,
     });
+    if (front !== null) {
+      ex.front = front;
+      ex.rawAnswer = true;
+    }
     const limits = gen.limits;
     ex.bodyTimeout = limits.bodyTimeout;
     this.metrics.inflight.value++;
-    let res: Response | Promise<Response>;
+    let res: Answer | Promise<Answer>;
     try {
-      const s = this.screenInput;
-      s.uriLength = url.length - ps;
+      s.uriLength = target.length;
       s.host = host;
       s.app = app;
       s.limits = limits;
-      s.conn = conn;
-      s.tls = tls;
       const stopped = screen(ex, s);
       if (stopped !== null) res = stopped;
       else {
@@ -281,11 +412,11 @@ export class Dispatcher {
   /** Finishes an asynchronous handler's answer: a method, not two closures per request. */
   private async settle(
     ex: Exchange,
-    pending: Promise<Response>,
-    info: Deno.ServeHandlerInfo<Deno.Addr>,
+    pending: Promise<Answer>,
+    info: Deno.ServeHandlerInfo<Deno.Addr> | null,
     conn: ClientConn | null,
-  ): Promise<Response> {
-    let res: Response;
+  ): Promise<Answer> {
+    let res: Answer;
     try {
       res = await pending;
     } catch (err) {
@@ -296,14 +427,16 @@ export class Dispatcher {
 
   private finish(
     ex: Exchange,
-    res: Response,
-    info: Deno.ServeHandlerInfo<Deno.Addr>,
+    res: Answer,
+    info: Deno.ServeHandlerInfo<Deno.Addr> | null,
     conn: ClientConn | null,
-  ): Response {
+  ): Answer {
     this.metrics.inflight.value--;
     if (ex.status === 0) ex.status = res.status;
     if (!ex.deferred) ex.complete();
-    if (this.draining) res.headers.set("connection", "close");
+    // The front sees to its connection, draining included.
+    if (info === null) return res;
+    if (this.draining && res instanceof Response) res.headers.set("connection", "close");
     if (conn !== null) {
       // A tunnel is no HTTP request any more: the connection's HTTP timeouts end here.
       if (res.status === 101) conn.phase = UPGRADED;
@@ -314,10 +447,17 @@ export class Dispatcher {
     return res;
   }
 
-  private fail(ex: Exchange, err: unknown): Response {
+  /** The 500 of a handler that threw (a bug), logged as `handler_failed`. */
+  fail(ex: Exchange, err: unknown): Response {
     ex.status = 500;
     ex.deferred = false;
     log("error", "handler_failed", { error: String(err), stack: (err as Error)?.stack });
     return plain(500, "Internal Server Error");
   }
+}
+
+/** A Deno.serve answer from a handler's (only the front's exchanges get `FrontAnswer`s). */
+function webResponse(a: Answer): Response {
+  if (a instanceof Response) return a;
+  return new Response(a.body as BodyInit | null, { status: a.status, headers: a.headers });
 }

@@ -15,6 +15,8 @@ import type { Dispatcher } from "./dispatcher.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import { redirectPolicy } from "../pipeline/policies/redirect.ts";
 import { CertificateSet } from "./sni.ts";
+import { FrontConnection } from "../front/connection.ts";
+import { FrontServe } from "./front_conn.ts";
 
 /** Pause after an accept error such as EMFILE before trying again (ms). */
 const ACCEPT_RETRY = 100;
@@ -250,18 +252,27 @@ export class Listener {
     }
     c.deadline = now + tls.handshakeTimeout;
     (conn as Deno.TlsConn).handshake().then(
-      () => {
-        if (c.phase === HANDSHAKE) this.serve(c);
+      (info) => {
+        if (c.phase === HANDSHAKE) this.serve(c, info.alpnProtocol);
       },
       () => this.forget(c),
     );
   }
 
-  private serve(c: ClientConn): void {
+  /** Serves `c`; `alpn` is what its TLS handshake chose (null for plain TCP). */
+  private serve(c: ClientConn, alpn: string | null = null): void {
     const d = this.dispatcher;
     const secure = c.tls !== null;
     c.phase = SERVING;
     c.idleSince = performance.now();
+    if (alpn !== "h2") {
+      // HTTP/1.1, plain or over TLS (ALPN http/1.1 or none): scalwsd's own front.
+      const front = new FrontConnection(c.conn, new FrontServe(d, c), c, secure);
+      c.server = front;
+      const end = () => this.forget(c);
+      front.finished.then(end, end);
+      return;
+    }
     const handler = c.overLimit
       ? (_req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => overConnLimit(c, info)
       : (req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) =>

@@ -55,7 +55,9 @@ export class PolicyHandler implements Handler {
       if (r instanceof Promise) return this.resume(ex, r, i);
       return this.out(ex, r, i - 1);
     }
-    const res = this.inner.handle(ex);
+    // The way out reads and edits a `Response`: the handler gives one.
+    ex.rawAnswer = false;
+    const res = this.inner.handle(ex) as Response | Promise<Response>;
     if (res instanceof Promise) return this.after(ex, res);
     return this.out(ex, res, ps.length - 1);
   }

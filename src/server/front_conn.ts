@@ -1,0 +1,36 @@
+/**
+ * The bridge between one connection of scalwsd's own HTTP/1.1 front and the dispatcher: the
+ * front's handler for that connection, which knows its `ClientConn` (peer, TLS state, the
+ * `limit_conn` verdict).
+ */
+
+import { plain } from "../base/plain.ts";
+import type { Answer } from "../front/answer.ts";
+import type { FrontConnection, FrontHandler } from "../front/connection.ts";
+import type { FrontRequest } from "../front/front_request.ts";
+import { log } from "../observe/log.ts";
+import type { ClientConn } from "./client_conn.ts";
+import type { Dispatcher } from "./dispatcher.ts";
+
+const OVER_LIMIT = { "retry-after": "1", connection: "close" };
+
+export class FrontServe implements FrontHandler {
+  constructor(private readonly d: Dispatcher, private readonly c: ClientConn) {}
+
+  get draining(): boolean {
+    return this.d.draining;
+  }
+
+  serve(req: FrontRequest, front: FrontConnection): Answer | Promise<Answer> {
+    // Over `limit_conn`: the request is refused and the connection closes after the answer.
+    if (this.c.overLimit) {
+      return plain(429, "Too Many Requests: too many connections from this address", OVER_LIMIT);
+    }
+    return this.d.handleFront(req, this.c, front);
+  }
+
+  failed(err: unknown): Answer {
+    log("error", "request_failed", { error: String(err) });
+    return plain(500, "Internal Server Error");
+  }
+}
