@@ -285,7 +285,7 @@ Deno.test("websocket: fragments and pings from the member; a broken member close
   assert.deepEqual([pong[6] ^ mask[0], pong[7] ^ mask[1]], [0x70, 0x31]);
 });
 
-Deno.test("websocket: a reload that adds websocket: true serves the listener whole on the same port", async () => {
+Deno.test("websocket: a reload that adds websocket: true keeps the port, and WebSockets then pass", async () => {
   await using m = wsMember("a");
   const pool = { members: members(m) };
   await using s = await startScalwsd(config(pool, false));

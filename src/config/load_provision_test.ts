@@ -207,8 +207,6 @@ Deno.test("every key provisions to its value", () => {
   assert.deepEqual(warnings, [
     "upstreams.spare.members: pool has no members; requests get 503",
     `${A}.routes[3].runtime.client: ignored on pool routes; pools use server.upstream_client`,
-    `${A}: with websocket: true listeners are served whole, so header_read_timeout, ` +
-    "idle_timeout, max_connections, limit_conn and handshake_timeout are not enforced",
   ]);
   const s = config.server;
   assert.deepEqual(s.listeners[1], { name: "v6", address: "[::]:80", hostname: "::", port: 80 });

@@ -33,7 +33,6 @@ export function validate(
     }
   }
   const domains = validateTenants(draft, sink);
-  warnWebSockets(draft, sink);
   if (draft.server !== undefined) {
     validateCacheSizes(draft, draft.server.cache.max_size, sink);
     validateServer(draft.server, sink, readText);
@@ -125,33 +124,6 @@ function validateServer(server: ServerConfig, sink: Sink, readText: ReadText): v
   const metrics = server.metrics;
   if (metrics.hostname !== undefined && metrics.port !== undefined) {
     bind("server.metrics.address", { hostname: metrics.hostname, port: metrics.port });
-  }
-}
-
-/**
- * Deno 2.9.6 closes a WebSocket served on a per-connection server, so with WebSocket routes the
- * listeners are served whole and the per-connection limits do not apply: said once, at the
- * first such route.
- */
-function warnWebSockets(draft: Draft, sink: Sink): void {
-  for (const tenant of draft.tenants) {
-    for (const app of tenant.applications) {
-      const cfg = app.config;
-      if (cfg === undefined) continue;
-      let at: string | undefined;
-      if (cfg.runtime.type === "proxy" && cfg.runtime.websocket) at = app.path;
-      else {
-        const i = cfg.routes.findIndex((r) => r.runtime.type === "proxy" && r.runtime.websocket);
-        if (i >= 0) at = `${app.path}.routes[${i}]`;
-      }
-      if (at !== undefined) {
-        sink.warnings.push(
-          `${at}: with websocket: true listeners are served whole, so header_read_timeout, ` +
-            "idle_timeout, max_connections, limit_conn and handshake_timeout are not enforced",
-        );
-        return;
-      }
-    }
   }
 }
 

@@ -23,6 +23,8 @@ export interface ConnObserver {
   requestStarted(): void;
   /** Its answer was written. */
   requestDone(): void;
+  /** The connection was handed to a tunnel (101): no HTTP timeout applies any more. */
+  upgraded(): void;
   /** The answer left the body unread: the connection closes after a short grace. */
   linger(): void;
 }
@@ -59,6 +61,8 @@ export class FrontConnection implements BodyInput {
   readonly finished: Promise<void>;
   /** The raw connection was handed over (an upgrade): the loop ends without closing it. */
   private handedOver = false;
+  /** Settles when a tunnel that took the connection is over. */
+  private tunnel: Promise<void> | null = null;
 
   constructor(
     readonly conn: ClientSocket,
@@ -84,16 +88,22 @@ export class FrontConnection implements BodyInput {
   /** Graceful: an idle connection closes now, a busy one after its answer. */
   shutdown(): Promise<void> {
     this.stopping = true;
-    if (!this.busy) this.kill();
+    // A tunnel is left to finish, as Deno.serve lets its WebSockets finish.
+    if (!this.busy && !this.handedOver) this.kill();
     return this.finished;
   }
 
-  /** Takes the raw connection away from the loop (after a 101); the caller closes it. */
-  handOver(): { conn: ClientSocket; leftover: Uint8Array } {
+  /**
+   * Takes the raw connection away from the loop (after a 101 was written); the caller closes
+   * it and calls `ended`, until when the connection counts as open (`finished` waits).
+   */
+  handOver(): { conn: ClientSocket; leftover: Uint8Array; ended: () => void } {
     this.handedOver = true;
     const leftover = this.buf.slice(this.start, this.end);
     this.start = this.end = 0;
-    return { conn: this.conn, leftover };
+    let ended!: () => void;
+    this.tunnel = new Promise<void>((r) => (ended = r));
+    return { conn: this.conn, leftover, ended };
   }
 
   private async run(): Promise<void> {
@@ -103,7 +113,9 @@ export class FrontConnection implements BodyInput {
       // A read or write failed: the peer is gone.
     }
     if (this.buf !== this.own) giveBuffer(this.buf as Uint8Array<ArrayBuffer>);
-    if (!this.handedOver) this.kill();
+    this.buf = this.own;
+    if (this.tunnel !== null) await this.tunnel;
+    else this.kill();
   }
 
   private async loop(): Promise<void> {
@@ -166,11 +178,6 @@ export class FrontConnection implements BodyInput {
     } catch (err) {
       answer = this.handler.failed(err);
     }
-    if (this.handedOver) {
-      this.busy = false;
-      this.observer.requestDone();
-      return false;
-    }
     const bodyLeft = body !== null && !body.complete;
     const keep = head.keepAlive && !bodyLeft && !this.stopping && !this.handler.draining;
     let ok = false;
@@ -178,6 +185,11 @@ export class FrontConnection implements BodyInput {
       ok = await writeAnswer(this.conn, answer, head, keep);
     } finally {
       this.busy = false;
+    }
+    if (this.handedOver) {
+      // The 101 went out and a tunnel took the connection.
+      this.observer.upgraded();
+      return false;
     }
     if (bodyLeft && !body!.failed && !this.closed) {
       // The answer came before the body: discard what still arrives for a short while.

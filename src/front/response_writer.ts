@@ -177,7 +177,9 @@ export async function writeAnswer(
     stream.cancel().catch(() => {});
     stream = null;
   }
-  const connection = !keepAlive
+  const connection = status === 101
+    ? "connection: upgrade\r\n"
+    : !keepAlive
     ? "connection: close\r\n"
     : req.minor === 0
     ? "connection: keep-alive\r\n"

@@ -10,7 +10,9 @@
  */
 import type { HeaderSource, Socket, UpstreamResponse } from "../http1/types.ts";
 import { log } from "../observe/log.ts";
-import type { ClientRequest, Exchange, RequestFields } from "../pipeline/exchange.ts";
+import type { ClientRequest, Exchange, FrontUpgrade, RequestFields } from "../pipeline/exchange.ts";
+import { type Answer, FrontAnswer } from "../front/answer.ts";
+import { ServerWebSocket } from "./ws_server.ts";
 import { plain } from "../base/plain.ts";
 import {
   closePayload,
@@ -86,10 +88,11 @@ function closeQuietly(s: Socket): void {
  * Answers the client's handshake after the member accepted it (101 in `res`) and starts
  * relaying. `cookie` is an affinity or sticky cookie to set.
  */
-export function tunnel(ex: Exchange, res: UpstreamResponse, cookie: string | undefined): Response {
+export function tunnel(ex: Exchange, res: UpstreamResponse, cookie: string | undefined): Answer {
   const up = res.upgrade!;
   let protocol: string | undefined;
   for (const [k, v] of res.headers) if (k === "sec-websocket-protocol") protocol = v;
+  if (ex.front !== null) return frontTunnel(ex, ex.front, res, protocol, cookie);
   let ws: { socket: WebSocket; response: Response };
   try {
     ws = Deno.upgradeWebSocket(ex.req as Request, protocol === undefined ? {} : { protocol });
@@ -104,6 +107,44 @@ export function tunnel(ex: Exchange, res: UpstreamResponse, cookie: string | und
   new Relay(ws.socket, up.conn, up.leftover).start();
   ex.status = 101;
   return ws.response;
+}
+
+/** Member 101 headers the client's 101 does not get (the front writes its own framing). */
+const NOT_PASSED = new Set(["content-length", "transfer-encoding", "date", "connection"]);
+
+/**
+ * The client came through scalwsd's own front: the member's 101 (its `Sec-WebSocket-Accept`
+ * answers the client's key, which was passed on) goes to the client, then the relay runs
+ * between a server-side WebSocket on the client's raw connection and the member.
+ */
+function frontTunnel(
+  ex: Exchange,
+  front: FrontUpgrade,
+  res: UpstreamResponse,
+  protocol: string | undefined,
+  cookie: string | undefined,
+): Answer {
+  const up = res.upgrade!;
+  const headers: [string, string][] = [];
+  for (const h of res.headers) if (!NOT_PASSED.has(h[0])) headers.push(h);
+  if (cookie !== undefined) headers.push(["set-cookie", cookie]);
+  ex.status = 101;
+  return new FrontAnswer(101, headers, null, (written) => {
+    if (!written) {
+      closeQuietly(up.conn);
+      return;
+    }
+    const client = front.handOver();
+    const ws = new ServerWebSocket(
+      client.conn,
+      client.leftover,
+      protocol ?? "",
+      MAX_MESSAGE,
+      client.ended,
+    );
+    new Relay(ws as unknown as WebSocket, up.conn, up.leftover).start();
+    ws.start();
+  });
 }
 
 /** A close code a close frame may carry (RFC 6455 section 7.4). */

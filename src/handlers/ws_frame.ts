@@ -25,20 +25,32 @@ export class FrameError extends Error {
   }
 }
 
-/** Encodes one final frame, masked with `mask` (4 bytes) as a client must. */
-export function encodeFrame(opcode: number, payload: Uint8Array, mask: Uint8Array): Uint8Array {
+/**
+ * Encodes one final frame, masked with `mask` (4 bytes) as a client must, or unmasked (`mask`
+ * null) as a server sends.
+ */
+export function encodeFrame(
+  opcode: number,
+  payload: Uint8Array,
+  mask: Uint8Array | null,
+): Uint8Array {
   const n = payload.length;
   const head = n < 126 ? 2 : n < 65536 ? 4 : 10;
-  const out = new Uint8Array(head + 4 + n);
+  const m = mask === null ? 0 : 0x80;
+  const out = new Uint8Array(head + (mask === null ? 0 : 4) + n);
   out[0] = 0x80 | opcode;
-  if (n < 126) out[1] = 0x80 | n;
+  if (n < 126) out[1] = m | n;
   else if (n < 65536) {
-    out[1] = 0x80 | 126;
+    out[1] = m | 126;
     out[2] = n >>> 8;
     out[3] = n & 0xff;
   } else {
-    out[1] = 0x80 | 127;
+    out[1] = m | 127;
     new DataView(out.buffer).setBigUint64(2, BigInt(n));
+  }
+  if (mask === null) {
+    out.set(payload, head);
+    return out;
   }
   out.set(mask, head);
   const at = head + 4;
@@ -84,7 +96,11 @@ export class FrameReader {
   private start = 0;
   private end = 0;
 
-  constructor(private readonly maxPayload: number) {}
+  constructor(
+    private readonly maxPayload: number,
+    /** Reading a client's frames: each must be masked, and is unmasked here. */
+    private readonly masked = false,
+  ) {}
 
   push(bytes: Uint8Array): void {
     const held = this.end - this.start;
@@ -112,7 +128,12 @@ export class FrameReader {
     const fin = (b[0] & 0x80) !== 0;
     if ((b[0] & 0x70) !== 0) throw new FrameError(1002, "reserved bits set");
     const opcode = b[0] & 0x0f;
-    if ((b[1] & 0x80) !== 0) throw new FrameError(1002, "masked frame from the server");
+    if (((b[1] & 0x80) !== 0) !== this.masked) {
+      throw new FrameError(
+        1002,
+        this.masked ? "unmasked frame from the client" : "masked frame from the server",
+      );
+    }
     let n = b[1] & 0x7f;
     let at = 2;
     if (n === 126) {
@@ -131,9 +152,15 @@ export class FrameReader {
       if (opcode > OP_PONG) throw new FrameError(1002, `unknown opcode ${opcode}`);
     } else if (opcode > OP_BINARY) throw new FrameError(1002, `unknown opcode ${opcode}`);
     if (n > this.maxPayload) throw new FrameError(1009, "frame too large");
+    const key = at;
+    if (this.masked) at += 4;
     if (b.length < at + n) return null;
     this.start += at + n;
     if (this.start === this.end) this.start = this.end = 0;
-    return { fin, opcode, payload: b.subarray(at, at + n) };
+    const payload = b.subarray(at, at + n);
+    if (this.masked) {
+      for (let i = 0; i < n; i++) payload[i] ^= b[key + (i & 3)];
+    }
+    return { fin, opcode, payload };
   }
 }

@@ -31,8 +31,15 @@ export interface HeaderWalk {
 
 /** What an exchange served by scalwsd's own front offers a WebSocket tunnel. */
 export interface FrontUpgrade {
-  /** Takes the client's raw connection after the 101 is written; the front stops serving it. */
-  handOver(): { conn: Pick<Deno.Conn, "read" | "write" | "close">; leftover: Uint8Array };
+  /**
+   * Takes the client's raw connection after the 101 is written; the front stops serving it and
+   * counts it open until `ended` is called.
+   */
+  handOver(): {
+    conn: Pick<Deno.Conn, "read" | "write" | "close">;
+    leftover: Uint8Array;
+    ended: () => void;
+  };
 }
 
 /** Per-application observability handles, resolved lazily so a refused reload leaves no series. */

@@ -80,6 +80,11 @@ export class ClientConn {
     this.deadline = performance.now() + LINGER;
   }
 
+  /** Handed to a tunnel (WebSocket): no HTTP timeout applies any more. */
+  upgraded(): void {
+    if (this.phase !== CLOSED) this.phase = UPGRADED;
+  }
+
   /** A request arrived. */
   requestStarted(): void {
     this.active++;

@@ -177,7 +177,7 @@ Deno.test("serveListener keeps WebSockets open past their request", async () => 
   assert.equal(result, "echo:hi", "serveHttpOnListener no longer keeps WebSockets open");
 });
 
-Deno.test("serveConnection still closes WebSockets (why WebSocket configs serve listeners whole)", async () => {
+Deno.test("serveConnection still closes WebSockets (why HTTP/1.1 WebSockets go through scalwsd's own front)", async () => {
   let accepted: Promise<void> | undefined;
   const servers: Promise<void>[] = [];
   const { result, listener } = await echoThrough((l) => {
@@ -196,7 +196,7 @@ Deno.test("serveConnection still closes WebSockets (why WebSocket configs serve 
   assert.notEqual(
     result,
     "echo:hi",
-    "Deno now keeps WebSockets on per-connection servers: listeners with WebSocket routes can " +
-      "be served per connection too (see hasWebSocketRoutes in src/server/listener.ts)",
+    "Deno now keeps WebSockets on per-connection servers: HTTP/2 WebSockets (RFC 8441) " +
+      "could be considered",
   );
 });

@@ -11,11 +11,17 @@ import type { FrontRequest } from "../front/front_request.ts";
 import { log } from "../observe/log.ts";
 import type { ClientConn } from "./client_conn.ts";
 import type { Dispatcher } from "./dispatcher.ts";
+import type { Policy } from "../pipeline/policies/policy.ts";
 
 const OVER_LIMIT = { "retry-after": "1", connection: "close" };
 
 export class FrontServe implements FrontHandler {
-  constructor(private readonly d: Dispatcher, private readonly c: ClientConn) {}
+  constructor(
+    private readonly d: Dispatcher,
+    private readonly c: ClientConn,
+    /** The listener's `redirect` policy (null: it routes), read per request (reloads). */
+    private readonly redirect: () => Policy | null,
+  ) {}
 
   get draining(): boolean {
     return this.d.draining;
@@ -26,6 +32,8 @@ export class FrontServe implements FrontHandler {
     if (this.c.overLimit) {
       return plain(429, "Too Many Requests: too many connections from this address", OVER_LIMIT);
     }
+    const redirect = this.redirect();
+    if (redirect !== null) return this.d.redirectFront(req, this.c, redirect);
     return this.d.handleFront(req, this.c, front);
   }
 

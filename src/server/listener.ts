@@ -1,16 +1,10 @@
 import { loadCertificates } from "../config/certificates.ts";
 import { ConfigError } from "../config/errors.ts";
-import type { Config, ListenerConfig } from "../config/types.ts";
+import type { ListenerConfig } from "../config/types.ts";
 import { log } from "../observe/log.ts";
 import { ClientConn, CLOSED, HANDSHAKE, LINGERING, SERVING, type TlsState } from "./client_conn.ts";
 import { ConnTracker } from "./conn_tracker.ts";
-import {
-  type ConnServer,
-  listenTlsBySni,
-  serveConnection,
-  type ServedConnection,
-  serveListener,
-} from "./deno_internal.ts";
+import { listenTlsBySni, serveConnection, type ServedConnection } from "./deno_internal.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import { redirectPolicy } from "../pipeline/policies/redirect.ts";
@@ -76,27 +70,14 @@ function tlsStateOf(cfg: ListenerConfig, file: string, index: number): TlsState 
   };
 }
 
-/** Whether any proxy runtime of `cfg` passes WebSockets on. */
-export function hasWebSocketRoutes(cfg: Config): boolean {
-  for (const t of cfg.tenants) {
-    for (const a of t.applications) {
-      if (a.runtime.type === "proxy" && a.runtime.websocket) return true;
-      for (const r of a.routes) if (r.runtime.type === "proxy" && r.runtime.websocket) return true;
-    }
-  }
-  return false;
-}
-
 /**
  * One configured listener, plain HTTP or TLS (certificate by SNI, ALPN `h2` and `http/1.1`).
  *
- * Normally it accepts connections itself and serves each on its own, so that it can time out
+ * It accepts connections itself and serves each on its own, so that it can time out
  * handshakes, slow request heads and idle keep-alive connections, count connections per peer
- * and pause accepting at `max_connections`. Deno 2.9.6 closes a WebSocket whose connection was
- * served that way when the upgrade ends the connection's HTTP server, so while a route has
- * `websocket: true` the listener is served whole instead, as `Deno.serve` does: WebSockets
- * work, and the per-connection limits are not enforced (the loader warns). Implements what
- * `Server` used of `Deno.HttpServer`.
+ * and pause accepting at `max_connections`: HTTP/1.1 (plain, or TLS whose ALPN chose it) with
+ * scalwsd's own front (`src/front/`, WebSocket tunnels included), HTTP/2 with Deno.serve's
+ * per-connection server. Implements what `Server` used of `Deno.HttpServer`.
  */
 export class Listener {
   /** The bound address (port 0 resolved). */
@@ -106,13 +87,10 @@ export class Listener {
   private cfg: ListenerConfig;
   /** `redirect` of the listener: every request gets it; null for a listener that routes. */
   private redirect: Policy | null;
-  /** Serving the listener whole (WebSocket routes exist); null when serving per connection. */
-  private shared: ConnServer | null = null;
   private readonly mine = new Set<ClientConn>();
   private readonly tracker: ConnTracker;
   private closed = false;
   private loops: Promise<void>[] = [];
-  private readonly draining: Promise<void>[] = [];
 
   /** Binds `cfg` (the listener at `index` of the configuration in `file`). */
   constructor(
@@ -128,7 +106,7 @@ export class Listener {
     this.tls = tlsStateOf(cfg, file, index);
     this.socket = this.bind(cfg.port);
     this.addr = this.socket.addr as Deno.NetAddr;
-    this.start(hasWebSocketRoutes(dispatcher.current.config));
+    this.loops.push(this.acceptLoop(this.socket));
   }
 
   private bind(port: number): Deno.Listener {
@@ -148,27 +126,9 @@ export class Listener {
       : Deno.listen({ hostname, port });
   }
 
-  private start(shared: boolean): void {
-    if (!shared) {
-      this.loops.push(this.acceptLoop(this.socket));
-      return;
-    }
-    const d = this.dispatcher;
-    const tls = this.tls;
-    const secure = tls !== null;
-    this.shared = serveListener(
-      this.socket,
-      (req, info) =>
-        this.redirect !== null
-          ? d.redirect(req, info, secure, null, this.redirect)
-          : d.handle(req, info, secure, null, tls),
-      onError,
-    );
-  }
-
   /**
-   * Applies a reloaded configuration of this address. New certificates, a switch between plain
-   * and TLS, or between serving per connection and whole need a new socket (Deno keeps each
+   * Applies a reloaded configuration of this address. New certificates or a switch between
+   * plain and TLS need a new socket (Deno keeps each
    * SNI answer for the life of a listener): the old socket closes and the new one binds the
    * same port as soon as Deno lets go of the old (a few ms, during which connection attempts
    * are refused). Accepted connections stay with what they negotiated.
@@ -176,13 +136,12 @@ export class Listener {
   async update(cfg: ListenerConfig, file: string, index: number): Promise<void> {
     const next = tlsStateOf(cfg, file, index);
     const before = this.tls;
-    const shared = hasWebSocketRoutes(this.dispatcher.current.config);
     this.cfg = cfg;
     this.redirect = cfg.redirect ? redirectPolicy(cfg.redirect) : null;
     const same = next === null
       ? before === null
       : before !== null && before.certs.fingerprint === next.certs.fingerprint;
-    if (same && shared === (this.shared !== null)) {
+    if (same) {
       if (next !== null && before !== null) {
         // Settings only: servers and connections keep the object they were given.
         before.strict = next.strict;
@@ -191,11 +150,7 @@ export class Listener {
       return;
     }
     this.tls = next;
-    if (this.shared !== null) {
-      // Graceful: stops accepting now, in-flight requests and WebSockets finish.
-      this.draining.push(this.shared.shutdown().catch(() => {}));
-      this.shared = null;
-    } else this.socket.close();
+    this.socket.close();
     // The old socket is released once its pending accept is cancelled, a tick later.
     const deadline = Date.now() + REBIND_FOR;
     for (;;) {
@@ -211,8 +166,8 @@ export class Listener {
       }
     }
     this.addr = this.socket.addr as Deno.NetAddr;
-    this.start(shared);
-    log("info", "listener_rebound", { listener: cfg.name, tls: next !== null, shared });
+    this.loops.push(this.acceptLoop(this.socket));
+    log("info", "listener_rebound", { listener: cfg.name, tls: next !== null });
   }
 
   private async acceptLoop(socket: Deno.Listener): Promise<void> {
@@ -267,7 +222,8 @@ export class Listener {
     c.idleSince = performance.now();
     if (alpn !== "h2") {
       // HTTP/1.1, plain or over TLS (ALPN http/1.1 or none): scalwsd's own front.
-      const front = new FrontConnection(c.conn, new FrontServe(d, c), c, secure);
+      const serve = new FrontServe(d, c, () => this.redirect);
+      const front = new FrontConnection(c.conn, serve, c, secure);
       c.server = front;
       const end = () => this.forget(c);
       front.finished.then(end, end);
@@ -305,13 +261,10 @@ export class Listener {
    */
   async shutdown(): Promise<void> {
     this.closed = true;
-    if (this.shared !== null) this.draining.push(this.shared.shutdown().catch(() => {}));
-    else {
-      try {
-        this.socket.close();
-      } catch {
-        // already closed
-      }
+    try {
+      this.socket.close();
+    } catch {
+      // already closed
     }
     this.tracker.wakeAll();
     const waits: Promise<void>[] = [];
@@ -322,6 +275,5 @@ export class Listener {
     }
     await Promise.all(waits);
     await Promise.all(this.loops);
-    await Promise.all(this.draining);
   }
 }
