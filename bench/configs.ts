@@ -15,6 +15,8 @@ export interface BenchLayout {
   haproxy: number;
   /** Varnish's listening port (the cache scenarios). */
   varnish?: number;
+  /** The raw `floor` proxy (bench/floor.ts), to member a. */
+  floor?: number;
   /** Affinity cookie values naming member a and member b (scalwsd's 32-hex HMACs). */
   affinity: readonly [string, string];
   /** Run nginx workers as root (only when the bench itself runs as root). */
@@ -112,7 +114,7 @@ function nginxCommon(dir: string, name: string, root: boolean): string {
 pid ${dir}/${name}.pid;
 error_log ${dir}/${name}.err.log warn;
 worker_rlimit_nofile 16384;
-events { worker_connections 8192; }
+events { worker_connections 12288; }
 `;
 }
 

@@ -23,6 +23,7 @@ import {
   postLua,
   proxyNginxConf,
   scalwsdYaml,
+  smallBody,
   STATUS_PATH,
   varnishArgs,
   varnishVcl,
@@ -53,6 +54,7 @@ import {
 } from "./scenarios.ts";
 import { ratioToNginx, renderTable, type Row } from "./table.ts";
 import { FILE_16K, FILE_1M, POST_BYTES, verify, verifyCache } from "./verify.ts";
+import { closeAll, holdIdle } from "./idle.ts";
 import { parseWrk, type WrkResult } from "./wrk_output.ts";
 
 /** Someone else's CPU use (% of a core) above which a run is flagged as disturbed. */
@@ -82,6 +84,7 @@ const USAGE = `usage: deno task bench [options]
 
 const MAIN_TS = new URL("../main.ts", import.meta.url).pathname;
 const OUT_DIR = new URL("./out/", import.meta.url).pathname;
+const FLOOR_TS = new URL("./floor.ts", import.meta.url).pathname;
 
 interface Options {
   durationS: number;
@@ -401,7 +404,7 @@ function running(child: Deno.ChildProcess): () => Promise<boolean> {
 }
 
 async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promise<number> {
-  const [pa, pb, ps, pn, ph, pnode, pv] = freePorts(7);
+  const [pa, pb, ps, pn, ph, pnode, pv, pf] = freePorts(8);
   if (opt.servers.includes("varnish") && opt.scenarios.some((s) => runsOn(s, "varnish"))) {
     bin.varnishd = varnishd();
   }
@@ -420,13 +423,20 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     nginx: pn,
     haproxy: ph,
     ...(bin.varnishd !== undefined ? { varnish: pv } : {}),
+    floor: pf,
     affinity: [affinityValue(key, `127.0.0.1:${pa}`), affinityValue(key, `127.0.0.1:${pb}`)],
     root: Deno.uid() === 0,
     keepalive: opt.keepalive,
     ...(fpm !== undefined ? { fpmSocket: `${dir}/fpm.sock` } : {}),
     ...(node !== undefined ? { nodePort: pnode } : {}),
   };
-  const ports: Record<ServerName, number> = { scalwsd: ps, nginx: pn, haproxy: ph, varnish: pv };
+  const ports: Record<ServerName, number> = {
+    scalwsd: ps,
+    nginx: pn,
+    haproxy: ph,
+    varnish: pv,
+    floor: pf,
+  };
   await prepare(l);
 
   const cores = navigator.hardwareConcurrency;
@@ -511,6 +521,15 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
         bin.nginx,
         nginxArgs("nginx"),
         `${dir}/nginx.log`,
+        proxyCpus,
+      );
+    } else if (server === "floor") {
+      if (!opt.scenarios.some((s) => runsOn(s, "floor"))) continue;
+      child = await procs.spawn(
+        server,
+        Deno.execPath(),
+        ["run", "--allow-net", FLOOR_TS, String(pf), String(pa)],
+        `${dir}/floor.log`,
         proxyCpus,
       );
     } else if (server === "varnish") {
@@ -619,6 +638,25 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   };
 
   const serversOf = (s: Scenario) => started.filter((x) => runsOn(s, x));
+  const loads = opt.scenarios.filter((s) => s.idle === undefined);
+  const idleLines: string[] = [];
+  for (const s of opt.scenarios) {
+    if (s.idle === undefined) continue;
+    for (const server of serversOf(s)) {
+      const before = await rssOf(server);
+      const conns = await holdIdle(ports[server], s.path, smallBody("a"), s.idle);
+      await new Promise((r) => setTimeout(r, 1000));
+      const after = await rssOf(server);
+      closeAll(conns);
+      await new Promise((r) => setTimeout(r, 1000));
+      const grew = before === undefined || after === undefined ? undefined : after - before;
+      idleLines.push(
+        `  ${server}: ${mib(before)} -> ${mib(after)}` +
+          (grew === undefined ? "" : ` (+${mib(grew)}, ${(grew / s.idle).toFixed(1)} KiB each)`),
+      );
+      console.log(`${s.name.padEnd(11)} ${server.padEnd(8)} ${idleLines.at(-1)!.trim()}`);
+    }
+  }
   const runs = new Map<string, Run[]>();
   const keepRun = (s: Scenario, server: ServerName, r: Run) => {
     const key = `${s.name}/${server}`;
@@ -627,19 +665,19 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   if (opt.interleave) {
     // Every scenario once per round: slow drifts of the machine hit all of them alike.
     for (let rep = 0; rep < opt.repeat; rep++) {
-      for (const s of opt.scenarios) {
+      for (const s of loads) {
         for (const server of serversOf(s)) keepRun(s, server, await measure(s, server));
       }
     }
   } else {
-    for (const s of opt.scenarios) {
+    for (const s of loads) {
       for (let rep = 0; rep < opt.repeat; rep++) {
         for (const server of serversOf(s)) keepRun(s, server, await measure(s, server));
       }
     }
   }
   const cells: Cell[] = [];
-  for (const s of opt.scenarios) {
+  for (const s of loads) {
     for (const server of serversOf(s)) {
       const all = runs.get(`${s.name}/${server}`)!;
       cells.push({ scenario: s.name, server, result: median(all), runs: all });
@@ -724,6 +762,10 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   const rssLine = (m: Map<ServerName, number | undefined>) =>
     opt.servers.filter((s) => m.has(s)).map((s) => `${s} ${mib(m.get(s))}`).join(", ");
   console.log(`\nRSS idle: ${rssLine(rssIdle)} (nginx: its worker)`);
+  if (idleLines.length > 0) {
+    console.log("10,000 idle keep-alive connections (target: scalwsd +60 MiB at most):");
+    console.log(idleLines.join("\n"));
+  }
   if (rssAfterCache.size > 0) console.log(`RSS at the end of cache-hit: ${rssLine(rssAfterCache)}`);
   if (rssAfter512.size > 0) {
     console.log(`RSS at the end of get-512: ${rssLine(rssAfter512)}`);

@@ -1,8 +1,15 @@
 import { PATHS } from "./configs.ts";
 
-/** The proxies compared; Varnish only in the scenarios that name it (the cache ones). */
-export type ServerName = "scalwsd" | "nginx" | "haproxy" | "varnish";
-export const SERVERS: readonly ServerName[] = ["scalwsd", "nginx", "haproxy", "varnish"];
+/**
+ * The proxies compared; Varnish only in the scenarios that name it (the cache ones). `floor` is
+ * the minimal raw proxy of `bench/floor.ts` (Deno.listen + Deno.connect, member a only): what
+ * this runtime allows at best.
+ */
+export type ServerName = "scalwsd" | "nginx" | "haproxy" | "varnish" | "floor";
+export const SERVERS: readonly ServerName[] = ["scalwsd", "nginx", "haproxy", "varnish", "floor"];
+
+/** The proxies that route by path to pools (`floor` talks to member a only). */
+const ROUTING: readonly ServerName[] = ["scalwsd", "nginx", "haproxy"];
 
 /** One wrk load shape, run in turn against every server it names. */
 export interface Scenario {
@@ -18,6 +25,11 @@ export interface Scenario {
   servers?: readonly ServerName[];
   /** Counts the requests that reached member a during the run (the miss storm). */
   countMemberRequests?: boolean;
+  /**
+   * Instead of a wrk load: this many keep-alive connections, one request each, then held idle;
+   * the proxy's RSS growth is reported.
+   */
+  idle?: number;
 }
 
 /** True when scenario `s` runs against `server`. */
@@ -70,6 +82,7 @@ export const SCENARIOS: readonly Scenario[] = [
     what: "2-member pool, round robin, small body",
     path: PATHS.rr,
     connections: 64,
+    servers: ROUTING,
   },
   {
     name: "pool-cookie",
@@ -77,6 +90,7 @@ export const SCENARIOS: readonly Scenario[] = [
     path: PATHS.hash,
     connections: 64,
     script: "cookie",
+    servers: ROUTING,
   },
   {
     name: "pool-1",
@@ -124,6 +138,14 @@ export const SCENARIOS: readonly Scenario[] = [
     connections: 64,
     servers: ["scalwsd", "nginx", "varnish"],
     countMemberRequests: true,
+  },
+  {
+    name: "idle-10k",
+    what: "10,000 idle keep-alive connections after one request each: RSS growth",
+    path: PATHS.small,
+    connections: 10_000,
+    idle: 10_000,
+    servers: ["scalwsd", "nginx"],
   },
 ];
 

@@ -8,7 +8,7 @@ Deno.test("selectScenarios keeps the run order and refuses unknown names", () =>
 });
 
 Deno.test("selectServers takes each name once and refuses unknown ones", () => {
-  assert.deepEqual(selectServers(""), ["scalwsd", "nginx", "haproxy", "varnish"]);
+  assert.deepEqual(selectServers(""), ["scalwsd", "nginx", "haproxy", "varnish", "floor"]);
   assert.deepEqual(selectServers("nginx,scalwsd,nginx"), ["nginx", "scalwsd"]);
   assert.throws(() => selectServers("envoy"), /Unknown server "envoy"/);
 });
@@ -25,7 +25,15 @@ Deno.test("Varnish runs only the cache scenarios", () => {
       runsOn(SCENARIOS.find((s) => s.name === name)!, v)
     );
   assert.deepEqual(on("get-64"), ["scalwsd", "nginx", "haproxy"]);
+  assert.equal(runsOn(SCENARIOS.find((s) => s.name === "get-64")!, "floor"), true);
   assert.deepEqual(on("cache-hit"), ["scalwsd", "nginx", "varnish"]);
   assert.deepEqual(on("miss-storm"), ["scalwsd", "nginx", "varnish"]);
   assert.deepEqual(on("respond"), ["scalwsd"]);
+});
+
+Deno.test("floor runs the single-member scenarios only; idle-10k holds 10,000 connections", () => {
+  const floor = SCENARIOS.filter((s) => runsOn(s, "floor")).map((s) => s.name);
+  assert.deepEqual(floor, ["get-64", "get-512", "close-64", "get-16k", "get-1m", "post-64k"]);
+  const idle = SCENARIOS.find((s) => s.name === "idle-10k");
+  assert.deepEqual([idle?.idle, idle?.servers], [10_000, ["scalwsd", "nginx"]]);
 });

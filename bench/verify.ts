@@ -57,6 +57,8 @@ export async function verify(server: string, port: number, l: BenchLayout): Prom
     server,
     `POST gave ${r.status} ${JSON.stringify(r.text)}`,
   );
+  // The floor proxies to member a only: no pools to check.
+  if (server === "floor") return;
   const seen = new Set<string>();
   for (let i = 0; i < 4; i++) seen.add((await get(port, PATHS.rr)).text);
   expect(

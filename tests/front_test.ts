@@ -1,0 +1,79 @@
+/**
+ * scalwsd's own HTTP/1.1 front, end to end: pipelined requests through the proxy in order,
+ * member bodies re-framed (Content-Length, chunked, up to the close), a member's status outside
+ * 100-599 answered with 502.
+ */
+import assert from "node:assert/strict";
+import { rawServer, readHead, startScalwsd } from "./_support/mod.ts";
+import { RawConn } from "./_support/raw_conn.ts";
+
+const enc = new TextEncoder();
+
+/** A raw member answering each request head with the bytes `answer(target)` gives. */
+function scripted(answer: (target: string) => string) {
+  return rawServer(async (conn) => {
+    for (;;) {
+      const head = await readHead(conn);
+      if (head === "") return;
+      const target = head.split(" ")[1];
+      await conn.write(enc.encode(answer(target)));
+      if (target.startsWith("/close")) return conn.close();
+    }
+  });
+}
+
+const config = (member: string) => `
+server:
+  listeners: [{name: http, address: "127.0.0.1:0"}]
+tenants:
+  - name: t
+    applications:
+      - name: a
+        domains: [a.test]
+        runtime: {type: proxy, upstream: "http://${member}"}
+`;
+
+Deno.test("front: pipelined requests through the proxy, bodies re-framed, 999 becomes 502", async () => {
+  await using member = scripted((target) => {
+    if (target === "/odd") return "HTTP/1.1 999 Odd\r\ncontent-length: 2\r\n\r\nno";
+    if (target === "/chunked") {
+      return "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+    }
+    if (target.startsWith("/close")) return "HTTP/1.1 200 OK\r\n\r\nuntil the close";
+    return `HTTP/1.1 200 OK\r\ncontent-length: ${target.length}\r\n\r\n${target}`;
+  });
+  await using s = await startScalwsd(config(member.address));
+  const c = await RawConn.open(Number(new URL(s.url).port));
+  try {
+    await c.write(
+      "GET /one HTTP/1.1\r\nHost: a.test\r\n\r\nGET /odd HTTP/1.1\r\nHost: a.test\r\n\r\n" +
+        "GET /two HTTP/1.1\r\nHost: a.test\r\n\r\n",
+    );
+    const got = [await c.response(), await c.response(), await c.response()];
+    assert.deepEqual(got.map((r) => [r?.status, r?.body]), [
+      [200, "/one"],
+      [502, "Bad Gateway\n"],
+      [200, "/two"],
+    ]);
+    // A chunked member body is sent whole with its length (it arrived in one read), a
+    // close-delimited one goes chunked to an HTTP/1.1 client.
+    await c.write("GET /chunked HTTP/1.1\r\nHost: a.test\r\n\r\n");
+    assert.equal((await c.response())?.body, "abcde");
+  } finally {
+    await c.close();
+  }
+  const d = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(s.url).port) });
+  try {
+    await d.write(enc.encode("GET /close HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n"));
+    let text = "";
+    const buf = new Uint8Array(4096);
+    for (let n = await d.read(buf); n !== null; n = await d.read(buf)) {
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(text, /\r\ntransfer-encoding: chunked\r\n/i);
+    assert.match(text, /\r\n\r\nf\r\nuntil the close\r\n0\r\n\r\n$/);
+  } finally {
+    d.close();
+  }
+});
