@@ -1,3 +1,4 @@
+import type { Answer } from "../front/answer.ts";
 import type { PhpRuntime } from "../config/types.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import type { FinishListener, SendStats, UpstreamResponse } from "../http1/types.ts";
@@ -133,7 +134,7 @@ export class PhpHandler implements Handler {
     return this.rootReal;
   }
 
-  async handle(ex: Exchange): Promise<Response> {
+  async handle(ex: Exchange): Promise<Answer> {
     let path: string;
     try {
       path = decodeURIComponent(ex.path);
@@ -195,7 +196,7 @@ export class PhpHandler implements Handler {
     }
   }
 
-  private async single(ex: Exchange, params: ParamsBuffer, body: PreparedBody): Promise<Response> {
+  private async single(ex: Exchange, params: ParamsBuffer, body: PreparedBody): Promise<Answer> {
     const attempt = new PhpAttempt(ex, this.runtime, this.address);
     ex.upstreamAttempts++;
     ex.upstreamMember = this.address;
@@ -210,7 +211,7 @@ export class PhpHandler implements Handler {
     return toResponse(ex, res, undefined);
   }
 
-  private failed(ex: Exchange, err: UpstreamError): Response {
+  private failed(ex: Exchange, err: UpstreamError): Answer {
     log("warn", "fastcgi_failed", {
       tenant: ex.stats.tenant,
       app: ex.stats.app,
@@ -227,7 +228,7 @@ export class PhpHandler implements Handler {
     pool: Pool,
     params: ParamsBuffer,
     body: PreparedBody,
-  ): Promise<Response> {
+  ): Promise<Answer> {
     const r = pool.start(ex, false);
     r.replayable = body.replayable;
     if (r.set.members.length === 0) {

@@ -97,7 +97,7 @@ Deno.test("proxyLoop moves on after a failure and passes the answer on with its 
   const first = new Scripted(ex, "a", member(0), rest, log);
   rest.push(new Scripted(ex, "b", member(503), rest, log));
   rest.push(new Scripted(ex, "c", member(200), rest, log));
-  const res = await proxyLoop(first);
+  const res = await proxyLoop(first) as Response;
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("set-cookie"), "c=1");
   assert.equal(await res.text(), "ok");
@@ -119,7 +119,7 @@ Deno.test("proxyLoop moves on after a failure and passes the answer on with its 
 Deno.test("proxyLoop answers the last failure's status when no attempt is left", async () => {
   const ex = exchange();
   const log: string[] = [];
-  const res = await proxyLoop(new Scripted(ex, "a", member(503), [], log));
+  const res = await proxyLoop(new Scripted(ex, "a", member(503), [], log)) as Response;
   assert.equal(res.status, 503);
   assert.equal(await res.text(), "Service Unavailable\n");
   assert.deepEqual(log, ["a ended true", "a answered 503", "a ended true", "a gave up"]);

@@ -19,6 +19,8 @@ export interface RequestFields {
  */
 export interface ClientRequest {
   readonly method: string;
+  /** The absolute URL (the front builds it on demand from the authority and the target). */
+  readonly url: string;
   readonly headers: RequestFields;
   /** Null when the request has no body. */
   readonly body: ReadableStream<Uint8Array> | null;
