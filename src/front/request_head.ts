@@ -22,11 +22,11 @@ const COLON = 0x3a;
 const TCHAR = new Uint8Array(256);
 /** 1 for bytes allowed in a field value: HTAB, SP, VCHAR, obs-text. */
 const TEXT = new Uint8Array(256);
-/** 1 for bytes allowed in a request target: VCHAR and (as nginx and hyper do) obs-text. */
+/** 1 for bytes allowed in a request target: VCHAR only (hyper refuses obs-text there too). */
 const TARGET = new Uint8Array(256);
 for (let c = 0; c < 256; c++) {
   TEXT[c] = c === HTAB || (c >= 0x20 && c !== 0x7f) ? 1 : 0;
-  TARGET[c] = c > 0x20 && c !== 0x7f ? 1 : 0;
+  TARGET[c] = c > 0x20 && c < 0x7f ? 1 : 0;
   const alnum = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
   TCHAR[c] = alnum || "!#$%&'*+-.^_`|~".includes(String.fromCharCode(c)) ? 1 : 0;
 }
