@@ -178,7 +178,7 @@ export class FrontConnection implements BodyInput {
     } catch (err) {
       answer = this.handler.failed(err);
     }
-    const bodyLeft = body !== null && !body.complete;
+    const bodyLeft = body !== null && !body.complete && !body.skipBuffered();
     const keep = head.keepAlive && !bodyLeft && !this.stopping && !this.handler.draining;
     let ok = false;
     try {

@@ -171,3 +171,19 @@ Deno.test("front: an answer before the body is read closes the connection after 
   assert.match(out, /\r\n\r\nearly\n$/);
   assert.deepEqual(books.events, ["started", "linger"]);
 });
+
+Deno.test("front: a small body nobody read is skipped and the connection stays open", async () => {
+  class Ignore extends Echo {
+    override serve(req: FrontRequest): Promise<Answer> {
+      this.seen.push(`${req.method} ${req.target}`);
+      return Promise.resolve(new FrontAnswer(200, [], enc.encode("ignored")));
+    }
+  }
+  const { out, handler } = await talk([
+    "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc" +
+    "POST /b HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nxyz\r\n0\r\n\r\n" +
+    "GET /c HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+  ], new Ignore());
+  assert.deepEqual(handler.seen, ["POST /a", "POST /b", "GET /c"]);
+  assert.deepEqual(statuses(out), ["200", "200", "200"]);
+});

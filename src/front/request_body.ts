@@ -76,6 +76,37 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
     if (!this.complete) this.failed = true;
   }
 
+  /**
+   * Drops the rest of a body nobody read when all of it is already buffered (a small upload
+   * answered without reading it): the connection can then carry the next request. Returns
+   * whether the body is complete now.
+   */
+  skipBuffered(): boolean {
+    if (this.complete || this.made !== null) return this.complete;
+    const input = this.input;
+    if (this.chunks === null) {
+      if (input.end - input.start < this.remaining) return false;
+      input.start += this.remaining;
+      this.taken(this.remaining);
+      return true;
+    }
+    const d = this.chunks;
+    let pos = input.start;
+    try {
+      while (pos < input.end && !d.done) pos = d.decode(input.buf, pos, input.end);
+    } catch {
+      this.failed = true;
+      return false;
+    }
+    if (!d.done) {
+      // Not all there: the caller closes; the decoder state no longer matters.
+      return false;
+    }
+    input.start = pos;
+    this.complete = true;
+    return true;
+  }
+
   /** The next chunk of the body, or null at its end. */
   async next(): Promise<Uint8Array | null> {
     if (this.complete) return null;
