@@ -42,7 +42,10 @@ export function parsePurge(body: unknown): PurgeTarget | string {
   return "path: is required (or prefix)";
 }
 
-/** `{"host","path"}` or `{"host","prefix"}` of a URL given to `scalwsd ctl cache purge`. */
+/**
+ * `{"host","path"}` or `{"host","prefix"}` of a URL given to `scalwsd ctl cache purge`; a
+ * URL with a query purges that URL only, without one every query of the path.
+ */
 export function purgeOfUrl(url: string, prefix: boolean): PurgeTarget | string {
   let u: URL;
   try {
@@ -53,5 +56,7 @@ export function purgeOfUrl(url: string, prefix: boolean): PurgeTarget | string {
   if (u.protocol !== "http:" && u.protocol !== "https:") {
     return `invalid URL "${url}": expected http://host/path`;
   }
-  return prefix ? { host: u.host, prefix: u.pathname } : { host: u.host, path: u.pathname };
+  return prefix
+    ? { host: u.host, prefix: u.pathname }
+    : { host: u.host, path: u.pathname + u.search };
 }

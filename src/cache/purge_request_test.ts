@@ -41,7 +41,11 @@ Deno.test("parsePurge names the field of bad input", () => {
 });
 
 Deno.test("purgeOfUrl turns a URL into a purge", () => {
-  assert.deepEqual(purgeOfUrl("http://a.example/x?y=1", false), { host: "a.example", path: "/x" });
+  assert.deepEqual(purgeOfUrl("http://a.example/x?y=1", false), {
+    host: "a.example",
+    path: "/x?y=1",
+  });
+  assert.deepEqual(purgeOfUrl("http://a.example/x", false), { host: "a.example", path: "/x" });
   assert.deepEqual(purgeOfUrl("https://a.example:8443/img/", true), {
     host: "a.example:8443",
     prefix: "/img/",

@@ -14,7 +14,10 @@ export interface OwnerUsage {
   bytes: number;
 }
 
-/** What a purge names: one path, a path prefix, or everything. */
+/**
+ * What a purge names: one path (every query and variant of it; with `?query`, that URL's
+ * variants only), a path prefix, or everything.
+ */
 export type PurgeTarget =
   | { readonly host: string; readonly path: string }
   | { readonly host: string; readonly prefix: string }
@@ -158,7 +161,13 @@ export class Store {
     for (const key of [...this.groups.keys()]) {
       const k = splitKey(key);
       if (!sameHost(k.host, host)) continue;
-      if (exact !== undefined ? k.path !== exact : !k.path.startsWith(prefix)) continue;
+      if (exact !== undefined) {
+        // A path with a query names that URL only; without one, every query of the path.
+        const target = exact.includes("?")
+          ? key.slice(key.indexOf("/", key.indexOf("://") + 3))
+          : k.path;
+        if (target !== exact) continue;
+      } else if (!k.path.startsWith(prefix)) continue;
       n += this.removeKey(key);
     }
     return n;

@@ -53,6 +53,9 @@ Deno.test("Store.purge by exact path, by prefix, by host with any port, and all"
       "http://b.example/img/1",
     ]
   ) store.put(k, entryForTest());
+  assert.equal(store.purge({ host: "a.example", path: "/x?q=1" }), 1);
+  assert.equal(store.purge({ host: "a.example", path: "/x?q=2" }), 0);
+  store.put("http://a.example/x?q=1", entryForTest());
   assert.equal(store.purge({ host: "a.example", path: "/x" }), 2);
   assert.equal(store.purge({ host: "A.example", prefix: "/img/" }), 3);
   assert.equal(store.objects, 2);
