@@ -63,6 +63,8 @@ export interface CachedOptions {
   readonly counters: CacheCounters;
   /** `tenant/app`: entries are tagged with it so a reload can drop them. */
   readonly owner: string;
+  /** The route passes WebSocket upgrades on: those bypass the cache. Default false. */
+  readonly websocket?: boolean;
 }
 
 /** The entry under `key` whose Vary and `key_headers` selection matches `h`, newest first. */
@@ -166,6 +168,7 @@ export class CachedHandler implements Handler {
   private readonly cfg: CacheConfig;
   private readonly counters: CacheCounters;
   private readonly owner: string;
+  private readonly websocket: boolean;
   /** Caps in seconds. */
   private readonly swrCap: number;
   private readonly sieCap: number;
@@ -176,6 +179,7 @@ export class CachedHandler implements Handler {
     this.cfg = o.config;
     this.counters = o.counters;
     this.owner = o.owner;
+    this.websocket = o.websocket ?? false;
     this.swrCap = Math.floor(o.config.stale_while_revalidate / 1000);
     this.sieCap = Math.floor(o.config.stale_if_error / 1000);
   }
@@ -202,7 +206,7 @@ export class CachedHandler implements Handler {
   handle(ex: Exchange): Response | Promise<Response> {
     const method = ex.req.method;
     const h = ex.req.headers;
-    if ((method !== "GET" && method !== "HEAD") || h.get("upgrade") !== null) {
+    if ((method !== "GET" && method !== "HEAD") || (this.websocket && h.get("upgrade") !== null)) {
       return this.bypass(ex, method);
     }
     const key = this.key(ex);
@@ -274,14 +278,29 @@ export class CachedHandler implements Handler {
       ex.bytes = 0;
       return new Response(null, { status: 304, headers });
     }
+    const method = ex.req.method;
+    const range = e.status === 200 ? h.get("range") : null;
+    if (range === null && method !== "HEAD") {
+      // The common hit: one reused header list, its last two values set for this answer.
+      let hh = e.hitHeaders;
+      if (hh === null) {
+        hh = e.headers.slice();
+        hh.push(["age", ""], ["cache-status", ""]);
+        e.hitHeaders = hh;
+      }
+      hh[hh.length - 2][1] = String(age);
+      hh[hh.length - 1][1] = status;
+      ex.status = e.status;
+      ex.bytes = e.body.length;
+      return new Response(e.body.length === 0 ? null : e.body, { status: e.status, headers: hh });
+    }
     const headers = e.headers.slice();
     headers.push(["age", String(age)], ["cache-status", status]);
     let body = e.body;
     let code = e.status;
-    if (code === 200) {
-      const r = h.get("range");
-      if (r !== null && this.rangeApplies(h.get("if-range"), e)) {
-        const br = parseRange(r, body.length);
+    if (range !== null) {
+      if (this.rangeApplies(h.get("if-range"), e)) {
+        const br = parseRange(range, body.length);
         if (br === "unsatisfiable") {
           headers.push(["content-range", `bytes */${body.length}`]);
           body = EMPTY;
@@ -294,7 +313,7 @@ export class CachedHandler implements Handler {
       }
     }
     ex.status = code;
-    if (ex.req.method === "HEAD") {
+    if (method === "HEAD") {
       headers.push(["content-length", String(body.length)]);
       ex.bytes = 0;
       return new Response(null, { status: code, headers });
@@ -464,6 +483,7 @@ export class CachedHandler implements Handler {
     const fresh: [string, string][] = [];
     h.forEach((v, k) => fresh.push([k, v]));
     e.headers = updatedHeaders(e.headers, fresh);
+    e.hitHeaders = null;
     e.requestTime = requestTime;
     e.responseTime = responseTime;
     e.dateValue = parseHttpDate(e.header("date"));

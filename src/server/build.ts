@@ -148,20 +148,31 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
       let counters: CacheCounters | undefined;
       const owner = cacheOwner(tenant.name, app.name);
       // A route's `cache` replaces its application's; `false` turns it off there.
-      const cached = (h: Handler, c: CacheConfig | false | undefined): Handler => {
+      const cached = (
+        h: Handler,
+        c: CacheConfig | false | undefined,
+        rt: RuntimeConfig,
+      ): Handler => {
         if (!c || deps.cache === undefined) return h;
         counters ??= new CacheCounters(tenant.name, app.name, deps.metrics.cacheRequests);
-        return new CachedHandler({ inner: h, cache: deps.cache, config: c, counters, owner });
+        return new CachedHandler({
+          inner: h,
+          cache: deps.cache,
+          config: c,
+          counters,
+          owner,
+          websocket: "websocket" in rt && rt.websocket === true,
+        });
       };
       const appRaw = make(app.runtime, appMax, appPoolName(tenant.name, app.name));
-      const appHandler = cached(appRaw, app.cache);
+      const appHandler = cached(appRaw, app.cache, app.runtime);
       const routes = app.routes.map((r, i) => {
         const maxBody = r.max_body ?? appMax;
         // A route that names no runtime of its own shares the application's handler.
         const raw = r.runtime === app.runtime && maxBody === appMax
           ? appRaw
           : make(r.runtime, maxBody, appPoolName(tenant.name, app.name, i));
-        const handler = cached(raw, r.cache ?? app.cache);
+        const handler = cached(raw, r.cache ?? app.cache, r.runtime);
         const list = r.inherit ? [...app.policies, ...r.policies] : r.policies;
         return { ...r, value: entry(handler, maxBody, compiler.compile(list)) };
       });
