@@ -51,6 +51,7 @@ export function poolView(p: Pool, now: number, source?: MemberSourceView): Recor
     last_error: source?.lastError ?? null,
     last_error_at: source?.lastErrorAt === undefined ? null : iso(source.lastErrorAt),
     balance: s.balance,
+    protocol: s.protocol,
     scheme: s.scheme,
     retries: s.retries,
     keepalive: s.keepalive,
