@@ -33,18 +33,18 @@ const DROPPED = new Set([
 
 /**
  * Index just after the empty line that ends the head in `buf[from, end)`, or `~scan` (a
- * negative number) where the next search may resume. `from` must be the start of the block or
+ * negative number) where the next search may resume. `from` must be the block's `start` or
  * a resume point returned earlier.
  */
-export function findCgiHeadEnd(buf: Uint8Array, from: number, end: number): number {
+export function findCgiHeadEnd(buf: Uint8Array, from: number, end: number, start = 0): number {
   let i = from;
   for (;;) {
     const lf = buf.indexOf(0x0a, i);
     if (lf < 0 || lf >= end) return ~(end > from ? end - 1 : from);
     // An empty line: LF right after the block start or after another LF (with an optional CR).
     if (
-      lf === 0 || buf[lf - 1] === 0x0a ||
-      (buf[lf - 1] === 0x0d && (lf === 1 || buf[lf - 2] === 0x0a))
+      lf === start || buf[lf - 1] === 0x0a ||
+      (buf[lf - 1] === 0x0d && (lf === start + 1 || buf[lf - 2] === 0x0a))
     ) {
       return lf + 1;
     }

@@ -329,7 +329,7 @@ interface HeadRead {
  */
 async function readHead(rec: RecordsIn): Promise<HeadRead> {
   const conn = rec.conn;
-  let acc = new Uint8Array(1024);
+  let acc: Uint8Array = EMPTY;
   let len = 0;
   let scan = 0;
   for (;;) {
@@ -346,6 +346,16 @@ async function readHead(rec: RecordsIn): Promise<HeadRead> {
     }
     const cs = rec.contentStart;
     const cl = rec.h.contentLength;
+    if (len === 0 && cl > 0) {
+      // The usual case: the whole head in the first STDOUT record, parsed where it lies.
+      const found = findCgiHeadEnd(conn.buf, cs, cs + cl, cs);
+      if (found >= 0) {
+        if (found - cs > MAX_CGI_HEAD) throw malformed("application header block over 64 KiB");
+        const cgi = parseCgiHead(conn.buf, cs, found);
+        rec.skip();
+        return { cgi, bodyFrom: found, bodyTo: cs + cl };
+      }
+    }
     if (len + cl > acc.length) {
       const next = new Uint8Array(Math.max(acc.length * 2, len + cl));
       next.set(acc.subarray(0, len));
