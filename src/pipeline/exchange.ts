@@ -43,6 +43,7 @@ export interface FrontUpgrade {
     ended: () => void;
   };
 }
+import type { EditedHeaders } from "./edited_headers.ts";
 
 /** Per-application observability handles, resolved lazily so a refused reload leaves no series. */
 export class AppStats {
@@ -147,7 +148,7 @@ export class Exchange {
   /** The member sent bytes past its answer's end (a lying Content-Length): never stored. */
   surplus = false;
   /** Request headers as edited by route policies (a copy), or null: the client's own. */
-  editedHeaders: Headers | null = null;
+  editedHeaders: EditedHeaders | null = null;
   /** The Host a `headers` policy sends to the member instead of the usual one, or null. */
   upstreamHost: string | null = null;
   /** Set when the answer is a member's (not one scalwsd made itself). */

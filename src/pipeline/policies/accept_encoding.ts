@@ -14,10 +14,10 @@ export function negotiate(header: string | null, offered: readonly string[]): st
     if (coding === "") continue;
     let value = 1;
     if (semi >= 0) {
-      const m = /(?:^|;)\s*q\s*=\s*([0-9.]+)/i.exec(part.slice(semi));
+      const m = /(?:^|;)\s*q\s*=\s*([^;\s]*)/i.exec(part.slice(semi));
       if (m !== null) {
         value = Number(m[1]);
-        if (!(value >= 0 && value <= 1)) value = 0;
+        if (!/^[0-9.]+$/.test(m[1]) || !(value >= 0 && value <= 1)) value = 0;
       }
     }
     if (coding === "*") star = value;

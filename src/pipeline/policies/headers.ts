@@ -28,7 +28,7 @@ function compile(e: HeaderEdits): Compiled {
   };
 }
 
-function apply(h: Headers, c: Compiled, ex: Exchange): void {
+function apply(h: Pick<Headers, "set" | "append" | "delete">, c: Compiled, ex: Exchange): void {
   for (const name of c.remove) h.delete(name);
   for (const [name, v] of c.set) h.set(name, render(v, ex));
   for (const [name, v] of c.add) h.append(name, render(v, ex));
