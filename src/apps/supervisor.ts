@@ -80,6 +80,7 @@ export class AppSupervisor implements GroupMetrics {
   private readonly fpmBusy: Family<Series>;
   private readonly fpmTotal: Family<Series>;
   private watches = new Map<string, FpmWatch>();
+  private readonly stopping = new Set<Promise<void>>();
 
   constructor(private readonly deps: PoolDeps, metrics: Metrics) {
     const r = metrics.registry;
@@ -181,7 +182,10 @@ export class AppSupervisor implements GroupMetrics {
   }
 
   private forget(g: AppGroup, stopped: Promise<void>): void {
+    // A shutdown waits for applications still stopping after a reload removed them.
+    this.stopping.add(stopped);
     stopped.finally(() => {
+      this.stopping.delete(stopped);
       for (const s of STATES) this.workersFamily.remove(g.tenant, g.app, s);
       this.restartsFamily.remove(g.tenant, g.app);
       this.cpuFamily.remove(g.tenant, g.app);
@@ -232,6 +236,6 @@ export class AppSupervisor implements GroupMetrics {
     this.watches = new Map();
     const all = [...this.groups.values()];
     this.groups = new Map();
-    await Promise.all(all.map((g) => g.stop(g.runtime.drain_timeout)));
+    await Promise.all([...all.map((g) => g.stop(g.runtime.drain_timeout)), ...this.stopping]);
   }
 }
