@@ -232,9 +232,15 @@ async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Respons
         return reject(500, `cannot record the members: ${(err as Error).message ?? err}`);
       }
     }
+    const key = (l: readonly { address: string; weight: number }[]) =>
+      l.map((m) => `${m.address}=${m.weight}`).join(",");
+    const changed = key(pool.memberConfigs()) !== key(members);
     pool.install(pool.plan(members), members);
     // The ingress controller says so: `scalwsd ctl upstreams` then shows the pool as kubernetes.
-    server.noteMembers(name, c.req.header(SOURCE_HEADER) === "kubernetes" ? "kubernetes" : "api");
+    server.noteMembers(name, {
+      source: c.req.header(SOURCE_HEADER) === "kubernetes" ? "kubernetes" : "api",
+      changed,
+    });
     audit(who, "set_members", name, "ok", { members: members.length });
     return c.json(poolView(pool, server.clock.now(), server.memberSource(name)));
   });

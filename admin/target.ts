@@ -47,10 +47,13 @@ export interface AdminTarget {
    */
   saveMembers(pool: string, members: readonly MemberConfig[]): Promise<void>;
   /**
-   * Records that pool `pool` got a new list (its last update time, the update counter);
-   * `kubernetes` when the ingress controller sent it.
+   * Records a `PUT` to pool `pool`: its source (`kubernetes` when the ingress controller sent
+   * it) and, when the list `changed`, its last update time and the update counter.
    */
-  noteMembers(pool: string, source?: "api" | "kubernetes"): void;
+  noteMembers(
+    pool: string,
+    how: { readonly source: "api" | "kubernetes"; readonly changed: boolean },
+  ): void;
   /** Interval of the samples behind the console's charts (ms). */
   readonly historyIntervalMs: number;
   /** Where a pool's members come from, when they last changed, and the last discovery error. */

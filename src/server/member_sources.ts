@@ -51,12 +51,16 @@ export class MemberSources {
     return this.status.get(name);
   }
 
-  /** Records a list installed in `pool` (a PUT, a DNS answer, a reload of a file pool). */
-  noteUpdate(pool: string, source?: MemberSource): void {
+  /**
+   * Records a list given to `pool` (a PUT, a DNS answer): its source, and when it `changed`
+   * (default), the time and the update counter. A PUT of the list the pool has changes neither.
+   */
+  noteUpdate(pool: string, source?: MemberSource, changed = true): void {
     const s = this.status.get(pool);
     if (s === undefined) return;
-    s.updated = this.init.clock.now();
     if (source !== undefined) s.source = source;
+    if (!changed) return;
+    s.updated = this.init.clock.now();
     this.init.metrics.discoveryUpdates.with(pool).value++;
   }
 

@@ -159,8 +159,11 @@ export class Server {
   }
 
   /** Records that `pool` got a new list through the admin API (`kubernetes`: the ingress). */
-  noteMembers(pool: string, source?: "api" | "kubernetes"): void {
-    this.sources.noteUpdate(pool, source);
+  noteMembers(
+    pool: string,
+    how: { readonly source: "api" | "kubernetes"; readonly changed: boolean },
+  ): void {
+    this.sources.noteUpdate(pool, how.source, how.changed);
   }
 
   /** Where pool `pool`'s members come from, when they last changed, the last discovery error. */
