@@ -40,7 +40,10 @@ class Slot {
 }
 
 /** The synthesized pool settings of an application's workers. */
-function poolSettings(name: string, rt: AppRuntime, members: MemberConfig[]): PoolConfig {
+/** Pool settings the group owns and may change (`retries` follows the runtime on reload). */
+type OwnSettings = { -readonly [K in keyof PoolConfig]: PoolConfig[K] };
+
+function poolSettings(name: string, rt: AppRuntime, members: MemberConfig[]): OwnSettings {
   return {
     name,
     members,
@@ -61,6 +64,8 @@ export interface GroupMetrics {
 
 export class AppGroup implements WorkerOwner {
   readonly pool: Pool;
+  /** The pool's settings object: the pool reads `retries` from it at each request. */
+  private readonly settings: OwnSettings;
   readonly dir: string;
   runtime: AppRuntime;
   key: string;
@@ -86,8 +91,9 @@ export class AppGroup implements WorkerOwner {
     this.key = JSON.stringify(runtime);
     this.dir = Deno.makeTempDirSync({ prefix: "scalwsd-app-" });
     Deno.chmodSync(this.dir, 0o700);
+    this.settings = poolSettings(name, runtime, []);
     this.pool = new Pool({
-      settings: poolSettings(name, runtime, []),
+      settings: this.settings,
       deps,
       readPem: () => "",
       idleTimeout: 60_000,
@@ -199,6 +205,7 @@ export class AppGroup implements WorkerOwner {
    */
   update(rt: AppRuntime): Promise<void> {
     this.runtime = rt;
+    this.settings.retries = rt.retries;
     this.key = JSON.stringify(rt);
     this.rolling = this.rolling.then(() => this.roll(rt));
     return this.rolling;
