@@ -15,7 +15,8 @@ import type { OutboundRequest, SendOptions } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
 import { seeded as prng } from "../base/random.ts";
 
-const BUDGET_MS = 2000;
+/** Cases in the suite's slice: about 1 s on an idle 2-core box. */
+const CASES = 1200;
 const enc = new TextEncoder();
 
 class Gen {
@@ -237,11 +238,11 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 Deno.test("fuzz: valid and mutated responses through send over split reads", async () => {
   const g = new Gen(0x5ca1);
-  const until = performance.now() + BUDGET_MS;
   let valid = 0;
   let mutated = 0;
   let rejected = 0;
-  for (let i = 0; i < 6000 && performance.now() < until; i++) {
+  // A fixed count, not a time budget: the same cases run on a busy machine as on an idle one.
+  for (let i = 0; i < CASES; i++) {
     const c = generate(g);
     const pieces = [1 + g.int(g.chance(0.3) ? 8 : 4000), 1 + g.int(20_000)];
     if (i % 3 === 0) {
