@@ -645,7 +645,8 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     for (const server of serversOf(s)) {
       const before = await rssOf(server);
       const conns = await holdIdle(ports[server], s.path, smallBody("a"), s.idle);
-      await new Promise((r) => setTimeout(r, 1000));
+      // Measured once quiet, as get-512 settled: scalwsd gives memory back after 3 s of quiet.
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
       const after = await rssOf(server);
       closeAll(conns);
       await new Promise((r) => setTimeout(r, 1000));
