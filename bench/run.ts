@@ -68,8 +68,8 @@ const USAGE = `usage: deno task bench [options]
   --warmup D      warm-up before each run (default 2s; --quick: 1s)
   --quick         shorter runs
   --only LIST     scenarios, comma-separated (default: all)
-  --servers LIST  scalwsd,nginx,haproxy,varnish (default: all; Varnish runs only the cache
-                  scenarios)
+  --servers LIST  scalwsd,nginx,haproxy,varnish,floor (default: all; Varnish runs only the
+                  cache scenarios, floor only the single-member ones)
   --repeat N      runs per cell, the median by req/s is reported (default 1)
   --retries N     runs again when other processes used over ${DISTURBED_PCT}% of a core (default 2)
   --quiet-wait S  before each run, wait up to S seconds for the machine to be idle (default 20)
