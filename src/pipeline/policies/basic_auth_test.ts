@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { BasicAuth, parseBasic } from "./basic_auth.ts";
 import { RateLimiter } from "../rate_limit.ts";
 import { testExchange } from "./_test_exchange.ts";
+import { setLogSink } from "../../observe/log.ts";
 
 const HASH = "$2b$04$" + "a".repeat(53);
 
@@ -14,6 +15,8 @@ Deno.test("parseBasic: user and password, UTF-8, refusals", () => {
 });
 
 Deno.test("BasicAuth remembers a verified credential for cache_ttl, by keyed hash only", async () => {
+  const logs: string[] = [];
+  setLogSink((l) => logs.push(l));
   let now = 0;
   let calls = 0;
   const auth = new BasicAuth(
@@ -50,4 +53,8 @@ Deno.test("BasicAuth remembers a verified credential for cache_ttl, by keyed has
   );
   assert.equal((bad as Response).status, 401);
   assert.equal((bad as Response).headers.get("www-authenticate"), 'Basic realm="r"');
+  setLogSink(null);
+  assert.equal(logs.length, 1);
+  assert.match(logs[0], /"basic_auth_failed".*"reason":"wrong password"/);
+  assert.ok(!logs[0].includes("bad")); // never the password
 });
