@@ -8,6 +8,7 @@ import {
   startPki,
   startScalwsd,
   type TestPki,
+  waitUntil,
 } from "./_support/mod.ts";
 import { curl, fingerprint, presented, TlsClient } from "./_support/tls_client.ts";
 
@@ -94,7 +95,27 @@ Deno.test("strict SNI: a host no certificate names, or a second host on a connec
   const other = await curl(port, ca, "a.test", "/", ["--http1.1", "-H", "Host: other.test"]);
   assert.deepEqual([other.status, other.body], [421, "Misdirected Request\n"]);
 
-  // HTTP/1.1: the connection belongs to the host of its first request.
+  // The SNI name decides from the first request on: b.test has a certificate of this listener,
+  // but not the one a.test chose (domain fronting).
+  const fronted = await TlsClient.connect(port, c.pki.ca, "a.test");
+  assert.deepEqual(await fronted.get("b.test"), { status: 421, body: "Misdirected Request\n" });
+  assert.deepEqual(await fronted.get("x.a.test"), { status: 200, body: "app a" }, "same cert");
+  await fronted.close();
+  const h2first = http2.connect(`https://a.test:${port}`, {
+    ca: c.pki.ca,
+    host: "127.0.0.1",
+    servername: "a.test",
+  } as http2.SecureClientSessionOptions);
+  try {
+    assert.deepEqual(await h2get(h2first, "/", `b.test:${port}`), {
+      status: 421,
+      body: "Misdirected Request\n",
+    });
+  } finally {
+    await new Promise<void>((r) => h2first.close(() => r()));
+  }
+
+  // HTTP/1.1: every request of the connection is checked against its SNI name.
   const k = await TlsClient.connect(port, c.pki.ca, "a.test");
   assert.deepEqual(await k.get("a.test"), { status: 200, body: "app a" });
   assert.deepEqual(await k.get("b.test"), { status: 421, body: "Misdirected Request\n" });
@@ -229,4 +250,30 @@ Deno.test("certificates reload with the configuration; a bad one is refused by c
   }
   await s.write(config(renewed));
   assert.deepEqual(await check(s.file), { code: 0, stderr: "" });
+});
+
+Deno.test("a failed TLS handshake is logged with the TLS library's reason and the SNI name", async () => {
+  await using c = await certs();
+  await using s = await startScalwsd(config(c));
+  const port = s.server.bound.get("https")!.port;
+  // Plain HTTP to the TLS port: no ClientHello, refused by the TLS library.
+  const raw = await Deno.connect({ hostname: "127.0.0.1", port });
+  await raw.write(new TextEncoder().encode("GET / HTTP/1.1\r\nhost: a.test\r\n\r\n"));
+  await raw.read(new Uint8Array(512)).catch(() => null);
+  raw.close();
+  // A client that does not trust the certificate (no CA given) aborts the handshake.
+  await presented(port, "", "b.test").catch(() => {});
+  const failed = () => s.logs.filter((l) => l.includes('"tls_handshake_failed"'));
+  await waitUntil(() => failed().length >= 2, {
+    what: "two tls_handshake_failed lines",
+    timeoutMs: 10_000,
+  });
+  const lines = failed().map((l) => JSON.parse(l));
+  assert.equal(lines[0].level, "warn");
+  assert.equal(lines[0].listener, "https");
+  assert.equal(lines[0].peer, "127.0.0.1");
+  assert.equal(lines[0].sni, "");
+  assert.ok(lines[0].reason.length > 0);
+  assert.equal(lines[1].sni, "b.test");
+  assert.match(lines[1].reason, /alert|certificate|UnknownCA|closed|eof/i);
 });

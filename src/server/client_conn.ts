@@ -1,5 +1,6 @@
 import type { ServedConnection } from "./deno_internal.ts";
 import type { CertificateSet } from "./sni.ts";
+import type { TlsFront } from "./tls_front.ts";
 
 /**
  * A TLS listener's certificates as one connection saw them at its handshake; a reload that
@@ -11,6 +12,8 @@ export interface TlsState {
   strict: boolean;
   /** Milliseconds. */
   handshakeTimeout: number;
+  /** The listener's TCP front: who each loopback TLS connection really is. */
+  front: TlsFront | null;
 }
 
 /** The TLS handshake is running (bounded by `handshake_timeout`). */
@@ -46,8 +49,8 @@ export class ClientConn {
   idleSince: number;
   /** End of the TLS handshake allowance, or of lingering. */
   deadline = 0;
-  /** Strict SNI: the host of the first request; later requests must name the same host. */
-  pinned: string | null = null;
+  /** The SNI name the connection was opened with ("" for none); null when unknown. */
+  sni: string | null = null;
   /** Over `limit_conn`: every request gets 429 and the connection closes. */
   overLimit = false;
   server: ServedConnection | null = null;
@@ -59,11 +62,12 @@ export class ClientConn {
   readonly lingerOn: () => void;
 
   constructor(
-    readonly conn: Deno.Conn,
+    /** On a TLS listener, the public TCP connection until its TLS side is accepted. */
+    public conn: Deno.Conn,
     /** The peer's address (`remoteAddr.hostname`). */
     readonly peer: string,
     /** Null for plain HTTP. */
-    readonly tls: TlsState | null,
+    public tls: TlsState | null,
     now: number,
   ) {
     this.idleSince = now;

@@ -91,13 +91,12 @@ function screen(ex: Exchange, s: ScreenInput): Response | null {
   const conn = s.conn;
   const t = conn !== null ? conn.tls : s.tls;
   if (t !== null && t.strict) {
-    // Deno does not tell the SNI name: the host must be a name of the listener's certificates,
-    // and the first request's host stands for the SNI name on the whole connection.
-    const host = s.host;
-    if (conn === null || conn.pinned === null) {
-      if (!t.certs.covers(host)) return answerWith(ex, 421, "Misdirected Request");
-      if (conn !== null) conn.pinned = host;
-    } else if (conn.pinned !== host) return answerWith(ex, 421, "Misdirected Request");
+    // The host must be the connection's SNI name or a name of the certificate that name
+    // chose; when the name is unknown, a name of any certificate of the listener.
+    const sni = conn !== null ? conn.sni : null;
+    if (sni !== null ? !t.certs.serves(sni, s.host) : !t.certs.covers(s.host)) {
+      return answerWith(ex, 421, "Misdirected Request");
+    }
   }
   if (app.deny !== null && app.deny.match(ex.path)) return answerWith(ex, 404, "Not Found");
   return null;

@@ -4,11 +4,13 @@ import type { ListenerConfig } from "../config/types.ts";
 import { log } from "../observe/log.ts";
 import { ClientConn, CLOSED, HANDSHAKE, LINGERING, SERVING, type TlsState } from "./client_conn.ts";
 import { ConnTracker } from "./conn_tracker.ts";
-import { listenTlsBySni, serveConnection, type ServedConnection } from "./deno_internal.ts";
+import { serveConnection, type ServedConnection } from "./deno_internal.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import { redirectPolicy } from "../pipeline/policies/redirect.ts";
 import { CertificateSet } from "./sni.ts";
+import { type Hop, TlsFront } from "./tls_front.ts";
+import { handshakeFailed } from "./tls_errors.ts";
 import { FrontConnection } from "../front/connection.ts";
 import { FrontServe } from "./front_conn.ts";
 
@@ -16,6 +18,22 @@ import { FrontServe } from "./front_conn.ts";
 const ACCEPT_RETRY = 100;
 /** How long a rebind waits for the old socket to be released (ms). */
 const REBIND_FOR = 2000;
+/** The loopback TLS listeners behind a TLS listener's front. */
+const LOOPBACK = "127.0.0.1";
+/** ALPN offered by every TLS listener, in order of preference. */
+const ALPN = ["h2", "http/1.1"];
+/**
+ * How long retired loopback TLS listeners wait at most for connections handed to them but not
+ * yet accepted (ms); each is counted when accepted, so this bounds only a stuck accept.
+ */
+const RETIRE_WAIT = 10_000;
+
+/** The loopback TLS listeners of one certificate set, one per certificate. */
+interface Backends {
+  readonly tls: TlsState;
+  readonly ports: number[];
+  readonly sockets: Deno.TlsListener[];
+}
 
 const trackers = new WeakMap<Dispatcher, ConnTracker>();
 
@@ -67,11 +85,17 @@ function tlsStateOf(cfg: ListenerConfig, file: string, index: number): TlsState 
     certs: new CertificateSet(certs),
     strict: tls.strict_sni,
     handshakeTimeout: tls.handshake_timeout,
+    front: null,
   };
 }
 
 /**
  * One configured listener, plain HTTP or TLS (certificate by SNI, ALPN `h2` and `http/1.1`).
+ *
+ * A TLS listener is a TCP front (`tls_front.ts`) on the public port that reads each
+ * connection's SNI name and hands it to a fixed-certificate TLS listener on loopback, one per
+ * certificate: the request path knows the SNI name (strict SNI), sessions resume, and new
+ * certificates are new loopback listeners while the public socket stays open.
  *
  * It accepts connections itself and serves each on its own, so that it can time out
  * handshakes, slow request heads and idle keep-alive connections, count connections per peer
@@ -82,8 +106,13 @@ function tlsStateOf(cfg: ListenerConfig, file: string, index: number): TlsState 
 export class Listener {
   /** The bound address (port 0 resolved). */
   addr: Deno.NetAddr;
+  /** The public socket: plain TCP, also for TLS listeners (their front reads it). */
   private socket: Deno.Listener;
   private tls: TlsState | null;
+  /** A TLS listener's front and its current loopback TLS listeners; null for plain HTTP. */
+  private front: TlsFront | null = null;
+  private backends: Backends | null = null;
+  private readonly retiring: Promise<void>[] = [];
   private cfg: ListenerConfig;
   /** `redirect` of the listener: every request gets it; null for a listener that routes. */
   private redirect: Policy | null;
@@ -106,20 +135,78 @@ export class Listener {
     this.tls = tlsStateOf(cfg, file, index);
     this.socket = this.bind(cfg.port);
     this.addr = this.socket.addr as Deno.NetAddr;
-    this.loops.push(this.acceptLoop(this.socket));
+    this.start();
+  }
+
+  private start(): void {
+    const tls = this.tls;
+    if (tls === null) {
+      this.loops.push(this.acceptLoop(this.socket, null));
+      return;
+    }
+    const backends = this.bindBackends(tls);
+    this.backends = backends;
+    const tracker = this.tracker;
+    const d = this.dispatcher;
+    const front = new TlsFront({
+      socket: this.socket,
+      name: this.cfg.name,
+      routes: { certs: tls.certs, ports: backends.ports },
+      helloTimeout: () => this.tls?.handshakeTimeout ?? 10_000,
+      slot: () => tracker.slot(d.current.config.server.limits.max_connections),
+      admit: (conn) => this.admit(conn),
+      drop: (c) => this.forget(c),
+    });
+    this.front = front;
+    tls.front = front;
+    this.loops.push(front.done);
+  }
+
+  /** Binds a fixed-certificate TLS listener on loopback per certificate of `tls`. */
+  private bindBackends(tls: TlsState): Backends {
+    const b: Backends = { tls, ports: [], sockets: [] };
+    try {
+      for (const pair of tls.certs.pairs) {
+        const l = Deno.listenTls({
+          hostname: LOOPBACK,
+          port: 0,
+          cert: pair.cert,
+          key: pair.key,
+          alpnProtocols: ALPN,
+        });
+        b.sockets.push(l);
+        b.ports.push((l.addr as Deno.NetAddr).port);
+        this.loops.push(this.acceptLoop(l, tls));
+      }
+    } catch (err) {
+      this.closeBackends(b);
+      throw err;
+    }
+    return b;
+  }
+
+  private closeBackends(b: Backends): void {
+    for (const l of b.sockets) {
+      try {
+        l.close();
+      } catch {
+        // already closed
+      }
+    }
+  }
+
+  /** Closes `b` once every connection handed to it was accepted. */
+  private retire(b: Backends): Promise<void> {
+    const front = this.front;
+    const wait = front === null ? Promise.resolve() : front.retire(b.ports, RETIRE_WAIT);
+    const done = wait.then(() => this.closeBackends(b));
+    this.retiring.push(done);
+    return done;
   }
 
   private bind(port: number): Deno.Listener {
     const host = this.cfg.hostname;
     const hostname = host.startsWith("[") ? host.slice(1, -1) : host;
-    const tls = this.tls;
-    if (tls !== null) {
-      const certs = tls.certs;
-      return listenTlsBySni(
-        { hostname, port, reusePort: this.reusePort },
-        (sni) => certs.select(sni),
-      );
-    }
     // reusePort needs --unstable-net; only the controller's instances ask for it.
     return this.reusePort
       ? Deno.listen({ hostname, port, reusePort: true } as Deno.TcpListenOptions)
@@ -127,11 +214,12 @@ export class Listener {
   }
 
   /**
-   * Applies a reloaded configuration of this address. New certificates or a switch between
-   * plain and TLS need a new socket (Deno keeps each
-   * SNI answer for the life of a listener): the old socket closes and the new one binds the
+   * Applies a reloaded configuration of this address. New certificates on a TLS listener are
+   * new loopback TLS listeners behind the same public socket: no connection is refused, new
+   * connections get the new certificates, accepted ones keep what they negotiated. A switch
+   * between plain and TLS needs a new socket: the old one closes and the new one binds the
    * same port as soon as Deno lets go of the old (a few ms, during which connection attempts
-   * are refused). Accepted connections stay with what they negotiated.
+   * are refused).
    */
   async update(cfg: ListenerConfig, file: string, index: number): Promise<void> {
     const next = tlsStateOf(cfg, file, index);
@@ -149,8 +237,24 @@ export class Listener {
       }
       return;
     }
+    const front = this.front;
+    if (next !== null && before !== null && front !== null) {
+      const old = this.backends!;
+      this.tls = next;
+      next.front = front;
+      this.backends = this.bindBackends(next);
+      front.route({ certs: next.certs, ports: this.backends.ports });
+      this.retire(old);
+      log("info", "tls_certificates_loaded", { listener: cfg.name });
+      return;
+    }
     this.tls = next;
-    this.socket.close();
+    if (front !== null) {
+      front.close();
+      this.front = null;
+      if (this.backends !== null) this.retire(this.backends);
+      this.backends = null;
+    } else this.socket.close();
     // The old socket is released once its pending accept is cancelled, a tick later.
     const deadline = Date.now() + REBIND_FOR;
     for (;;) {
@@ -166,20 +270,26 @@ export class Listener {
       }
     }
     this.addr = this.socket.addr as Deno.NetAddr;
-    this.loops.push(this.acceptLoop(this.socket));
+    this.start();
     log("info", "listener_rebound", { listener: cfg.name, tls: next !== null });
   }
 
-  private async acceptLoop(socket: Deno.Listener): Promise<void> {
+  /** Accepts on the public socket (plain HTTP) or on a loopback TLS listener (`tls`). */
+  private async acceptLoop(socket: Deno.Listener, tls: TlsState | null): Promise<void> {
     for (;;) {
-      const wait = this.tracker.slot(this.dispatcher.current.config.server.limits.max_connections);
-      if (wait !== null) await wait;
-      if (this.closed || socket !== this.socket) return;
+      if (tls === null) {
+        // A TLS listener's front waits for a slot before it accepts.
+        const wait = this.tracker.slot(
+          this.dispatcher.current.config.server.limits.max_connections,
+        );
+        if (wait !== null) await wait;
+        if (this.closed || socket !== this.socket) return;
+      }
       let conn: Deno.Conn;
       try {
         conn = await socket.accept();
       } catch (err) {
-        if (this.closed || socket !== this.socket) return;
+        if (this.closed || (tls === null && socket !== this.socket)) return;
         if (err instanceof Deno.errors.BadResource || err instanceof Deno.errors.Interrupted) {
           return;
         }
@@ -187,30 +297,75 @@ export class Listener {
         await new Promise((r) => setTimeout(r, ACCEPT_RETRY));
         continue;
       }
-      this.open(conn);
+      this.open(conn, tls);
     }
   }
 
-  private open(conn: Deno.Conn): void {
-    const peer = (conn.remoteAddr as Deno.NetAddr).hostname ?? "";
+  /**
+   * Starts tracking a connection the TLS front accepted: it counts for `limit_conn` and
+   * `max_connections`, and `handshake_timeout` runs, from the TCP accept on.
+   */
+  private admit(conn: Deno.Conn): ClientConn | null {
     const tls = this.tls;
-    const now = performance.now();
-    const c = new ClientConn(conn, peer, tls, now);
+    if (tls === null) return null;
+    const c = this.track(conn, (conn.remoteAddr as Deno.NetAddr).hostname ?? "", tls);
+    c.deadline = performance.now() + tls.handshakeTimeout;
+    return c;
+  }
+
+  private track(conn: Deno.Conn, peer: string, tls: TlsState | null): ClientConn {
+    const c = new ClientConn(conn, peer, tls, performance.now());
     const gen = this.dispatcher.current;
     const perPeer = this.tracker.add(c);
     this.mine.add(c);
     const limit = gen.config.server.limit_conn;
     if (limit !== undefined && perPeer > limit && !gen.trusted(peer)) c.overLimit = true;
+    return c;
+  }
+
+  private open(conn: Deno.Conn, tls: TlsState | null): void {
     if (tls === null) {
-      this.serve(c);
+      this.serve(this.track(conn, (conn.remoteAddr as Deno.NetAddr).hostname ?? "", null));
       return;
     }
-    c.deadline = now + tls.handshakeTimeout;
+    const front = tls.front!;
+    const port = (conn.remoteAddr as Deno.NetAddr).port;
+    const hop = front.claim(port);
+    if (hop !== undefined) this.handshake(conn, tls, hop);
+    else {
+      // The loopback connect and this accept settle in either order.
+      front.claimSoon(port, tls.handshakeTimeout).then((h) => {
+        if (h === undefined) conn.close();
+        else this.handshake(conn, tls, h);
+      });
+    }
+  }
+
+  /** The TLS side of a hop was accepted: its handshake runs within the connection's deadline. */
+  private handshake(conn: Deno.Conn, tls: TlsState, hop: Hop): void {
+    let c = hop.client;
+    if (c === null) {
+      c = this.track(conn, hop.peer, tls);
+      c.deadline = performance.now() + tls.handshakeTimeout;
+    } else if (c.phase === CLOSED) {
+      // Timed out meanwhile.
+      conn.close();
+      return;
+    }
+    const client = c;
+    client.conn = conn;
+    client.tls = tls;
+    client.sni = hop.sni;
     (conn as Deno.TlsConn).handshake().then(
       (info) => {
-        if (c.phase === HANDSHAKE) this.serve(c, info.alpnProtocol);
+        if (client.phase === HANDSHAKE) this.serve(client, info.alpnProtocol);
       },
-      () => this.forget(c),
+      (err) => {
+        if (client.phase === HANDSHAKE) {
+          handshakeFailed({ listener: this.cfg.name, peer: hop.peer, sni: hop.sni, err });
+        }
+        this.forget(client);
+      },
     );
   }
 
@@ -261,10 +416,16 @@ export class Listener {
    */
   async shutdown(): Promise<void> {
     this.closed = true;
-    try {
-      this.socket.close();
-    } catch {
-      // already closed
+    if (this.front !== null) {
+      this.front.close();
+      // Connections handed on but not yet accepted are still served.
+      if (this.backends !== null) await this.retire(this.backends);
+    } else {
+      try {
+        this.socket.close();
+      } catch {
+        // already closed
+      }
     }
     this.tracker.wakeAll();
     const waits: Promise<void>[] = [];
@@ -274,6 +435,7 @@ export class Listener {
       else waits.push(c.server.shutdown().catch(() => {}));
     }
     await Promise.all(waits);
+    await Promise.all(this.retiring);
     await Promise.all(this.loops);
   }
 }

@@ -31,3 +31,21 @@ Deno.test("CertificateSet fingerprints change with any certificate, key or name"
   assert.notEqual(new CertificateSet([cert("a", ["b.test"])]).fingerprint, base);
   assert.throws(() => new CertificateSet([]), /at least one certificate/);
 });
+
+Deno.test("CertificateSet.serves: the SNI name, or a name of the certificate it chose", () => {
+  const set = new CertificateSet([
+    cert("default", ["www.test"]),
+    cert("ab", ["a.test", "b.test"]),
+    cert("c", ["c.test", "*.w.test"]),
+  ]);
+  assert.equal(set.indexOf("b.test"), 1);
+  assert.equal(set.indexOf("nothing.test"), 0);
+  assert.equal(set.serves("a.test", "a.test"), true);
+  assert.equal(set.serves("a.test", "b.test"), true, "same certificate");
+  assert.equal(set.serves("a.test", "c.test"), false, "another certificate: 421");
+  assert.equal(set.serves("c.test", "x.w.test"), true, "wildcard of the same certificate");
+  assert.equal(set.serves("c.test", "y.x.w.test"), false, "a wildcard covers one label");
+  assert.equal(set.serves("", "www.test"), true, "no SNI: the default certificate");
+  assert.equal(set.serves("", "a.test"), false);
+  assert.equal(set.serves("unknown.test", "www.test"), true, "unknown names get the default");
+});

@@ -1,0 +1,311 @@
+import { log } from "../observe/log.ts";
+import {
+  FOUND,
+  HelloResult,
+  MAX_CLIENT_HELLO,
+  NEED_MORE,
+  readClientHello,
+} from "./client_hello.ts";
+import type { ClientConn } from "./client_conn.ts";
+import type { CertificateSet } from "./sni.ts";
+
+/**
+ * The TCP side of a TLS listener. Deno 2.9.6 neither tells a TLS server a connection's SNI
+ * name nor starts server-side TLS on an accepted socket, and its certificate resolver keeps
+ * each answer for the listener's life and builds a TLS configuration per handshake (no
+ * session resumption, about a third of the handshakes per second). So the public port is a
+ * plain TCP listener: the front reads the ClientHello, takes the SNI name, and passes the
+ * bytes on to a fixed-certificate `Deno.listenTls` on loopback, one per certificate. The
+ * client's address and SNI name are kept by the loopback port the hop comes from, and the
+ * TLS side claims them when it accepts. New certificates mean new loopback listeners and one
+ * assignment here: the public socket is never closed, so no connection is refused.
+ */
+
+/** One client connection passed to a loopback TLS listener. */
+export class Hop {
+  /** Set once the TLS side accepted it (or saw its first request). */
+  claimed = false;
+  /** Set once it no longer counts as waiting for the TLS side (claimed or ended). */
+  settled = false;
+  constructor(
+    /** The client's address (`remoteAddr.hostname` of the public connection). */
+    readonly peer: string,
+    /** The SNI name, lower-case; "" when the client sent none. */
+    readonly sni: string,
+    /** The loopback port of the TLS listener it goes to. */
+    readonly backend: number,
+    /** The connection as the listener tracks it from its accept on; null when untracked. */
+    readonly client: ClientConn | null,
+  ) {}
+}
+
+/** Where hops go: the certificates and, by certificate index, the loopback TLS ports. */
+export interface FrontRoutes {
+  readonly certs: CertificateSet;
+  readonly ports: readonly number[];
+}
+
+/** Options of `TlsFront`. */
+export interface TlsFrontOptions {
+  /** The public plain TCP listener; the front owns it from now on. */
+  readonly socket: Deno.Listener;
+  /** The listener's name, for the log. */
+  readonly name: string;
+  readonly routes: FrontRoutes;
+  /** The ClientHello must arrive within this (ms): `tls.handshake_timeout`. */
+  readonly helloTimeout: () => number;
+  /** Null when accepting may go on, else a promise of a free connection slot. */
+  readonly slot: () => Promise<void> | null;
+  /** Starts tracking an accepted connection (limits, handshake deadline); null: untracked. */
+  readonly admit: (conn: Deno.Conn) => ClientConn | null;
+  /** Forgets a tracked connection that ended before its TLS side accepted it. */
+  readonly drop: (client: ClientConn) => void;
+}
+
+const PUMP_BUFFER = 16 * 1024;
+const ACCEPT_RETRY = 100;
+const LOOPBACK = "127.0.0.1";
+
+function closeQuietly(c: Deno.Conn): void {
+  try {
+    c.close();
+  } catch {
+    // already closed
+  }
+}
+
+async function writeAll(c: Deno.Conn, b: Uint8Array): Promise<void> {
+  let off = 0;
+  while (off < b.length) off += await c.write(b.subarray(off));
+}
+
+/** Copies `from` to `to` until end of stream, then half-closes `to`; false on an error. */
+async function pump(from: Deno.Conn, to: Deno.Conn, buf: Uint8Array): Promise<boolean> {
+  try {
+    for (;;) {
+      const n = await from.read(buf);
+      if (n === null) break;
+      await writeAll(to, buf.subarray(0, n));
+    }
+    await (to as Deno.TcpConn).closeWrite();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The public half of a TLS listener: accepts, reads the SNI name, hops to loopback TLS. */
+export class TlsFront {
+  /** Hops by the loopback port they come from. */
+  private readonly hops = new Map<number, Hop>();
+  /** Unclaimed hops by loopback TLS port; a retired port closes once it reaches 0. */
+  private readonly unclaimed = new Map<number, number>();
+  private readonly idle = new Map<number, () => void>();
+  /** TLS-side accepts that came before their hop was recorded, by loopback port. */
+  private readonly early = new Map<number, (hop: Hop | undefined) => void>();
+  private routes: FrontRoutes;
+  private closed = false;
+  /** Settles when the accept loop has ended. */
+  readonly done: Promise<void>;
+
+  constructor(private readonly opts: TlsFrontOptions) {
+    this.routes = opts.routes;
+    this.done = this.acceptLoop();
+  }
+
+  /** The bound public address. */
+  get addr(): Deno.NetAddr {
+    return this.opts.socket.addr as Deno.NetAddr;
+  }
+
+  /** New connections go to `routes` from now on (one assignment). */
+  route(routes: FrontRoutes): void {
+    this.routes = routes;
+  }
+
+  /** The hop a loopback TLS connection from `port` carries, marked claimed; once per hop. */
+  claim(port: number): Hop | undefined {
+    const hop = this.hops.get(port);
+    if (hop !== undefined && !hop.claimed) {
+      hop.claimed = true;
+      this.settle(hop);
+    }
+    return hop;
+  }
+
+  /**
+   * `claim` for a TLS-side accept that may come before the hop is recorded (the loopback
+   * connect and the accept settle in either order): undefined after `limit` ms.
+   */
+  claimSoon(port: number, limit: number): Promise<Hop | undefined> {
+    const now = this.claim(port);
+    if (now !== undefined) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.early.delete(port);
+        resolve(undefined);
+      }, limit);
+      this.early.set(port, (hop) => {
+        clearTimeout(timer);
+        this.early.delete(port);
+        resolve(hop === undefined ? undefined : this.claim(port));
+      });
+    });
+  }
+
+  /**
+   * Resolves once no hop to the loopback TLS `ports` waits to be accepted, or after `limit`
+   * ms: only then may those listeners close without resetting a client (call after `route`).
+   */
+  retire(ports: readonly number[], limit: number): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const p of ports) {
+      if ((this.unclaimed.get(p) ?? 0) === 0) continue;
+      waits.push(new Promise((resolve) => this.idle.set(p, resolve)));
+    }
+    if (waits.length === 0) return Promise.resolve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, limit);
+    });
+    return Promise.race([Promise.all(waits).then(() => {}), late]).finally(() => {
+      clearTimeout(timer);
+      for (const p of ports) this.idle.delete(p);
+    });
+  }
+
+  /** Stops accepting (closes the public socket); hops under way go on. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.opts.socket.close();
+    } catch {
+      // already closed
+    }
+  }
+
+  private settle(hop: Hop): void {
+    if (hop.settled) return;
+    hop.settled = true;
+    const backend = hop.backend;
+    const left = (this.unclaimed.get(backend) ?? 1) - 1;
+    if (left > 0) {
+      this.unclaimed.set(backend, left);
+      return;
+    }
+    this.unclaimed.delete(backend);
+    const wake = this.idle.get(backend);
+    if (wake !== undefined) wake();
+  }
+
+  private async acceptLoop(): Promise<void> {
+    const socket = this.opts.socket;
+    for (;;) {
+      const wait = this.opts.slot();
+      if (wait !== null) await wait;
+      if (this.closed) return;
+      let conn: Deno.Conn;
+      try {
+        conn = await socket.accept();
+      } catch (err) {
+        if (this.closed) return;
+        if (err instanceof Deno.errors.BadResource || err instanceof Deno.errors.Interrupted) {
+          return;
+        }
+        log("error", "accept_failed", { listener: this.opts.name, error: String(err) });
+        await new Promise((r) => setTimeout(r, ACCEPT_RETRY));
+        continue;
+      }
+      this.pass(conn).catch(() => closeQuietly(conn));
+    }
+  }
+
+  /** Reads the ClientHello (bounded in time and size), then hops to the certificate's port. */
+  private async pass(conn: Deno.Conn): Promise<void> {
+    const peer = (conn.remoteAddr as Deno.NetAddr).hostname ?? "";
+    const client = this.opts.admit(conn);
+    let hop: Hop | null = null;
+    try {
+      hop = await this.hop(conn, peer, client);
+    } finally {
+      // Until the TLS side accepts it, the connection is the front's to forget.
+      if (client !== null && (hop === null || !hop.claimed)) this.opts.drop(client);
+    }
+  }
+
+  /** Hops `conn` and pumps until it ends; the hop, or null if it never got that far. */
+  private async hop(conn: Deno.Conn, peer: string, client: ClientConn | null): Promise<Hop | null> {
+    let buf = new Uint8Array(PUMP_BUFFER);
+    let len = 0;
+    const hello = new HelloResult();
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      closeQuietly(conn);
+    }, this.opts.helloTimeout());
+    try {
+      while (readClientHello(buf, len, hello).state === NEED_MORE) {
+        if (len === buf.length) {
+          if (buf.length >= MAX_CLIENT_HELLO + 1024) break;
+          const bigger = new Uint8Array(MAX_CLIENT_HELLO + 1024);
+          bigger.set(buf);
+          buf = bigger;
+        }
+        const n = await conn.read(buf.subarray(len));
+        if (n === null) {
+          closeQuietly(conn);
+          return null;
+        }
+        len += n;
+      }
+    } catch {
+      closeQuietly(conn);
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (late) return null;
+    // Whatever is not a readable ClientHello goes to the first certificate's listener, whose
+    // TLS library refuses it with an alert (and the refusal is logged there).
+    const sni = hello.state === FOUND ? hello.name : "";
+    const routes = this.routes;
+    const backend = routes.ports[routes.certs.indexOf(sni)];
+    this.unclaimed.set(backend, (this.unclaimed.get(backend) ?? 0) + 1);
+    const hop = new Hop(peer, sni, backend, client);
+    let up: Deno.TcpConn;
+    try {
+      up = await Deno.connect({ hostname: LOOPBACK, port: backend });
+    } catch (err) {
+      this.settle(hop);
+      log("error", "tls_hop_failed", { listener: this.opts.name, error: String(err) });
+      closeQuietly(conn);
+      return hop;
+    }
+    const key = (up.localAddr as Deno.NetAddr).port;
+    this.hops.set(key, hop);
+    this.early.get(key)?.(hop);
+    try {
+      up.setNoDelay(true);
+      (conn as Deno.TcpConn).setNoDelay(true);
+      await writeAll(up, buf.subarray(0, len));
+    } catch {
+      this.end(key, hop, conn, up);
+      return hop;
+    }
+    const back = pump(up, conn, new Uint8Array(PUMP_BUFFER));
+    const forth = pump(conn, up, buf.length === PUMP_BUFFER ? buf : new Uint8Array(PUMP_BUFFER));
+    // An error either way ends both; a clean end of one direction waits for the other.
+    const first = await Promise.race([back, forth]);
+    if (first) await Promise.all([back, forth]);
+    this.end(key, hop, conn, up);
+    return hop;
+  }
+
+  private end(key: number, hop: Hop, conn: Deno.Conn, up: Deno.Conn): void {
+    closeQuietly(conn);
+    closeQuietly(up);
+    this.hops.delete(key);
+    this.settle(hop);
+  }
+}
