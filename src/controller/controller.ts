@@ -14,9 +14,9 @@
  */
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
-import { checkMembersBody, CONTROLLER_PUT_HEADER, putTargetError } from "../config/members_put.ts";
-import type { Config, MemberConfig } from "../config/types.ts";
-import { agreement, type InstancePools, MemberLists } from "./member_lists.ts";
+import type { Config } from "../config/types.ts";
+import { MemberSync } from "./member_sync.ts";
+import { InstanceWatch } from "./instance_watch.ts";
 import { log } from "../observe/log.ts";
 import { Lock } from "../base/lock.ts";
 import { ensureDir } from "../base/atomic_file.ts";
@@ -24,12 +24,12 @@ import type { ControllerConfig } from "./config.ts";
 import { ControlError, reloadRefused } from "./control_error.ts";
 import { Evaluator, type Evidence, pressureParams, readScrape } from "./evaluator.ts";
 import { ConfigGenerationStore } from "./generations.ts";
-import { RUNNING_STATES, STARTING_STATES } from "./lifecycle.ts";
-import { adminRequest, probeReady, scrapeMetrics } from "./probe.ts";
-import { mismatch, readProc, readProcFile } from "./proc.ts";
+import { RUNNING_STATES } from "./lifecycle.ts";
+import { adminRequest, scrapeMetrics } from "./probe.ts";
+import { readProc, readProcFile } from "./proc.ts";
 import { planStep, type Step } from "./reconcile.ts";
 import { RecordStore } from "./records.ts";
-import { signal, type Slot, Slots } from "./slots.ts";
+import { Slots } from "./slots.ts";
 import {
   claimStateDir,
   type ControllerState,
@@ -49,23 +49,6 @@ export interface ControllerDeps {
 }
 
 const PROBE_TIMEOUT = 1_000;
-/** Member lists go to instances in these states (their admin socket may be up). */
-const MEMBER_STATES: ReadonlySet<string> = new Set(["warming", "ready", "active"]);
-const ADMIN_TIMEOUT = 5_000;
-
-/** One instance's outcome of a member `PUT` fan-out. */
-export interface MemberFanout {
-  readonly id: string;
-  readonly generation: number;
-  readonly state: string;
-  readonly applied: boolean;
-  readonly status?: number;
-  readonly error?: string;
-}
-
-function slotKey(s: Slot): string {
-  return `${s.rec.id}:${s.rec.pid}`;
-}
 
 export class Controller {
   readonly records: RecordStore;
@@ -75,8 +58,8 @@ export class Controller {
   private readonly evaluator: Evaluator;
   private readonly lock = new Lock();
   /** Member lists of api pools; changes and pushes to instances run one at a time. */
-  private readonly members: MemberLists;
-  private readonly membersLock = new Lock();
+  private readonly members: MemberSync;
+  private readonly watch: InstanceWatch;
   private readonly configs = new Map<number, Promise<Config>>();
   private readonly now: () => number;
   private state!: ControllerState;
@@ -94,7 +77,7 @@ export class Controller {
     this.configGenerations = new ConfigGenerationStore(cfg.state_dir);
     this.stateFile = new ControllerStateFile(cfg.state_dir);
     this.evaluator = new Evaluator(cfg);
-    this.members = new MemberLists(cfg.state_dir, now);
+    this.members = new MemberSync({ stateDir: cfg.state_dir, now });
     this.slots = new Slots({
       cfg,
       command: deps.command,
@@ -110,6 +93,13 @@ export class Controller {
             .catch((err) => log("error", "state_write_failed", { error: String(err) }));
         },
       },
+    });
+    this.watch = new InstanceWatch({
+      cfg,
+      slots: this.slots,
+      members: this.members,
+      now,
+      stopping: () => this.stopping,
     });
   }
 
@@ -246,63 +236,14 @@ export class Controller {
 
   /** One round of observe, enforce, act. */
   async tick(): Promise<void> {
-    await this.checkAdopted();
-    await this.probeAll();
-    await this.enforceTimeouts();
+    await this.watch.checkAdopted();
+    await this.watch.probeAll();
+    await this.watch.enforceTimeouts();
     if (!this.stopping) {
       await this.step();
       await this.restartDue();
     }
     if (this.evaluator.due(this.now())) await this.evaluate();
-  }
-
-  /** Adopted instances are not our children: notice their exit through /proc. */
-  private async checkAdopted(): Promise<void> {
-    for (const s of this.slots) {
-      if (s.child !== null || !RUNNING_STATES.has(s.rec.state)) continue;
-      const token = s.token;
-      const why = mismatch(s.rec, await readProc(s.rec.pid));
-      if (why !== null) await this.slots.exited(s, token, { code: null, signal: null }, why);
-    }
-  }
-
-  private async probeAll(): Promise<void> {
-    const live = [...this.slots].filter((s) =>
-      RUNNING_STATES.has(s.rec.state) && s.rec.state !== "draining"
-    );
-    await Promise.all(live.map(async (s) => {
-      const token = s.token;
-      const r = await probeReady(s.rec.metrics, PROBE_TIMEOUT);
-      if (token !== s.token || !RUNNING_STATES.has(s.rec.state)) return;
-      if (r === null) {
-        s.probeFailures++;
-        if (s.rec.state === "active" && s.probeFailures === 3) {
-          log("warn", "instance_unreachable", { id: s.rec.id, metrics: s.rec.metrics });
-        }
-        return;
-      }
-      if (s.probeFailures >= 3 && s.rec.state === "active") {
-        log("info", "instance_reachable", { id: s.rec.id });
-      }
-      s.probeFailures = 0;
-      // The instance reports the generation it serves; it was started on the recorded one.
-      if (r.generation !== s.rec.generation) {
-        log("warn", "generation_mismatch", {
-          id: s.rec.id,
-          recorded: s.rec.generation,
-          reported: r.generation,
-        });
-      }
-      if (r.state === "warming") await this.slots.apply(s, { type: "warming" });
-      if (r.state === "ready" || r.state === "active") await this.slots.apply(s, { type: "ready" });
-      if (r.state === "active") await this.slots.apply(s, { type: "active" });
-      // The current member lists first: an instance is activated only once it holds them.
-      if (s.rec.state === "ready" || s.rec.state === "active") {
-        const synced = await this.syncMembers(s);
-        if (synced && s.rec.state === "ready" && token === s.token) this.activate(s);
-      }
-    }));
-    this.members.prune(new Set([...this.slots].map(slotKey)));
   }
 
   /** The configuration of generation `n` (validated when it was written), read once. */
@@ -314,89 +255,6 @@ export class Controller {
       this.configs.set(n, p);
     }
     return p;
-  }
-
-  /** Sends one list to one instance, as the controller (the instance refuses others). */
-  private async pushMembers(
-    s: Slot,
-    pool: string,
-    members: readonly MemberConfig[],
-  ): Promise<{ status: number; body: string } | { error: string }> {
-    try {
-      return await adminRequest(s.rec.admin_socket, {
-        method: "PUT",
-        path: `/v1/upstreams/${encodeURIComponent(pool)}`,
-        timeoutMs: ADMIN_TIMEOUT,
-        body: JSON.stringify({
-          members: members.map((m) => ({ address: m.address, weight: m.weight })),
-        }),
-        headers: { [CONTROLLER_PUT_HEADER]: "1" },
-      });
-    } catch (err) {
-      return { error: String((err as Error)?.message ?? err) };
-    }
-  }
-
-  /**
-   * Brings instance `s` up to the current member lists; true when it holds them. A pool its
-   * generation lacks (404) or has as another kind (409) counts as held: nothing to apply.
-   */
-  private syncMembers(s: Slot): Promise<boolean> {
-    if (this.members.inSync(slotKey(s))) return Promise.resolve(true);
-    return this.membersLock.run(async () => {
-      const version = this.members.version;
-      for (const [pool, list] of this.members.lists) {
-        const r = await this.pushMembers(s, pool, list);
-        if ("error" in r || (r.status !== 200 && r.status !== 404 && r.status !== 409)) {
-          log("warn", "members_not_synced", {
-            id: s.rec.id,
-            pool,
-            ...("error" in r ? { error: r.error } : { status: r.status, body: r.body }),
-          });
-          return false;
-        }
-      }
-      this.members.markSynced(slotKey(s), version);
-      log("info", "members_synced", { id: s.rec.id, pid: s.rec.pid, version });
-      return true;
-    });
-  }
-
-  /** SIGUSR2: join the reuseport group. Sent again if the instance has not answered in 2 s. */
-  private activate(s: Slot): void {
-    if (!s.rec.wanted || this.stopping) return;
-    const now = this.now();
-    if (s.activationSentAt !== null && now - s.activationSentAt < 2_000) return;
-    s.activationSentAt = now;
-    if (signal(s.rec.pid, "SIGUSR2")) log("info", "activating", { id: s.rec.id, pid: s.rec.pid });
-  }
-
-  private async enforceTimeouts(): Promise<void> {
-    const now = this.now();
-    for (const s of this.slots) {
-      if (STARTING_STATES.has(s.rec.state) && now - s.spawnedAt > this.cfg.start_timeout) {
-        signal(s.rec.pid, "SIGKILL");
-        log("error", "start_timeout", {
-          id: s.rec.id,
-          pid: s.rec.pid,
-          state: s.rec.state,
-          start_timeout_ms: this.cfg.start_timeout,
-        });
-        await this.slots.apply(s, { type: "start_timeout" }, "start timeout");
-      } else if (
-        s.rec.state === "draining" && s.drainStartedAt !== null &&
-        now - s.drainStartedAt > this.cfg.drain_timeout + this.cfg.kill_grace
-      ) {
-        signal(s.rec.pid, "SIGKILL");
-        log("error", "drain_timeout", {
-          id: s.rec.id,
-          pid: s.rec.pid,
-          waited_ms: now - s.drainStartedAt,
-          action: "killed",
-        });
-        await this.slots.apply(s, { type: "drain_timeout" }, "drain timeout, killed");
-      }
-    }
   }
 
   /** The reconciler's next step. */
@@ -559,46 +417,11 @@ export class Controller {
    * every instance that may be serving; says per instance whether it applied.
    */
   setMembers(name: string, text: string): Promise<Record<string, unknown>> {
-    return this.membersLock.run(async () => {
-      const config = await this.generationConfig(this.state.configGeneration);
-      const pool = config.upstreams[name];
-      const target = putTargetError(name, pool);
-      if (target !== undefined) throw new ControlError(target.status, target.error);
-      const checked = checkMembersBody(text, pool);
-      if ("error" in checked) throw new ControlError(checked.status, checked.error);
-      const before = this.members.version;
-      await this.members.set(name, checked.members);
-      const version = this.members.version;
-      const targets = [...this.slots].filter((s) => MEMBER_STATES.has(s.rec.state));
-      let view: Record<string, unknown> | undefined;
-      const instances: MemberFanout[] = await Promise.all(targets.map(async (s) => {
-        const wasSynced = this.members.inSyncAt(slotKey(s), before);
-        const r = await this.pushMembers(s, name, checked.members);
-        const base = { id: s.rec.id, generation: s.rec.generation, state: s.rec.state };
-        if ("error" in r) return { ...base, applied: false, error: r.error };
-        const applied = r.status === 200;
-        if (applied) {
-          if (wasSynced) this.members.markSynced(slotKey(s), version);
-          try {
-            view ??= JSON.parse(r.body);
-          } catch { /* the answer is the instance's business */ }
-        }
-        return applied ? { ...base, applied, status: r.status } : {
-          ...base,
-          applied,
-          status: r.status,
-          error: errorOf(r.body),
-        };
-      }));
-      log("info", "members_set", {
-        pool: name,
-        members: checked.members.length,
-        version,
-        applied: instances.filter((i) => i.applied).map((i) => i.id),
-        not_applied: instances.filter((i) => !i.applied).map((i) => i.id),
-      });
-      const recorded = checked.members.map((m) => ({ address: m.address, weight: m.weight }));
-      return { ...(view ?? { name, members: recorded }), instances };
+    return this.members.set({
+      name,
+      text,
+      config: () => this.generationConfig(this.state.configGeneration),
+      targets: () => this.slots,
     });
   }
 
@@ -608,38 +431,8 @@ export class Controller {
    */
   async upstreams(): Promise<Record<string, unknown>> {
     const first = await this.fromServingInstance("/v1/upstreams");
-    let body: Record<string, unknown> = {};
-    try {
-      body = JSON.parse(first.body);
-    } catch { /* shown as is below */ }
     const live = [...this.slots].filter((s) => s.rec.state === "ready" || s.rec.state === "active");
-    const views: InstancePools[] = await Promise.all(live.map(async (s) => {
-      try {
-        const r = await adminRequest(s.rec.admin_socket, {
-          method: "GET",
-          path: "/v1/upstreams",
-          timeoutMs: ADMIN_TIMEOUT,
-        });
-        return { id: s.rec.id, pools: r.status === 200 ? JSON.parse(r.body).upstreams : null };
-      } catch {
-        return { id: s.rec.id, pools: null };
-      }
-    }));
-    const a = agreement(this.members.lists, views);
-    return {
-      instance: first.id,
-      generation: first.generation,
-      ...body,
-      agree: a.agree,
-      instances: live.map((s) => ({
-        id: s.rec.id,
-        generation: s.rec.generation,
-        state: s.rec.state,
-        agree: a.instances[s.rec.id],
-        members_in_sync: this.members.inSync(slotKey(s)),
-      })),
-      pools: a.pools,
-    };
+    return await this.members.view(first, live);
   }
 
   /** GETs `path` from the admin socket of one serving instance (current generation first). */
@@ -722,14 +515,6 @@ async function readConfigText(file: string): Promise<string> {
   } catch (e) {
     throw new ConfigError(file, [`cannot read file: ${e instanceof Error ? e.message : e}`]);
   }
-}
-
-function errorOf(body: string): string {
-  try {
-    const e = JSON.parse(body)?.error;
-    if (typeof e === "string") return e;
-  } catch { /* not JSON */ }
-  return body.trim().slice(0, 200);
 }
 
 function sleep(ms: number): Promise<void> {
