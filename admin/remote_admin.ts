@@ -7,6 +7,7 @@ import https from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
 import { Buffer } from "node:buffer";
+import { handshakeFailed } from "../src/server/tls_errors.ts";
 
 /** Largest body read from a remote admin request (the API refuses bigger ones with 413). */
 const MAX_BODY = 2 * 1024 * 1024 + 1;
@@ -27,6 +28,12 @@ function subjectOf(req: IncomingMessage): string {
   const subject = cert?.subject as unknown as Record<string, string> | undefined;
   if (!subject) return "certificate:unknown";
   return Object.entries(subject).map(([k, v]) => `${k}=${v}`).join(",");
+}
+
+/** The client's address of a socket that failed its handshake (Deno keeps it on the TCP side). */
+function remoteOf(socket: TLSSocket): string {
+  const s = socket as TLSSocket & { _parent?: { remoteAddress?: string }; _handle?: unknown };
+  return s._parent?.remoteAddress ?? "";
 }
 
 export class RemoteAdmin {
@@ -51,6 +58,22 @@ export class RemoteAdmin {
       this.serve(req, res).catch(() => {
         res.statusCode = 500;
         res.end();
+      });
+    });
+    // A refused client certificate (unknown CA, X.509 v1, expired) ends in the handshake; log
+    // it, rate-limited like every listener's failed handshakes. Deno 2.9.6's node:tls reports
+    // only "socket hang up" (ECONNRESET) there, so the line says what it usually means.
+    server.on("tlsClientError", (err: Error, socket: TLSSocket) => {
+      const code = (err as Error & { code?: string }).code;
+      const reason = code === "ECONNRESET"
+        ? "handshake failed: client certificate missing, not signed by client_ca, expired or " +
+          "not X.509 v3 (the TLS library gives no detail)"
+        : err;
+      handshakeFailed({
+        listener: "admin.remote",
+        peer: socket.remoteAddress ?? remoteOf(socket),
+        sni: (socket as TLSSocket & { servername?: string }).servername || null,
+        err: reason,
       });
     });
     this.server = server;

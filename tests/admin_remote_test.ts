@@ -8,6 +8,7 @@ import {
   scalwsYaml,
   startPki,
   startScalwsd,
+  waitUntil,
 } from "./_support/mod.ts";
 
 function httpsGet(
@@ -78,4 +79,66 @@ Deno.test("the remote admin listener requires a client certificate signed by cli
   }));
   const metrics = s.admin.bound.get("metrics")!;
   assert.equal((await get(`http://127.0.0.1:${metrics.port}/v1/upstreams`)).status, 404);
+});
+
+Deno.test("the remote admin listener logs why it refused a client certificate (X.509 v1)", async () => {
+  await using pki = await startPki();
+  const { cert, key } = await pki.issue("server", ["localhost", "127.0.0.1"]);
+  // What a bare `openssl x509 -req` makes: a version 1 certificate, signed by client_ca.
+  const run = async (args: string[]) => {
+    const out = await new Deno.Command("openssl", { args, cwd: pki.dir, stderr: "piped" }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  };
+  await run([
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-keyout",
+    "v1.key",
+    "-out",
+    "v1.csr",
+    "-subj",
+    "/CN=ops",
+  ]);
+  await run([
+    "x509",
+    "-req",
+    "-in",
+    "v1.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "v1.crt",
+    "-days",
+    "1",
+  ]);
+  await using s = await startScalwsd(scalwsYaml({
+    server: {
+      admin: {
+        ...ADMIN_SOCKET,
+        remote: { address: "127.0.0.1:0", tls: { cert, key, client_ca: pki.caFile } },
+      },
+    },
+    apps: [app(respond("a"))],
+  }));
+  const port = s.admin.bound.get("remote")!.port;
+  await assert.rejects(httpsGet(port, "/v1/upstreams", {
+    ca: pki.ca,
+    cert: await Deno.readTextFile(`${pki.dir}/v1.crt`),
+    key: await Deno.readTextFile(`${pki.dir}/v1.key`),
+  }));
+  const line = await waitUntil(
+    () => s.logs.map((l) => JSON.parse(l)).find((l) => l.event === "tls_handshake_failed"),
+    { what: "a tls_handshake_failed line", timeoutMs: 10_000 },
+  );
+  assert.equal(line.listener, "admin.remote");
+  assert.equal(line.peer, "127.0.0.1");
+  assert.match(line.reason, /X\.509 v3/);
+  assert.equal(line.sni, "localhost");
 });

@@ -277,3 +277,41 @@ Deno.test("a failed TLS handshake is logged with the TLS library's reason and th
   assert.equal(lines[1].sni, "b.test");
   assert.match(lines[1].reason, /alert|certificate|UnknownCA|closed|eof/i);
 });
+
+Deno.test("TLS sessions resume (TLS 1.2 session ids, TLS 1.3 tickets)", async () => {
+  await using c = await certs();
+  await using s = await startScalwsd(config(c));
+  const port = s.server.bound.get("https")!.port;
+  const sess = `${c.pki.dir}/session.pem`;
+  const client = async (version: string, session: string[]) => {
+    const cmd = new Deno.Command("openssl", {
+      args: [
+        "s_client",
+        "-connect",
+        `127.0.0.1:${port}`,
+        "-servername",
+        "a.test",
+        version,
+        "-CAfile",
+        c.pki.caFile,
+        "-ign_eof",
+        ...session,
+      ],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const w = cmd.stdin.getWriter();
+    // A request and its answer: the TLS 1.3 tickets arrive after the handshake.
+    await w.write(
+      new TextEncoder().encode("GET / HTTP/1.1\r\nhost: a.test\r\nconnection: close\r\n\r\n"),
+    );
+    await w.close();
+    const out = new TextDecoder().decode((await cmd.output()).stdout);
+    return /^(New|Reused),/m.exec(out)?.[1];
+  };
+  for (const version of ["-tls1_2", "-tls1_3"]) {
+    assert.equal(await client(version, ["-sess_out", sess]), "New", version);
+    assert.equal(await client(version, ["-sess_in", sess]), "Reused", version);
+  }
+});
