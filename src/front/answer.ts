@@ -13,6 +13,29 @@ export interface Upgraded {
   readonly leftover: Uint8Array;
 }
 
+/**
+ * A body pulled chunk by chunk without a stream (a member's body straight from its
+ * connection): one `read` at a time; null at the clean end; a rejection when it broke.
+ */
+export interface PullBody {
+  read(): Promise<Uint8Array | null>;
+  cancel(): void;
+}
+
+/** A `ReadableStream` over `pull`, for writers that need one (Deno.serve). */
+export function pullStream(pull: PullBody): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(c) {
+      const chunk = await pull.read();
+      if (chunk === null) c.close();
+      else c.enqueue(chunk);
+    },
+    cancel() {
+      pull.cancel();
+    },
+  }, { highWaterMark: 0 });
+}
+
 export class FrontAnswer {
   constructor(
     readonly status: number,
@@ -20,9 +43,9 @@ export class FrontAnswer {
     readonly headers: [string, string][],
     /**
      * A `Uint8Array` that may be a view of a buffer reused after the answer is written, a
-     * stream of chunks (each written before the next is pulled), or null.
+     * stream or a `PullBody` of chunks (each written before the next is pulled), or null.
      */
-    readonly body: Uint8Array | ReadableStream<Uint8Array> | null,
+    readonly body: Uint8Array | ReadableStream<Uint8Array> | PullBody | null,
     /** Called once the answer was written (true) or failed (false). */
     readonly onWritten: ((ok: boolean) => void) | null = null,
   ) {}

@@ -4,7 +4,7 @@
  * each chunk written before the next is pulled so that a slow client slows the member down.
  */
 
-import { type Answer, FrontAnswer } from "./answer.ts";
+import { type Answer, FrontAnswer, type PullBody } from "./answer.ts";
 import { log } from "../observe/log.ts";
 import { giveBuffer, POOLED_SIZE, takeBuffer } from "./buffer_pool.ts";
 
@@ -109,7 +109,7 @@ export async function writeAnswer(
   keepAlive: boolean,
 ): Promise<boolean> {
   let status: number;
-  let body: Uint8Array | ReadableStream<Uint8Array> | null;
+  let body: Uint8Array | ReadableStream<Uint8Array> | PullBody | null;
   let lines = "";
   let length = -1;
   let closeAsked = false;
@@ -142,12 +142,14 @@ export async function writeAnswer(
   const head = req.method === "HEAD";
   const noBody = head || bodiless(status);
   let bytes: Uint8Array | null = null;
-  let stream: ReadableStream<Uint8Array> | null = null;
+  let stream: ReadableStream<Uint8Array> | PullBody | null = null;
   let first: Uint8Array | null = null;
   if (body instanceof Uint8Array) bytes = body;
   else if (body !== null) {
     stream = body;
-    if (!(answer instanceof FrontAnswer) && length < 0 && !noBody) {
+    if (
+      body instanceof ReadableStream && !(answer instanceof FrontAnswer) && length < 0 && !noBody
+    ) {
       // A Response of scalwsd's own (text, bytes): one chunk then the end is sent with its
       // length. Anything longer goes chunked, the chunk already read first.
       const pre = await preRead(body);
@@ -174,7 +176,7 @@ export async function writeAnswer(
       ? "content-length: " + length + "\r\n"
       : "content-length: 0\r\n";}
   if (noBody && stream !== null) {
-    stream.cancel().catch(() => {});
+    drop(stream);
     stream = null;
   }
   const connection = status === 101
@@ -203,7 +205,7 @@ export async function writeAnswer(
     }
     await writeAll(conn, out.subarray(0, n));
   } catch {
-    stream?.cancel().catch(() => {});
+    if (stream !== null) drop(stream);
     (answer as FrontAnswer).onWritten?.(false);
     return false;
   } finally {
@@ -213,7 +215,9 @@ export async function writeAnswer(
     if (answer instanceof FrontAnswer) answer.onWritten?.(true);
     return keepAlive;
   }
-  const ok = await writeStream(conn, stream, chunked, length, first);
+  const ok = stream instanceof ReadableStream
+    ? await writeStream(conn, stream, chunked, length, first)
+    : await writePulled(conn, stream, chunked, length);
   if (answer instanceof FrontAnswer) answer.onWritten?.(ok);
   return ok && keepAlive;
 }
@@ -250,6 +254,50 @@ async function writeStream(
       else await writeAll(conn, chunk);
     } catch {
       reader.cancel().catch(() => {});
+      return false;
+    }
+  }
+  try {
+    if (chunked) await writeAll(conn, LAST_CHUNK);
+  } catch {
+    return false;
+  }
+  return length < 0 || sent === length;
+}
+
+/** Drops a body that will not be written. */
+function drop(body: ReadableStream<Uint8Array> | PullBody): void {
+  if (body instanceof ReadableStream) body.cancel().catch(() => {});
+  else body.cancel();
+}
+
+/**
+ * Writes a pulled body (a member's, straight from its connection), each chunk before the next
+ * is read; false when it broke (the client's connection then closes: never a clean end).
+ */
+async function writePulled(
+  conn: ClientSocket,
+  body: PullBody,
+  chunked: boolean,
+  length: number,
+): Promise<boolean> {
+  let sent = 0;
+  for (;;) {
+    let chunk: Uint8Array | null;
+    try {
+      chunk = await body.read();
+    } catch (err) {
+      log("error", "request_failed", { error: String(err) });
+      return false;
+    }
+    if (chunk === null) break;
+    if (chunk.length === 0) continue;
+    sent += chunk.length;
+    try {
+      if (chunked) await writeChunk(conn, chunk);
+      else await writeAll(conn, chunk);
+    } catch {
+      body.cancel();
       return false;
     }
   }

@@ -115,13 +115,20 @@ export function toResponse(
   }
   ex.status = res.status;
   ex.fromMember = true;
-  const body = res.body;
-  // scalwsd's own front writes the member's answer as it is: no Response, no Headers.
+  // scalwsd's own front writes the member's answer as it is: no Response, no Headers, and
+  // a streamed body pulled straight from the member's connection.
   if (ex.rawAnswer) {
-    if (body instanceof ReadableStream) ex.deferred = true;
-    else if (body !== null) ex.bytes = body.length;
-    return new FrontAnswer(res.status, headers, body);
+    const reader = res.reader;
+    if (reader !== undefined) {
+      ex.deferred = true;
+      return new FrontAnswer(res.status, headers, reader);
+    }
+    const bytes = res.body;
+    if (bytes instanceof ReadableStream) ex.deferred = true;
+    else if (bytes !== null) ex.bytes = bytes.length;
+    return new FrontAnswer(res.status, headers, bytes);
   }
+  const body = res.body;
   if (body instanceof ReadableStream) ex.deferred = true;
   else if (body !== null) {
     ex.bytes = body.length;

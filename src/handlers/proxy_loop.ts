@@ -99,7 +99,8 @@ export async function proxyLoop(first: Attempt): Promise<Answer> {
     // Another member gets the request; this answer is dropped (released first, so the
     // cancelled body does not count a second failure).
     a.release();
-    if (res.body instanceof ReadableStream) res.body.cancel().catch(() => {});
+    if (res.reader !== undefined) res.reader.cancel();
+    else if (res.body instanceof ReadableStream) res.body.cancel().catch(() => {});
     status = res.status;
     a = a.next();
   }

@@ -63,7 +63,7 @@ class PoolAttempt extends Attempt implements MemberTry {
   answered(res: UpstreamResponse): boolean {
     const pool = this.call.handler.pool;
     const s = res.status;
-    this.streaming = res.body instanceof ReadableStream;
+    this.streaming = res.reader !== undefined || res.body instanceof ReadableStream;
     pool.report(this, s);
     return (s === 502 || s === 503 || s === 504) && pool.retry(this.call.request, "status");
   }

@@ -7,8 +7,8 @@
 import { ChunkedDecoder } from "./chunked.ts";
 import type { ConnPool } from "./conn_pool.ts";
 import type { Http1Conn } from "./connection.ts";
-import type { Bytes, FinishListener } from "./types.ts";
-import { ioError, malformed } from "./upstream_error.ts";
+import type { BodyReader, Bytes, FinishListener } from "./types.ts";
+import { ioError, malformed, UpstreamError } from "./upstream_error.ts";
 
 /** Body delimited by Content-Length. */
 export const BODY_LENGTH = 0;
@@ -22,8 +22,12 @@ const CHUNK = 65536;
 
 type Controller = ReadableStreamDefaultController<Bytes>;
 
-/** One streamed response body; an object with methods rather than closures per response. */
-export class BodySource implements UnderlyingDefaultSource<Bytes> {
+/**
+ * One streamed response body; an object with methods rather than closures per response. The
+ * front pulls it directly (`read`, `cancel`); everything else gets a `ReadableStream` made on
+ * it (it is that stream's underlying source). Use one or the other, never both.
+ */
+export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
   readonly #conn: Http1Conn;
   readonly #pool: ConnPool;
   readonly #mode: number;
@@ -33,6 +37,8 @@ export class BodySource implements UnderlyingDefaultSource<Bytes> {
   #remaining: number;
   #bytes = 0;
   #done = false;
+  /** The body ended cleanly: later reads give null. */
+  #ended = false;
 
   constructor(
     conn: Http1Conn,
@@ -51,8 +57,17 @@ export class BodySource implements UnderlyingDefaultSource<Bytes> {
     this.#decoder = mode === BODY_CHUNKED ? new ChunkedDecoder() : null;
   }
 
-  pull(c: Controller): Promise<void> {
-    return this.#pull(c);
+  /** As a stream's source: one chunk per pull, nothing read ahead (highWaterMark 0). */
+  async pull(c: Controller): Promise<void> {
+    let chunk: Bytes | null;
+    try {
+      chunk = await this.read();
+    } catch (err) {
+      c.error(err);
+      return;
+    }
+    if (chunk === null) c.close();
+    else c.enqueue(chunk);
   }
 
   cancel(): void {
@@ -63,36 +78,52 @@ export class BodySource implements UnderlyingDefaultSource<Bytes> {
     this.#listener?.bodyFinished(false, this.#bytes, true);
   }
 
-  async #pull(c: Controller): Promise<void> {
+  /**
+   * The next chunk of the body (never empty; a fresh array or a copy, the consumer's to keep),
+   * or null at its clean end. Rejects with `UpstreamError` (phase `body`) when the body breaks
+   * or is malformed, and after a cancel. One read at a time.
+   */
+  read(): Promise<Bytes | null> {
+    if (this.#done) {
+      return this.#ended
+        ? NULL
+        : Promise.reject(new UpstreamError("body", "closed", "response body cancelled", true));
+    }
+    return this.#read();
+  }
+
+  async #read(): Promise<Bytes | null> {
     const conn = this.#conn;
     try {
       for (;;) {
-        if (this.#done) return;
         const buffered = conn.end - conn.start;
         if (this.#mode === BODY_LENGTH) {
           if (buffered > 0) {
             const n = Math.min(this.#remaining, buffered);
-            this.#emit(c, conn.buf.slice(conn.start, conn.start + n));
+            const out = conn.buf.slice(conn.start, conn.start + n);
             conn.start += n;
-            if ((this.#remaining -= n) === 0) this.#finish(c);
-            return;
+            this.#bytes += n;
+            if ((this.#remaining -= n) === 0) this.#finish();
+            return out;
           }
           const chunk = new Uint8Array(Math.min(this.#remaining, CHUNK));
           const k = await conn.socket.read(chunk);
-          if (this.#done) return;
+          if (this.#done) return this.#gone();
           if (k === null) throw malformed("response body ended before its Content-Length", "body");
-          this.#emit(c, chunk.subarray(0, k));
-          if ((this.#remaining -= k) === 0) this.#finish(c);
-          return;
+          this.#bytes += k;
+          if ((this.#remaining -= k) === 0) this.#finish();
+          return chunk.subarray(0, k);
         }
         if (this.#mode === BODY_CHUNKED) {
           const d = this.#decoder!;
           if (buffered > 0) {
             conn.start = d.decode(conn.buf, conn.start, conn.end);
             const span = d.spanEnd - d.spanStart;
-            if (span > 0) this.#emit(c, conn.buf.slice(d.spanStart, d.spanEnd));
-            if (d.done) this.#finish(c);
-            if (span > 0 || d.done) return;
+            const out = span > 0 ? conn.buf.slice(d.spanStart, d.spanEnd) : null;
+            if (out !== null) this.#bytes += span;
+            if (d.done) this.#finish();
+            if (out !== null) return out;
+            if (d.done) return null;
             continue;
           }
           conn.start = conn.end = 0;
@@ -100,23 +131,24 @@ export class BodySource implements UnderlyingDefaultSource<Bytes> {
             // Large chunk data: read straight into the chunk handed to the consumer.
             const chunk = new Uint8Array(Math.min(d.remaining, CHUNK));
             const k = await conn.socket.read(chunk);
-            if (this.#done) return;
+            if (this.#done) return this.#gone();
             if (k === null) throw malformed("chunked response body ended early", "body");
             d.consumeData(k);
-            this.#emit(c, chunk.subarray(0, k));
-            return;
+            this.#bytes += k;
+            return chunk.subarray(0, k);
           }
           const k = await conn.read();
-          if (this.#done) return;
+          if (this.#done) return this.#gone();
           if (k === null) throw malformed("chunked response body ended early", "body");
           conn.end += k;
           continue;
         }
         // BODY_CLOSE
         if (buffered > 0) {
-          this.#emit(c, conn.buf.slice(conn.start, conn.end));
+          const out = conn.buf.slice(conn.start, conn.end);
           conn.start = conn.end;
-          return;
+          this.#bytes += out.length;
+          return out;
         }
         const chunk = new Uint8Array(CHUNK);
         let k: number | null;
@@ -127,38 +159,36 @@ export class BodySource implements UnderlyingDefaultSource<Bytes> {
           if (!(err instanceof Deno.errors.UnexpectedEof)) throw err;
           k = null;
         }
-        if (this.#done) return;
+        if (this.#done) return this.#gone();
         if (k === null) {
-          this.#finish(c);
-          return;
+          this.#finish();
+          return null;
         }
-        this.#emit(c, chunk.subarray(0, k));
-        return;
+        this.#bytes += k;
+        return chunk.subarray(0, k);
       }
     } catch (err) {
-      if (this.#done) return;
-      this.#fail(c, err);
+      if (this.#done) return this.#gone();
+      this.#done = true;
+      this.#pool.release(this.#conn, false);
+      this.#listener?.bodyFinished(false, this.#bytes);
+      throw ioError("body", err, true, false, "reading the response body");
     }
   }
 
-  #emit(c: Controller, bytes: Bytes): void {
-    this.#bytes += bytes.length;
-    c.enqueue(bytes);
+  /** A read that was pending when the body was cancelled. */
+  #gone(): Promise<Bytes | null> {
+    return this.read();
   }
 
-  #finish(c: Controller): void {
+  #finish(): void {
     this.#done = true;
+    this.#ended = true;
     const conn = this.#conn;
     const surplus = conn.start !== conn.end;
     this.#pool.release(conn, this.#keepAlive && !surplus);
-    c.close();
     this.#listener?.bodyFinished(true, this.#bytes, false, surplus);
   }
-
-  #fail(c: Controller, err: unknown): void {
-    this.#done = true;
-    this.#pool.release(this.#conn, false);
-    c.error(ioError("body", err, true, false, "reading the response body"));
-    this.#listener?.bodyFinished(false, this.#bytes);
-  }
 }
+
+const NULL: Promise<null> = Promise.resolve(null);

@@ -188,6 +188,10 @@ async function cutShort(
 ): Promise<UpstreamResponse> {
   head.keepAlive = false;
   const res = await respond(pool, conn, head, req, opts);
+  if (res instanceof StreamedResponse) {
+    res.bodyCut = true;
+    return res;
+  }
   return { ...res, bodyCut: true };
 }
 
@@ -303,12 +307,28 @@ function streamed(
 ): UpstreamResponse {
   watchdog.disarm(conn);
   const source = new BodySource(conn, pool, mode, length, head.keepAlive, opts.onFinish);
-  return {
-    status: head.status,
-    statusText: head.statusText,
-    headers: head.headers,
-    body: new ReadableStream(source, { highWaterMark: 0 }),
-  };
+  return new StreamedResponse(head, source);
+}
+
+/** A response whose body streams: pulled directly (`reader`) or as a stream made on demand. */
+class StreamedResponse implements UpstreamResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: [string, string][];
+  readonly reader: BodySource;
+  bodyCut = false;
+  #stream: ReadableStream<Bytes> | null = null;
+
+  constructor(head: ResponseHead, source: BodySource) {
+    this.status = head.status;
+    this.statusText = head.statusText;
+    this.headers = head.headers;
+    this.reader = source;
+  }
+
+  get body(): ReadableStream<Bytes> {
+    return this.#stream ??= new ReadableStream(this.reader, { highWaterMark: 0 });
+  }
 }
 
 /** Reads the rest of a small Content-Length body, still under the response timeout. */

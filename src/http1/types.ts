@@ -101,6 +101,16 @@ export interface UpgradedConnection {
   readonly leftover: Bytes;
 }
 
+/**
+ * A streamed body pulled chunk by chunk, without a `ReadableStream`: one `read` at a time, each
+ * chunk the caller's to keep; null at the clean end; a rejection when the body broke (never a
+ * clean end for a cut body). `cancel` drops the rest (and the connection).
+ */
+export interface BodyReader {
+  read(): Promise<Bytes | null>;
+  cancel(): void;
+}
+
 /** A member's answer. */
 export interface UpstreamResponse {
   readonly status: number;
@@ -117,6 +127,11 @@ export interface UpstreamResponse {
    * before awaiting anything; otherwise a stream that pulls from the member.
    */
   readonly body: Bytes | ReadableStream<Bytes> | null;
+  /**
+   * Present when `body` is a stream: the same body pulled directly. Read one of them, never
+   * both; the stream is only made when `body` is first read.
+   */
+  readonly reader?: BodyReader;
   /** Present for status 101 only. */
   readonly upgrade?: UpgradedConnection;
   /**

@@ -10,7 +10,7 @@ import { plain } from "../base/plain.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import { type ClientConn, type TlsState, UPGRADED } from "./client_conn.ts";
 import type { AppEntry, Generation, RequestLimits } from "./generation.ts";
-import type { Answer } from "../front/answer.ts";
+import { type Answer, pullStream } from "../front/answer.ts";
 import type { FrontConnection } from "../front/connection.ts";
 import { FrontRequest } from "../front/front_request.ts";
 import { headLimitStatus } from "../front/head_limits.ts";
@@ -458,5 +458,9 @@ export class Dispatcher {
 /** A Deno.serve answer from a handler's (only the front's exchanges get `FrontAnswer`s). */
 function webResponse(a: Answer): Response {
   if (a instanceof Response) return a;
-  return new Response(a.body as BodyInit | null, { status: a.status, headers: a.headers });
+  const body = a.body;
+  const init = body === null || body instanceof Uint8Array || body instanceof ReadableStream
+    ? body
+    : pullStream(body);
+  return new Response(init as BodyInit | null, { status: a.status, headers: a.headers });
 }
