@@ -200,3 +200,36 @@ Deno.test("serveConnection still closes WebSockets (why HTTP/1.1 WebSockets go t
       "could be considered",
   );
 });
+
+Deno.test("Deno's TLS handshake still tells the server no SNI name (why TLS listeners have a front)", async () => {
+  // When this fails, Deno reports the SNI name: a TLS listener could then accept, handshake and
+  // serve directly (cheaper than tls_front.ts's hop through loopback).
+  const pki = await makePki();
+  try {
+    const a = await pki.issue("a", ["a.test"]);
+    const listener = Deno.listenTls({
+      hostname: "127.0.0.1",
+      port: 0,
+      cert: await Deno.readTextFile(a.cert),
+      key: await Deno.readTextFile(a.key),
+      alpnProtocols: ["http/1.1"],
+    });
+    const accepted = (async () => {
+      const conn = await listener.accept();
+      const info = await conn.handshake();
+      conn.close();
+      return info as unknown as Record<string, unknown>;
+    })();
+    await peek(listener.addr.port, pki.ca, "a.test").catch(() => {});
+    const info = await accepted;
+    listener.close();
+    assert.deepEqual(
+      Object.keys(info).filter((k) => /name|sni/i.test(k)),
+      [],
+      `Deno ${Deno.version.deno} reports ${JSON.stringify(info)}: use it instead of the TLS front`,
+    );
+    assert.ok(!JSON.stringify(info).includes("a.test"));
+  } finally {
+    await pki.close();
+  }
+});
