@@ -1,0 +1,166 @@
+import assert from "node:assert/strict";
+import { bytes, FakeFactory, FakeSocket } from "./_fake_socket.ts";
+import { ConnPool } from "./conn_pool.ts";
+import { send } from "./send.ts";
+import type { BodyReader, FinishListener, OutboundRequest, UpstreamResponse } from "./types.ts";
+import { UpstreamError } from "./upstream_error.ts";
+
+const GET: OutboundRequest = {
+  method: "GET",
+  target: "/x",
+  head: {
+    headers: new Headers(),
+    host: "m",
+    clientHost: "c",
+    peer: "",
+    peerTrusted: false,
+    proto: "http",
+    upgrade: false,
+  },
+  body: null,
+  bodyLength: -1,
+};
+
+class Finished implements FinishListener {
+  calls: [boolean, number, boolean][] = [];
+  bodyFinished(ok: boolean, n: number, cancelled = false): void {
+    this.calls.push([ok, n, cancelled]);
+  }
+}
+
+async function exchange(
+  response: Uint8Array,
+  pieces: number[],
+): Promise<{ res: UpstreamResponse; pool: ConnPool; sock: FakeSocket; finished: Finished }> {
+  const sock = new FakeSocket(response, pieces);
+  const pool = new ConnPool(new FakeFactory([sock]));
+  const finished = new Finished();
+  const res = await send(pool, GET, {
+    connectTimeout: 1000,
+    responseTimeout: 1000,
+    onFinish: finished,
+  });
+  return { res, pool, sock, finished };
+}
+
+/** All chunks of `reader` up to its end, and how many reads gave data. */
+async function drain(reader: BodyReader): Promise<{ body: Uint8Array; reads: number }> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = await reader.read();
+    if (chunk === null) break;
+    assert.ok(chunk.length > 0, "never an empty chunk");
+    parts.push(chunk.slice());
+    total += chunk.length;
+  }
+  const body = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    body.set(p, at);
+    at += p.length;
+  }
+  return { body, reads: parts.length };
+}
+
+function withBody(head: string, body: Uint8Array): Uint8Array {
+  const h = bytes(head);
+  const out = new Uint8Array(h.length + body.length);
+  out.set(h);
+  out.set(body, h.length);
+  return out;
+}
+
+const BIG = 200_000;
+function big(): Uint8Array {
+  const b = new Uint8Array(BIG);
+  for (let i = 0; i < BIG; i++) b[i] = i % 251;
+  return b;
+}
+
+Deno.test("reader: a Content-Length body over 64 KiB read in chunks, then null; connection pooled", async () => {
+  const body = big();
+  const { res, pool, finished } = await exchange(
+    withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${BIG}\r\n\r\n`, body),
+    [4096, 70000, 1000],
+  );
+  assert.ok(res.reader !== undefined);
+  const got = await drain(res.reader);
+  assert.deepEqual(got.body, body);
+  assert.ok(got.reads > 2);
+  assert.equal(await res.reader.read(), null, "the end stays the end");
+  assert.equal(pool.idle, 1);
+  assert.deepEqual(finished.calls, [[true, BIG, false]]);
+  pool.close();
+});
+
+Deno.test("reader: a chunked body in pieces decoded, then null; connection pooled", async () => {
+  const { res, pool, finished } = await exchange(
+    bytes(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+    ),
+    [50, 3, 7],
+  );
+  assert.ok(res.reader !== undefined);
+  const got = await drain(res.reader);
+  assert.equal(new TextDecoder().decode(got.body), "hello world");
+  assert.equal(pool.idle, 1);
+  assert.deepEqual(finished.calls, [[true, 11, false]]);
+  pool.close();
+});
+
+Deno.test("reader: a body cut before its Content-Length rejects (never a clean end) and closes", async () => {
+  const { res, pool, sock, finished } = await exchange(
+    withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${BIG}\r\n\r\n`, big().subarray(0, 90_000)),
+    [65536],
+  );
+  assert.ok(res.reader !== undefined);
+  await assert.rejects(drain(res.reader), UpstreamError);
+  assert.equal(pool.idle, 0);
+  assert.equal(sock.closed, true);
+  assert.equal(finished.calls.length, 1);
+  assert.equal(finished.calls[0][0], false);
+  await assert.rejects(res.reader.read(), UpstreamError, "no clean end after a failure");
+  pool.close();
+});
+
+Deno.test("reader: a close-delimited body ends at the close; the connection is not kept", async () => {
+  const { res, pool, finished } = await exchange(
+    bytes("HTTP/1.1 200 OK\r\n\r\nuntil the close"),
+    [19, 4],
+  );
+  assert.ok(res.reader !== undefined);
+  const got = await drain(res.reader);
+  assert.equal(new TextDecoder().decode(got.body), "until the close");
+  assert.equal(pool.idle, 0);
+  assert.deepEqual(finished.calls, [[true, 15, false]]);
+  pool.close();
+});
+
+Deno.test("reader: cancel closes the connection, reports a cancel, and later reads reject", async () => {
+  const { res, pool, sock, finished } = await exchange(
+    withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${BIG}\r\n\r\n`, big()),
+    [65536],
+  );
+  assert.ok(res.reader !== undefined);
+  assert.ok((await res.reader.read())!.length > 0);
+  res.reader.cancel();
+  assert.equal(sock.closed, true);
+  assert.equal(pool.idle, 0);
+  assert.equal(finished.calls.length, 1);
+  assert.deepEqual([finished.calls[0][0], finished.calls[0][2]], [false, true]);
+  await assert.rejects(res.reader.read(), UpstreamError);
+  pool.close();
+});
+
+Deno.test("reader: the same body as a stream when `body` is asked for instead", async () => {
+  const body = big();
+  const { res, pool } = await exchange(
+    withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${BIG}\r\n\r\n`, body),
+    [30000],
+  );
+  assert.ok(res.body instanceof ReadableStream);
+  assert.deepEqual(await new Response(res.body).bytes(), body);
+  assert.equal(pool.idle, 1);
+  pool.close();
+});
