@@ -31,6 +31,7 @@ import { selects, updatedHeaders, validators } from "../cache/revalidation.ts";
 import { storability, UNKEYED_REFLECTED } from "../cache/storable.ts";
 import { varyMatches, varyValues } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/types.ts";
+import { type Answer, FrontAnswer } from "../front/answer.ts";
 import { AccessLog } from "../observe/access_log.ts";
 import { createMetrics } from "../observe/families.ts";
 import { log } from "../observe/log.ts";
@@ -55,6 +56,59 @@ const NOT_STORED = new Set([
 
 const EMPTY: Bytes = new Uint8Array(0);
 
+/** A request's `Pragma: no-cache` without `Cache-Control` (RFC 9111 5.4). */
+const PRAGMA_NO_CACHE = parseCacheControl("no-cache");
+
+/** `Pragma` lists `no-cache` (any case, among other directives). */
+function pragmaNoCache(v: string | null): boolean {
+  if (v === null) return false;
+  for (const d of v.split(",")) if (d.trim().toLowerCase() === "no-cache") return true;
+  return false;
+}
+
+/** The header pairs of a `FrontAnswer` read like `Headers` (lower-case names). */
+class PairFields implements RequestFields {
+  constructor(private readonly pairs: readonly [string, string][]) {}
+
+  get(name: string): string | null {
+    let v: string | null = null;
+    for (const p of this.pairs) {
+      if (p[0] === name) v = v === null ? p[1] : v + ", " + p[1];
+    }
+    return v;
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== null;
+  }
+
+  forEach(fn: (value: string, name: string) => void): void {
+    for (const p of this.pairs) fn(p[1], p[0]);
+  }
+}
+
+/** The header fields of an answer, whichever kind. */
+function fieldsOf(a: Answer): RequestFields {
+  return a instanceof Response ? a.headers : new PairFields(a.headers);
+}
+
+/** Sets `name` (lower-case) on an answer, replacing what it had. */
+function setField(a: Answer, name: string, value: string): void {
+  if (a instanceof Response) {
+    a.headers.set(name, value);
+    return;
+  }
+  const h = a.headers;
+  for (let i = h.length - 1; i >= 0; i--) if (h[i][0] === name) h.splice(i, 1);
+  h.push([name, value]);
+}
+
+/** An answer like `a` (same kind, status and header fields) with another body. */
+function withBody(a: Answer, body: ReadableStream<Uint8Array> | Bytes | null): Answer {
+  if (a instanceof Response) return new Response(body, { status: a.status, headers: a.headers });
+  return new FrontAnswer(a.status, a.headers, body, a.onWritten);
+}
+
 /** What a wrapped route needs. */
 export interface CachedOptions {
   readonly inner: Handler;
@@ -78,22 +132,26 @@ function select(variants: readonly Entry[] | undefined, h: RequestFields): Entry
 }
 
 /** The member's Date (when it was kept) in ms, else `received`. */
-function dateOr(h: Headers, received: number): number {
+function dateOr(h: RequestFields, received: number): number {
   const d = parseHttpDate(h.get("date"));
   return Number.isNaN(d) ? received : d;
 }
 
 /** A body nobody will read: released without counting against the member. */
-function discard(ex: Exchange, res: Response): void {
+function discard(ex: Exchange, res: Answer): void {
   // The attempt would complete the exchange when its body ends; the cache answers instead.
   ex.deferred = false;
-  if (res.body !== null) res.body.cancel().catch(() => {});
+  const body = res.body;
+  if (body instanceof ReadableStream) body.cancel().catch(() => {});
+  if (res instanceof FrontAnswer) res.onWritten?.(false);
 }
 
 /** The whole body when it is at most `max` bytes; null when larger or broken. */
-async function readCapped(res: Response, max: number): Promise<Bytes | null> {
-  if (res.body === null) return EMPTY;
-  const reader = res.body.getReader();
+async function readCapped(res: Answer, max: number): Promise<Bytes | null> {
+  const body = res.body;
+  if (body === null) return EMPTY;
+  if (body instanceof Uint8Array) return body.length > max ? null : body.slice() as Bytes;
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
@@ -153,7 +211,7 @@ function backgroundExchange(ex: Exchange, headers: ForwardHeaders): Exchange {
 /** Facts of an answer being considered for storing. */
 interface Admission {
   readonly status: number;
-  readonly headers: Headers;
+  readonly headers: RequestFields;
   readonly cc: CacheControl;
   readonly lifetime: number;
   readonly vary: readonly string[];
@@ -184,10 +242,12 @@ export class CachedHandler implements Handler {
     this.sieCap = Math.floor(o.config.stale_if_error / 1000);
   }
 
-  /** The wrapped handler's answer, always a `Response`: the cache reads and stores it. */
-  private innerHandle(ex: Exchange): Response | Promise<Response> {
-    ex.rawAnswer = false;
-    return this.inner.handle(ex) as Response | Promise<Response>;
+  /**
+   * The wrapped handler's answer: a `FrontAnswer` on scalwsd's own front (`ex.rawAnswer`),
+   * else a `Response`; the cache reads and stores either.
+   */
+  private innerHandle(ex: Exchange): Answer | Promise<Answer> {
+    return this.inner.handle(ex);
   }
 
   close(): void {
@@ -203,7 +263,7 @@ export class CachedHandler implements Handler {
     );
   }
 
-  handle(ex: Exchange): Response | Promise<Response> {
+  handle(ex: Exchange): Answer | Promise<Answer> {
     const method = ex.req.method;
     const h = ex.req.headers;
     if ((method !== "GET" && method !== "HEAD") || (this.websocket && h.get("upgrade") !== null)) {
@@ -211,7 +271,11 @@ export class CachedHandler implements Handler {
     }
     const key = this.key(ex);
     const ccv = h.get("cache-control");
-    const rcc = ccv === null ? NO_CACHE_CONTROL : parseCacheControl(ccv);
+    const rcc = ccv !== null
+      ? parseCacheControl(ccv)
+      : pragmaNoCache(h.get("pragma"))
+      ? PRAGMA_NO_CACHE
+      : NO_CACHE_CONTROL;
     const variants = this.cache.store.variants(key);
     const e = select(variants, h);
     if (e !== null) {
@@ -260,8 +324,11 @@ export class CachedHandler implements Handler {
     ex.cache = RESULTS[result];
   }
 
-  /** Answers from entry `e`: the client's own 304, a byte range, or the whole answer. */
-  private serve(ex: Exchange, e: Entry, age: number, status: string, result: number): Response {
+  /**
+   * Answers from entry `e`: the client's own 304, a byte range, or the whole answer. On
+   * scalwsd's own front, a `FrontAnswer` of the stored pairs and bytes; else a `Response`.
+   */
+  private serve(ex: Exchange, e: Entry, age: number, status: string, result: number): Answer {
     this.cache.store.touch(e);
     this.count(ex, result);
     const h = ex.req.headers;
@@ -276,10 +343,22 @@ export class CachedHandler implements Handler {
       headers.push(["age", String(age)], ["cache-status", status]);
       ex.status = 304;
       ex.bytes = 0;
+      if (ex.rawAnswer) return new FrontAnswer(304, headers, null);
       return new Response(null, { status: 304, headers });
     }
     const method = ex.req.method;
     const range = e.status === 200 ? h.get("range") : null;
+    if (range === null && method !== "HEAD" && ex.rawAnswer) {
+      // The common hit on scalwsd's own front: the stored pairs and bytes, no Web objects.
+      const n = e.headers.length;
+      const hh = new Array<[string, string]>(n + 2);
+      for (let i = 0; i < n; i++) hh[i] = e.headers[i];
+      hh[n] = ["age", String(age)];
+      hh[n + 1] = ["cache-status", status];
+      ex.status = e.status;
+      ex.bytes = e.body.length;
+      return new FrontAnswer(e.status, hh, e.body.length === 0 ? null : e.body);
+    }
     if (range === null && method !== "HEAD") {
       // The common hit: one reused header list, its last two values set for this answer.
       let hh = e.hitHeaders;
@@ -316,9 +395,11 @@ export class CachedHandler implements Handler {
     if (method === "HEAD") {
       headers.push(["content-length", String(body.length)]);
       ex.bytes = 0;
+      if (ex.rawAnswer) return new FrontAnswer(code, headers, null);
       return new Response(null, { status: code, headers });
     }
     ex.bytes = body.length;
+    if (ex.rawAnswer) return new FrontAnswer(code, headers, body.length === 0 ? null : body);
     return new Response(body.length === 0 ? null : body, { status: code, headers });
   }
 
@@ -332,22 +413,24 @@ export class CachedHandler implements Handler {
   }
 
   /** Not looked up: other methods (unsafe ones invalidate on success) and upgrades. */
-  private bypass(ex: Exchange, method: string): Response | Promise<Response> {
+  private bypass(ex: Exchange, method: string): Answer | Promise<Answer> {
     this.count(ex, BYPASS);
     const r = this.innerHandle(ex);
     if (r instanceof Promise) return r.then((res) => this.bypassed(ex, method, res));
     return this.bypassed(ex, method, r);
   }
 
-  private bypassed(ex: Exchange, method: string, res: Response): Response {
+  private bypassed(ex: Exchange, method: string, res: Answer): Answer {
     if (res.status === 101) return res;
-    if (UNSAFE.has(method) && invalidates(method, res.status)) this.invalidate(ex, res.headers);
-    res.headers.set("cache-status", forwardStatus({ fwd: "bypass", status: res.status }));
+    if (UNSAFE.has(method) && invalidates(method, res.status)) {
+      this.invalidate(ex, fieldsOf(res));
+    }
+    setField(res, "cache-status", forwardStatus({ fwd: "bypass", status: res.status }));
     return res;
   }
 
   /** Removes the stored entries of the request's URL and of its Location / Content-Location. */
-  private invalidate(ex: Exchange, headers: Headers): void {
+  private invalidate(ex: Exchange, headers: RequestFields): void {
     const store = this.cache.store;
     const host = keyHost(ex.authority, ex.secure);
     store.removeKey(this.key(ex));
@@ -365,11 +448,11 @@ export class CachedHandler implements Handler {
   }
 
   /** Forwarded without storing (a HEAD or Range miss). */
-  private async pass(ex: Exchange, fwd: Forward, result: number): Promise<Response> {
+  private async pass(ex: Exchange, fwd: Forward, result: number): Promise<Answer> {
     this.count(ex, result);
     const res = await this.innerHandle(ex);
     if (res.status !== 101) {
-      res.headers.set("cache-status", forwardStatus({ fwd, status: res.status }));
+      setField(res, "cache-status", forwardStatus({ fwd, status: res.status }));
     }
     return res;
   }
@@ -380,7 +463,7 @@ export class CachedHandler implements Handler {
     key: string,
     fwd: Forward,
     rcc: CacheControl,
-  ): Promise<Response> {
+  ): Promise<Answer> {
     const collapser = this.cache.collapser;
     let lead = collapser.lead(key);
     if (!lead) {
@@ -389,7 +472,7 @@ export class CachedHandler implements Handler {
       lead = collapser.lead(key);
     }
     const requestTime = this.cache.clock.now();
-    let res: Response;
+    let res: Answer;
     try {
       res = await this.innerHandle(ex);
     } catch (err) {
@@ -405,7 +488,7 @@ export class CachedHandler implements Handler {
    * when it is `no-cache` (it was just checked); another entry only while fresh. Null: go to
    * the member.
    */
-  private async collapse(ex: Exchange, key: string, fwd: Forward): Promise<Response | null> {
+  private async collapse(ex: Exchange, key: string, fwd: Forward): Promise<Answer | null> {
     const clock = this.cache.clock;
     const since = clock.now();
     await this.cache.collapser.wait(key, this.cache.collapseWait);
@@ -426,7 +509,7 @@ export class CachedHandler implements Handler {
    * A stale entry (or one the client or `no-cache` wants checked) is revalidated with the
    * member; a 304 refreshes it and the client gets it (or its own 304).
    */
-  private async revalidate(ex: Exchange, key: string, e: Entry, fwd: Forward): Promise<Response> {
+  private async revalidate(ex: Exchange, key: string, e: Entry, fwd: Forward): Promise<Answer> {
     const collapser = this.cache.collapser;
     const store = this.cache.store;
     const clock = this.cache.clock;
@@ -437,15 +520,16 @@ export class CachedHandler implements Handler {
       lead = collapser.lead(key);
     }
     const requestTime = clock.now();
-    let res: Response;
+    let res: Answer;
     try {
       ex.forwardHeaders = new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, validators(e));
       res = await this.innerHandle(ex);
       ex.forwardHeaders = null;
       if (res.status === 304) {
         discard(ex, res);
-        if (selects(e, res.headers.get("etag")) && store.has(e)) {
-          this.refreshed(e, res.headers, requestTime, clock.now());
+        const fields = fieldsOf(res);
+        if (selects(e, fields.get("etag")) && store.has(e)) {
+          this.refreshed(e, fields, requestTime, clock.now());
           store.resize(e);
           if (lead) collapser.done(key);
           return this.serve(
@@ -479,7 +563,7 @@ export class CachedHandler implements Handler {
   }
 
   /** Applies a 304's header fields and times to `e` (RFC 9111 4.3.4). */
-  private refreshed(e: Entry, h: Headers, requestTime: number, responseTime: number): void {
+  private refreshed(e: Entry, h: RequestFields, requestTime: number, responseTime: number): void {
     const fresh: [string, string][] = [];
     h.forEach((v, k) => fresh.push([k, v]));
     e.headers = updatedHeaders(e.headers, fresh);
@@ -524,8 +608,9 @@ export class CachedHandler implements Handler {
     const responseTime = clock.now();
     if (res.status === 304) {
       discard(bg, res);
-      if (selects(e, res.headers.get("etag")) && store.has(e)) {
-        this.refreshed(e, res.headers, requestTime, responseTime);
+      const fields = fieldsOf(res);
+      if (selects(e, fields.get("etag")) && store.has(e)) {
+        this.refreshed(e, fields, requestTime, responseTime);
         store.resize(e);
       }
       return;
@@ -545,12 +630,12 @@ export class CachedHandler implements Handler {
   /** The storing decision for `res`; null when it must not be stored. */
   private admission(
     ex: Exchange,
-    res: Response,
+    res: Answer,
     requestTime: number,
     responseTime: number,
     rcc: CacheControl,
   ): Admission | null {
-    const rh = res.headers;
+    const rh = fieldsOf(res);
     const h = ex.req.headers;
     let reflected: string[] | null = null;
     for (const name of UNKEYED_REFLECTED) {
@@ -625,12 +710,12 @@ export class CachedHandler implements Handler {
   private async admit(
     ex: Exchange,
     key: string,
-    res: Response,
+    res: Answer,
     requestTime: number,
     fwd: Forward,
     lead: boolean,
     rcc: CacheControl,
-  ): Promise<Response> {
+  ): Promise<Answer> {
     const collapser = this.cache.collapser;
     const a = res.status === 101 || ex.surplus
       ? null
@@ -639,20 +724,27 @@ export class CachedHandler implements Handler {
     if (a === null) {
       if (lead) collapser.done(key);
       if (res.status !== 101) {
-        res.headers.set("cache-status", forwardStatus({ fwd, status: res.status }));
+        setField(res, "cache-status", forwardStatus({ fwd, status: res.status }));
       }
       return res;
     }
-    res.headers.set(
+    setField(
+      res,
       "cache-status",
       forwardStatus({ fwd, status: res.status, stored: true, ttl: a.lifetime }),
     );
-    if (res.body === null) {
-      this.cache.store.put(key, this.entry(ex, a, EMPTY));
+    const body = res.body;
+    if (body === null || body instanceof Uint8Array) {
+      // A whole body (a FrontAnswer's bytes may be a view of a reused buffer: stored copied).
+      if (body !== null && body.length > this.cfg.max_object_size) {
+        setField(res, "cache-status", forwardStatus({ fwd, status: res.status }));
+      } else if (!ex.surplus) {
+        this.cache.store.put(key, this.entry(ex, a, body === null ? EMPTY : body.slice()));
+      }
       if (lead) collapser.done(key);
       return res;
     }
-    const reader = res.body.getReader();
+    const reader = body.getReader();
     if (!(ex.deferred || ex.streaming)) {
       // A body the handler had whole (one chunk, normally): stored before it is answered.
       const chunks: Uint8Array[] = [];
@@ -671,20 +763,17 @@ export class CachedHandler implements Handler {
         if (size > this.cfg.max_object_size) {
           // Not whole after all, and too large: the rest streams through unstored.
           if (lead) collapser.done(key);
-          res.headers.set("cache-status", forwardStatus({ fwd, status: res.status }));
-          return new Response(new ReadableStream(new Rest(chunks, reader), { highWaterMark: 0 }), {
-            status: res.status,
-            headers: res.headers,
-          });
+          setField(res, "cache-status", forwardStatus({ fwd, status: res.status }));
+          return withBody(
+            res,
+            new ReadableStream(new Rest(chunks, reader), { highWaterMark: 0 }),
+          );
         }
       }
-      const body = join(chunks, size);
-      if (!ex.surplus) this.cache.store.put(key, this.entry(ex, a, body));
+      const whole = join(chunks, size);
+      if (!ex.surplus) this.cache.store.put(key, this.entry(ex, a, whole));
       if (lead) collapser.done(key);
-      return new Response(body.length === 0 ? null : body, {
-        status: res.status,
-        headers: res.headers,
-      });
+      return withBody(res, whole.length === 0 ? null : whole);
     }
     const cl = a.headers.get("content-length");
     const fill = new Fill({
@@ -697,10 +786,7 @@ export class CachedHandler implements Handler {
       expected: cl === null ? -1 : Number(cl),
       max: this.cfg.max_object_size,
     });
-    return new Response(new ReadableStream(fill, { highWaterMark: 0 }), {
-      status: res.status,
-      headers: res.headers,
-    });
+    return withBody(res, new ReadableStream(fill, { highWaterMark: 0 }));
   }
 
   /** Called by `Fill` when a streamed answer ended: stores it if it ended whole. */

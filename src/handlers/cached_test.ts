@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { ManualClock } from "../base/clock.ts";
+import { Cache, CacheCounters } from "../cache/cache.ts";
+import type { CacheConfig } from "../config/types.ts";
+import { type Answer, FrontAnswer } from "../front/answer.ts";
+import { AccessLog } from "../observe/access_log.ts";
+import { createMetrics } from "../observe/families.ts";
+import { Registry } from "../observe/metrics.ts";
+import { AppStats, Exchange, type Handler } from "../pipeline/exchange.ts";
+import { CachedHandler } from "./cached.ts";
+
+const CONFIG: CacheConfig = {
+  stale_while_revalidate: 60_000,
+  stale_if_error: 0,
+  max_object_size: 1024,
+  key_headers: [],
+  ignore_query: false,
+  store_set_cookie: false,
+};
+
+const metrics = createMetrics(new Registry());
+const stats = new AppStats("t", "a", metrics);
+const OFF = new AccessLog("off");
+
+/** An exchange as a front makes it; `raw`: scalwsd's own front (FrontAnswers allowed). */
+function exchange(raw: boolean, headers: Record<string, string> = {}, method = "GET"): Exchange {
+  const ex = new Exchange({
+    req: { method, url: "http://a.test/x", headers: new Headers(headers), body: null },
+    path: "/x",
+    query: "",
+    authority: "a.test",
+    peer: "127.0.0.1",
+    peerTrusted: false,
+    client: "127.0.0.1",
+    secure: false,
+    stats,
+    start: performance.now(),
+    log: OFF,
+  });
+  ex.rawAnswer = raw;
+  return ex;
+}
+
+/** A member answering like the proxy: a FrontAnswer on the front, else a Response. */
+class Inner implements Handler {
+  calls = 0;
+  constructor(
+    private readonly body: () => Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>,
+    private readonly headers: [string, string][] = [["cache-control", "max-age=60"]],
+  ) {}
+  handle(ex: Exchange): Answer {
+    this.calls++;
+    const body = this.body();
+    if (body instanceof ReadableStream) ex.deferred = true;
+    const headers = this.headers.map((p) => [p[0], p[1]] as [string, string]);
+    if (ex.rawAnswer) return new FrontAnswer(200, headers, body);
+    return new Response(body, { headers });
+  }
+}
+
+function cached(inner: Handler, clock = new ManualClock()): CachedHandler {
+  return new CachedHandler({
+    inner,
+    cache: new Cache(1 << 20, clock),
+    config: CONFIG,
+    counters: new CacheCounters("t", "a", metrics.cacheRequests),
+    owner: "t/a",
+  });
+}
+
+function field(a: FrontAnswer, name: string): string | undefined {
+  return a.headers.find((p) => p[0] === name)?.[1];
+}
+
+async function text(a: Answer): Promise<string> {
+  if (a instanceof Response) return await a.text();
+  if (a.body === null) return "";
+  if (a.body instanceof Uint8Array) return new TextDecoder().decode(a.body);
+  return await new Response(a.body).text();
+}
+
+Deno.test("on scalwsd's own front, misses read a FrontAnswer and hits, HEAD and 304 answer with one", async () => {
+  // The member's bytes are a view of a buffer it reuses: the store keeps a copy.
+  const buf = new TextEncoder().encode("hello");
+  const inner = new Inner(() => buf, [["cache-control", "max-age=60"], ["etag", '"v1"']]);
+  const c = cached(inner);
+  const miss = await c.handle(exchange(true));
+  assert.ok(miss instanceof FrontAnswer);
+  assert.equal(
+    field(miss, "cache-status"),
+    "scalwsd; fwd=uri-miss; fwd-status=200; stored; ttl=60",
+  );
+  assert.equal(await text(miss), "hello");
+  buf.fill(0x78);
+
+  const hit = c.handle(exchange(true));
+  assert.ok(hit instanceof FrontAnswer, "a hit is answered without a Promise or a Response");
+  assert.equal(hit.status, 200);
+  assert.equal(await text(hit), "hello");
+  assert.equal(field(hit, "etag"), '"v1"');
+  assert.equal(field(hit, "age"), "0");
+  assert.equal(field(hit, "cache-status"), "scalwsd; hit; ttl=60");
+
+  const head = c.handle(exchange(true, {}, "HEAD"));
+  assert.ok(head instanceof FrontAnswer);
+  assert.equal(head.body, null);
+  assert.equal(field(head, "content-length"), "5");
+
+  const nm = c.handle(exchange(true, { "if-none-match": '"v1"' }));
+  assert.ok(nm instanceof FrontAnswer);
+  assert.equal(nm.status, 304);
+  assert.equal(nm.body, null);
+  assert.equal(field(nm, "etag"), '"v1"');
+  assert.equal(inner.calls, 1);
+
+  // Deno.serve's exchanges still get Responses from the same entry.
+  const web = c.handle(exchange(false));
+  assert.ok(web instanceof Response);
+  assert.equal(await web.text(), "hello");
+  assert.equal(web.headers.get("cache-status"), "scalwsd; hit; ttl=60");
+});
+
+Deno.test("a FrontAnswer's streamed body is stored once it ended whole", async () => {
+  const inner = new Inner(() => new Blob(["stre", "amed"]).stream() as ReadableStream<Uint8Array>);
+  const c = cached(inner);
+  const miss = await c.handle(exchange(true));
+  assert.ok(miss instanceof FrontAnswer);
+  assert.ok(miss.body instanceof ReadableStream);
+  assert.equal(await text(miss), "streamed");
+  const hit = c.handle(exchange(true));
+  assert.ok(hit instanceof FrontAnswer);
+  assert.equal(await text(hit), "streamed");
+  assert.equal(inner.calls, 1);
+});
+
+Deno.test("a FrontAnswer larger than max_object_size is passed on, not stored", async () => {
+  const inner = new Inner(() => new Uint8Array(CONFIG.max_object_size + 1));
+  const c = cached(inner);
+  const miss = await c.handle(exchange(true));
+  assert.ok(miss instanceof FrontAnswer);
+  assert.equal(field(miss, "cache-status"), "scalwsd; fwd=uri-miss; fwd-status=200");
+  assert.equal((miss.body as Uint8Array).length, CONFIG.max_object_size + 1);
+  await c.handle(exchange(true));
+  assert.equal(inner.calls, 2);
+});
+
+Deno.test("a request's Pragma: no-cache without Cache-Control is no-cache (RFC 9111 5.4)", async () => {
+  const inner = new Inner(() => new TextEncoder().encode("x"));
+  const c = cached(inner);
+  await c.handle(exchange(true));
+  await c.handle(exchange(true, { pragma: "No-Cache" }));
+  assert.equal(inner.calls, 2, "revalidated with the member");
+  // Cache-Control present: Pragma is ignored.
+  const hit = await c.handle(exchange(true, { pragma: "no-cache", "cache-control": "max-stale" }));
+  assert.ok(hit instanceof FrontAnswer);
+  assert.match(field(hit, "cache-status")!, /^scalwsd; hit/);
+  assert.equal(inner.calls, 2);
+});
