@@ -31,7 +31,7 @@ import { selects, updatedHeaders, validators } from "../cache/revalidation.ts";
 import { storability, UNKEYED_REFLECTED } from "../cache/storable.ts";
 import { varyMatches, varyValues } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/types.ts";
-import { type Answer, FrontAnswer } from "../front/answer.ts";
+import { type Answer, FrontAnswer, type PullBody, pullStream } from "../front/answer.ts";
 import { AccessLog } from "../observe/access_log.ts";
 import { createMetrics } from "../observe/families.ts";
 import { log } from "../observe/log.ts";
@@ -103,6 +103,11 @@ function setField(a: Answer, name: string, value: string): void {
   h.push([name, value]);
 }
 
+/** A streamed body as a stream (a member's body pulled from its connection is made one). */
+function streamOf(body: ReadableStream<Uint8Array> | PullBody): ReadableStream<Uint8Array> {
+  return body instanceof ReadableStream ? body : pullStream(body);
+}
+
 /** An answer like `a` (same kind, status and header fields) with another body. */
 function withBody(a: Answer, body: ReadableStream<Uint8Array> | Bytes | null): Answer {
   if (a instanceof Response) return new Response(body, { status: a.status, headers: a.headers });
@@ -143,6 +148,7 @@ function discard(ex: Exchange, res: Answer): void {
   ex.deferred = false;
   const body = res.body;
   if (body instanceof ReadableStream) body.cancel().catch(() => {});
+  else if (body !== null && !(body instanceof Uint8Array)) body.cancel();
   if (res instanceof FrontAnswer) res.onWritten?.(false);
 }
 
@@ -151,7 +157,7 @@ async function readCapped(res: Answer, max: number): Promise<Bytes | null> {
   const body = res.body;
   if (body === null) return EMPTY;
   if (body instanceof Uint8Array) return body.length > max ? null : body.slice() as Bytes;
-  const reader = body.getReader();
+  const reader = streamOf(body).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
@@ -744,7 +750,7 @@ export class CachedHandler implements Handler {
       if (lead) collapser.done(key);
       return res;
     }
-    const reader = body.getReader();
+    const reader = streamOf(body).getReader();
     if (!(ex.deferred || ex.streaming)) {
       // A body the handler had whole (one chunk, normally): stored before it is answered.
       const chunks: Uint8Array[] = [];

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ManualClock } from "../base/clock.ts";
 import { Cache, CacheCounters } from "../cache/cache.ts";
 import type { CacheConfig } from "../config/types.ts";
-import { type Answer, FrontAnswer } from "../front/answer.ts";
+import { type Answer, FrontAnswer, type PullBody, pullStream } from "../front/answer.ts";
 import { AccessLog } from "../observe/access_log.ts";
 import { createMetrics } from "../observe/families.ts";
 import { Registry } from "../observe/metrics.ts";
@@ -45,16 +45,16 @@ function exchange(raw: boolean, headers: Record<string, string> = {}, method = "
 class Inner implements Handler {
   calls = 0;
   constructor(
-    private readonly body: () => Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>,
+    private readonly body: () => Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | PullBody,
     private readonly headers: [string, string][] = [["cache-control", "max-age=60"]],
   ) {}
   handle(ex: Exchange): Answer {
     this.calls++;
     const body = this.body();
-    if (body instanceof ReadableStream) ex.deferred = true;
+    if (!(body instanceof Uint8Array)) ex.deferred = true;
     const headers = this.headers.map((p) => [p[0], p[1]] as [string, string]);
     if (ex.rawAnswer) return new FrontAnswer(200, headers, body);
-    return new Response(body, { headers });
+    return new Response(body instanceof Uint8Array ? body : body as ReadableStream, { headers });
   }
 }
 
@@ -76,7 +76,8 @@ async function text(a: Answer): Promise<string> {
   if (a instanceof Response) return await a.text();
   if (a.body === null) return "";
   if (a.body instanceof Uint8Array) return new TextDecoder().decode(a.body);
-  return await new Response(a.body).text();
+  const b = a.body;
+  return await new Response(b instanceof ReadableStream ? b : pullStream(b)).text();
 }
 
 Deno.test("on scalwsd's own front, misses read a FrontAnswer and hits, HEAD and 304 answer with one", async () => {
@@ -155,4 +156,54 @@ Deno.test("a request's Pragma: no-cache without Cache-Control is no-cache (RFC 9
   assert.ok(hit instanceof FrontAnswer);
   assert.match(field(hit, "cache-status")!, /^scalwsd; hit/);
   assert.equal(inner.calls, 2);
+});
+
+/** A member's body pulled chunk by chunk (what the proxy gives on the front). */
+class Pulled implements PullBody {
+  cancelled = false;
+  constructor(private readonly chunks: string[]) {}
+  read(): Promise<Uint8Array | null> {
+    const c = this.chunks.shift();
+    return Promise.resolve(c === undefined ? null : new TextEncoder().encode(c));
+  }
+  cancel(): void {
+    this.cancelled = true;
+  }
+}
+
+Deno.test("a FrontAnswer's pulled body is stored once it ended whole", async () => {
+  const inner = new Inner(() => new Pulled(["pul", "led"]));
+  const c = cached(inner);
+  const miss = await c.handle(exchange(true));
+  assert.ok(miss instanceof FrontAnswer);
+  assert.equal(await text(miss), "pulled");
+  const hit = c.handle(exchange(true));
+  assert.ok(hit instanceof FrontAnswer);
+  assert.equal(await text(hit), "pulled");
+  assert.equal(inner.calls, 1);
+});
+
+Deno.test("a member's 304 to a revalidation with a pulled body: the body is cancelled, the entry served", async () => {
+  const clock = new ManualClock();
+  let n = 0;
+  const bodies: Pulled[] = [];
+  const inner: Handler = {
+    handle(ex: Exchange): Answer {
+      n++;
+      const b = new Pulled(n === 1 ? ["one"] : []);
+      bodies.push(b);
+      ex.deferred = true;
+      const headers: [string, string][] = [["cache-control", "max-age=10"], ["etag", '"e"']];
+      return new FrontAnswer(n === 1 ? 200 : 304, headers, b);
+    },
+  };
+  const c = cached(inner, clock);
+  assert.equal(await text(await c.handle(exchange(true))), "one");
+  clock.advance(20_000);
+  const r = await c.handle(exchange(true));
+  assert.ok(r instanceof FrontAnswer);
+  assert.equal(r.status, 200);
+  assert.equal(await text(r), "one");
+  assert.equal(n, 2);
+  assert.ok(bodies[1].cancelled);
 });
