@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { parseUnit } from "./issues.ts";
+import type { Sink } from "./provision_draft.ts";
+import { DEFAULT_MAX_BODY, limitReq, provisionServer } from "./provision_server.ts";
+import { serverSchema } from "./schema.ts";
+
+function server(value: unknown) {
+  const sink: Sink = { errors: [], warnings: [] };
+  const raw = parseUnit(serverSchema, value, ["server"], sink.errors);
+  assert.ok(raw, sink.errors.join("\n"));
+  return { config: provisionServer(raw, sink), sink };
+}
+
+Deno.test("provisionServer: TLS defaults, body limit default, limit_req burst 0", () => {
+  const { config, sink } = server({
+    listeners: [{
+      name: "https",
+      address: "127.0.0.1:443",
+      tls: { certificates: [{ cert: "c.pem", key: "k.pem" }] },
+    }],
+    limit_req: { rate: 10 },
+  });
+  assert.deepEqual(sink.errors, []);
+  assert.deepEqual(config.listeners[0].tls, {
+    certificates: [{ cert: "c.pem", key: "k.pem" }],
+    handshake_timeout: 10_000,
+    strict_sni: true,
+  });
+  assert.equal(config.max_body, DEFAULT_MAX_BODY);
+  assert.deepEqual(config.limit_req, { rate: 10, burst: 0 });
+  assert.deepEqual(limitReq({ rate: 5, burst: 2 }), { rate: 5, burst: 2 });
+});
+
+Deno.test("provisionServer: the admin HTTP listener must be loopback", () => {
+  const { sink } = server({
+    listeners: [{ name: "http", address: "127.0.0.1:80" }],
+    admin: { http: { address: "0.0.0.0:9000" } },
+  });
+  assert.deepEqual(sink.errors, [
+    "server.admin.http.address: must be a loopback address (127.0.0.0/8, ::1 or localhost)",
+  ]);
+});
