@@ -3,8 +3,8 @@ import { request, startScalwsd } from "./_support/mod.ts";
 import { type Echo, echoMember, HOST, oneApp } from "./_support/policies.ts";
 
 Deno.test("headers: request and response set/add/remove with variables; Host through request.set", async () => {
-  const m = echoMember();
-  const s = await startScalwsd(oneApp(
+  await using m = echoMember();
+  await using s = await startScalwsd(oneApp(
     `{type: proxy, upstream: "http://${m.address}"}`,
     `        policies:
           - headers:
@@ -23,32 +23,27 @@ Deno.test("headers: request and response set/add/remove with variables; Host thr
             inherit: false
             policies: [{headers: {response: {set: {X-Alone: "1"}}}}]`,
   ));
-  try {
-    const r = await request(`${s.url}/p?q=1`, {
-      headers: { ...HOST, "x-secret": "s", "x-multi": "one", "x-env": "dev" },
-    });
-    assert.equal(r.status, 200);
-    const seen = (JSON.parse(r.text) as Echo).headers;
-    assert.equal(seen["x-env"], "prod");
-    assert.equal(seen["x-orig"], "http://site.test/p?q=1");
-    assert.equal(seen["x-multi"], "one, two");
-    assert.equal(seen["x-secret"], undefined);
-    assert.equal(seen["host"], m.address);
-    assert.equal(r.headers.get("x-frame-options"), "DENY");
-    assert.equal(r.headers.get("x-served-by"), "scalwsd");
+  const r = await request(`${s.url}/p?q=1`, {
+    headers: { ...HOST, "x-secret": "s", "x-multi": "one", "x-env": "dev" },
+  });
+  assert.equal(r.status, 200);
+  const seen = (JSON.parse(r.text) as Echo).headers;
+  assert.equal(seen["x-env"], "prod");
+  assert.equal(seen["x-orig"], "http://site.test/p?q=1");
+  assert.equal(seen["x-multi"], "one, two");
+  assert.equal(seen["x-secret"], undefined);
+  assert.equal(seen["host"], m.address);
+  assert.equal(r.headers.get("x-frame-options"), "DENY");
+  assert.equal(r.headers.get("x-served-by"), "scalwsd");
 
-    const h = await request(`${s.url}/host`, { headers: HOST });
-    const hs = (JSON.parse(h.text) as Echo).headers;
-    assert.equal(hs["host"], "backend.internal");
-    assert.equal(hs["x-env"], "prod"); // the application's policies ran first
+  const h = await request(`${s.url}/host`, { headers: HOST });
+  const hs = (JSON.parse(h.text) as Echo).headers;
+  assert.equal(hs["host"], "backend.internal");
+  assert.equal(hs["x-env"], "prod"); // the application's policies ran first
 
-    const a = await request(`${s.url}/alone`, { headers: HOST });
-    assert.equal(a.headers.get("x-alone"), "1");
-    assert.equal(a.headers.get("x-frame-options"), null); // inherit: false
-  } finally {
-    await s.close();
-    await m.close();
-  }
+  const a = await request(`${s.url}/alone`, { headers: HOST });
+  assert.equal(a.headers.get("x-alone"), "1");
+  assert.equal(a.headers.get("x-frame-options"), null); // inherit: false
 });
 
 Deno.test("headers: hop-by-hop and framing headers, and Host outside request.set, are refused", async () => {

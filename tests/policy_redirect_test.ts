@@ -3,7 +3,7 @@ import { request, startScalwsd } from "./_support/mod.ts";
 import { HOST, oneApp } from "./_support/policies.ts";
 
 Deno.test("redirect: Location from $scheme $host $path $query, 308 by default, any listed status", async () => {
-  const s = await startScalwsd(oneApp(
+  await using s = await startScalwsd(oneApp(
     `{type: respond, body: app}`,
     `        routes:
           - path: /old
@@ -17,25 +17,21 @@ Deno.test("redirect: Location from $scheme $host $path $query, 308 by default, a
           - path: /f
             policies: [{redirect: {to: /y, status: 302}}]`,
   ));
-  try {
-    const go = async (path: string) => {
-      const r = await request(`${s.url}${path}`, { headers: { host: "Site.Test:8080" } });
-      return `${r.status} ${r.headers.get("location")} ${r.text.length}`;
-    };
-    assert.equal(await go("/old/a?b=1"), "308 https://example.com/old/a?b=1 0");
-    assert.equal(await go("/moved/z"), "301 http://site.test/new/moved/z 0");
-    assert.equal(await go("/see/1"), "303 /other/1$ 0");
-    assert.equal(await go("/t"), "307 /x 0");
-    assert.equal(await go("/f"), "302 /y 0");
-    const app = await request(`${s.url}/other`, { headers: HOST });
-    assert.equal(app.text, "app");
-  } finally {
-    await s.close();
-  }
+  const go = async (path: string) => {
+    const r = await request(`${s.url}${path}`, { headers: { host: "Site.Test:8080" } });
+    return `${r.status} ${r.headers.get("location")} ${r.text.length}`;
+  };
+  assert.equal(await go("/old/a?b=1"), "308 https://example.com/old/a?b=1 0");
+  assert.equal(await go("/moved/z"), "301 http://site.test/new/moved/z 0");
+  assert.equal(await go("/see/1"), "303 /other/1$ 0");
+  assert.equal(await go("/t"), "307 /x 0");
+  assert.equal(await go("/f"), "302 /y 0");
+  const app = await request(`${s.url}/other`, { headers: HOST });
+  assert.equal(app.text, "app");
 });
 
 Deno.test("redirect: a whole listener sends http to https, whatever the host", async () => {
-  const s = await startScalwsd(`
+  await using s = await startScalwsd(`
 server:
   listeners:
     - {name: http, address: "127.0.0.1:0", redirect: {to: "https://$host$path$query"}}
@@ -44,15 +40,11 @@ tenants:
     applications:
       - {name: app, domains: [site.test], runtime: {type: respond, body: app}}
 `);
-  try {
-    const r = await request(`${s.url}/a/../b?c=d`, { headers: { host: "www.example.org:80" } });
-    assert.equal(r.status, 308);
-    assert.equal(r.headers.get("location"), "https://www.example.org/b?c=d");
-    const bad = await request(`${s.url}/`, { headers: { host: "" } });
-    assert.equal(bad.status, 400);
-  } finally {
-    await s.close();
-  }
+  const r = await request(`${s.url}/a/../b?c=d`, { headers: { host: "www.example.org:80" } });
+  assert.equal(r.status, 308);
+  assert.equal(r.headers.get("location"), "https://www.example.org/b?c=d");
+  const bad = await request(`${s.url}/`, { headers: { host: "" } });
+  assert.equal(bad.status, 400);
 });
 
 Deno.test("redirect: unknown variables, bad statuses and a missing target are refused", async () => {

@@ -3,8 +3,8 @@ import { request, startScalwsd } from "./_support/mod.ts";
 import { type Echo, echoMember, HOST, oneApp } from "./_support/policies.ts";
 
 Deno.test("rewrite: strip_prefix, prefix and regex change the path the member gets, once", async () => {
-  const m = echoMember();
-  const s = await startScalwsd(oneApp(
+  await using m = echoMember();
+  await using s = await startScalwsd(oneApp(
     `{type: proxy, upstream: "http://${m.address}"}`,
     `        routes:
           - path: /api
@@ -18,30 +18,25 @@ Deno.test("rewrite: strip_prefix, prefix and regex change the path the member ge
           - path: /loop
             policies: [{rewrite: {prefix: {from: /loop, to: /api}}}]`,
   ));
-  try {
-    const path = async (p: string) => {
-      const r = await request(`${s.url}${p}`, { headers: HOST });
-      assert.equal(r.status, 200, p);
-      return (JSON.parse(r.text) as Echo).path;
-    };
-    assert.equal(await path("/api/items?x=1"), "/items?x=1");
-    assert.equal(await path("/api"), "/");
-    assert.equal(await path("/apix"), "/apix");
-    assert.equal(await path("/old/a/b"), "/new/a/b");
-    assert.equal(await path("/u/42?q"), "/users/42?q");
-    assert.equal(await path("/u/abc"), "/u/abc");
-    // The rewritten path is normalised again and never climbs above "/".
-    assert.equal(await path("/climb/..%2f..%2f..%2fetc"), "/base/..%2f..%2f..%2fetc");
-    assert.equal(await path("/climb/x/%2e%2e/%2e%2e/%2e%2e/etc"), "/etc");
-    // A rewrite is applied once: /loop -> /api is not stripped again by the /api route.
-    assert.equal(await path("/loop/z"), "/api/z");
-    // A regex rewrite is not run on a path over 1 KiB.
-    const long = await request(`${s.url}/u/${"1".repeat(1100)}`, { headers: HOST });
-    assert.equal(long.status, 414);
-  } finally {
-    await s.close();
-    await m.close();
-  }
+  const path = async (p: string) => {
+    const r = await request(`${s.url}${p}`, { headers: HOST });
+    assert.equal(r.status, 200, p);
+    return (JSON.parse(r.text) as Echo).path;
+  };
+  assert.equal(await path("/api/items?x=1"), "/items?x=1");
+  assert.equal(await path("/api"), "/");
+  assert.equal(await path("/apix"), "/apix");
+  assert.equal(await path("/old/a/b"), "/new/a/b");
+  assert.equal(await path("/u/42?q"), "/users/42?q");
+  assert.equal(await path("/u/abc"), "/u/abc");
+  // The rewritten path is normalised again and never climbs above "/".
+  assert.equal(await path("/climb/..%2f..%2f..%2fetc"), "/base/..%2f..%2f..%2fetc");
+  assert.equal(await path("/climb/x/%2e%2e/%2e%2e/%2e%2e/etc"), "/etc");
+  // A rewrite is applied once: /loop -> /api is not stripped again by the /api route.
+  assert.equal(await path("/loop/z"), "/api/z");
+  // A regex rewrite is not run on a path over 1 KiB.
+  const long = await request(`${s.url}/u/${"1".repeat(1100)}`, { headers: HOST });
+  assert.equal(long.status, 414);
 });
 
 Deno.test("rewrite: unsafe patterns and no-op rewrites are configuration errors", async () => {

@@ -5,7 +5,7 @@ import { HOST, oneApp } from "./_support/policies.ts";
 const respond = (body: string) => `{type: respond, body: ${body}}`;
 
 Deno.test("route matching: exact, methods (405 with Allow), headers and query, most specific first", async () => {
-  const s = await startScalwsd(oneApp(
+  await using s = await startScalwsd(oneApp(
     respond("app"),
     `        routes:
           - {path: /api, runtime: ${respond("prefix")}}
@@ -19,43 +19,39 @@ Deno.test("route matching: exact, methods (405 with Allow), headers and query, m
           - {path: /form, methods: [POST], runtime: ${respond("post")}}
           - {path: /only, methods: [PUT], headers: {X-Key: k}, runtime: ${respond("put")}}`,
   ));
-  try {
-    const body = async (
-      path: string,
-      init: { method?: string; headers?: Record<string, string> } = {},
-    ) => {
-      const r = await request(`${s.url}${path}`, {
-        method: init.method,
-        headers: { ...HOST, ...init.headers },
-      });
-      return `${r.status} ${r.text}${
-        r.headers.get("allow") ? ` allow=${r.headers.get("allow")}` : ""
-      }`;
-    };
-    assert.equal(await body("/api"), "200 exact");
-    assert.equal(await body("/api/x"), "200 prefix");
-    assert.equal(await body("/api/v"), "200 v");
-    assert.equal(await body("/api/v/1", { headers: { "x-version": "2" } }), "200 v2");
-    assert.equal(await body("/api/v?beta=1", { headers: { "x-version": "2" } }), "200 v2beta");
-    assert.equal(await body("/api/v?beta=2", { headers: { "x-version": "2" } }), "200 v2");
-    assert.equal(await body("/api/v", { headers: { "x-version": "3" } }), "200 v");
-    assert.equal(await body("/form"), "200 get");
-    assert.equal(await body("/form", { method: "POST" }), "200 post");
-    assert.equal(
-      await body("/form", { method: "DELETE" }),
-      "405 Method Not Allowed\n allow=GET, HEAD, POST",
-    );
-    // The header condition does not match: the path falls through to the application.
-    assert.equal(await body("/only", { method: "GET" }), "200 app");
-    assert.equal(
-      await body("/only", { method: "GET", headers: { "x-key": "k" } }),
-      "405 Method Not Allowed\n allow=PUT",
-    );
-    assert.equal(await body("/only", { method: "PUT", headers: { "x-key": "k" } }), "200 put");
-    assert.equal(await body("/elsewhere"), "200 app");
-  } finally {
-    await s.close();
-  }
+  const body = async (
+    path: string,
+    init: { method?: string; headers?: Record<string, string> } = {},
+  ) => {
+    const r = await request(`${s.url}${path}`, {
+      method: init.method,
+      headers: { ...HOST, ...init.headers },
+    });
+    return `${r.status} ${r.text}${
+      r.headers.get("allow") ? ` allow=${r.headers.get("allow")}` : ""
+    }`;
+  };
+  assert.equal(await body("/api"), "200 exact");
+  assert.equal(await body("/api/x"), "200 prefix");
+  assert.equal(await body("/api/v"), "200 v");
+  assert.equal(await body("/api/v/1", { headers: { "x-version": "2" } }), "200 v2");
+  assert.equal(await body("/api/v?beta=1", { headers: { "x-version": "2" } }), "200 v2beta");
+  assert.equal(await body("/api/v?beta=2", { headers: { "x-version": "2" } }), "200 v2");
+  assert.equal(await body("/api/v", { headers: { "x-version": "3" } }), "200 v");
+  assert.equal(await body("/form"), "200 get");
+  assert.equal(await body("/form", { method: "POST" }), "200 post");
+  assert.equal(
+    await body("/form", { method: "DELETE" }),
+    "405 Method Not Allowed\n allow=GET, HEAD, POST",
+  );
+  // The header condition does not match: the path falls through to the application.
+  assert.equal(await body("/only", { method: "GET" }), "200 app");
+  assert.equal(
+    await body("/only", { method: "GET", headers: { "x-key": "k" } }),
+    "405 Method Not Allowed\n allow=PUT",
+  );
+  assert.equal(await body("/only", { method: "PUT", headers: { "x-key": "k" } }), "200 put");
+  assert.equal(await body("/elsewhere"), "200 app");
 });
 
 Deno.test("route matching: routes that can never be told apart are configuration errors", async () => {
