@@ -62,7 +62,10 @@ export interface TlsFrontOptions {
   readonly drop: (client: ClientConn) => void;
 }
 
-const PUMP_BUFFER = 16 * 1024;
+/** Read buffer towards the client: a TLS record is at most 16 KiB plus overhead. */
+const PUMP_BUFFER = 16 * 1024 + 512;
+/** Read buffer from the client (requests are small; bodies take more reads); also the first. */
+const CLIENT_BUFFER = 4 * 1024;
 const ACCEPT_RETRY = 100;
 const LOOPBACK = "127.0.0.1";
 
@@ -236,7 +239,7 @@ export class TlsFront {
 
   /** Hops `conn` and pumps until it ends; the hop, or null if it never got that far. */
   private async hop(conn: Deno.Conn, peer: string, client: ClientConn | null): Promise<Hop | null> {
-    let buf = new Uint8Array(PUMP_BUFFER);
+    let buf = new Uint8Array(CLIENT_BUFFER);
     let len = 0;
     const hello = new HelloResult();
     let late = false;
@@ -294,7 +297,12 @@ export class TlsFront {
       return hop;
     }
     const back = pump(up, conn, new Uint8Array(PUMP_BUFFER));
-    const forth = pump(conn, up, buf.length === PUMP_BUFFER ? buf : new Uint8Array(PUMP_BUFFER));
+    // A ClientHello that outgrew the first buffer leaves a large one: trade it for a small one.
+    const forth = pump(
+      conn,
+      up,
+      buf.length === CLIENT_BUFFER ? buf : new Uint8Array(CLIENT_BUFFER),
+    );
     // An error either way ends both; a clean end of one direction waits for the other.
     const first = await Promise.race([back, forth]);
     if (first) await Promise.all([back, forth]);
