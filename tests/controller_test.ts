@@ -6,141 +6,19 @@
  * PIDs) and a killed instance (restarted in its slot).
  */
 import assert from "node:assert/strict";
-import { readProc } from "../src/controller/proc.ts";
 import { KeepAliveLoad, type LoadStats } from "./_support/keep_alive_load.ts";
 import { app, respond, scalwsYaml, sleep, waitUntil } from "./_support/mod.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
-const RUN_FLAGS = [
-  "run",
-  "--unstable-net",
-  "--allow-net",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-sys",
-];
-
-interface InstanceJson {
-  id: string;
-  pid: number;
-  state: string;
-  generation: number;
-  wanted: boolean;
-  adopted: boolean;
-  metrics: string;
-  failures: number[];
-}
-
-interface StatusJson {
-  controller: {
-    pid: number;
-    generation: number;
-    desired: number;
-    autoscaling: boolean;
-    next_step: string;
-    tcp_migrate_req: string | null;
-    limits: { cpu_affinity: string };
-  };
-  instances: InstanceJson[];
-  last_evaluation:
-    | { class: string; action: string; reason: string; evidence: { id: string }[] }
-    | null;
-}
-
-function canBind(port: number): boolean {
-  try {
-    Deno.listen({ hostname: "127.0.0.1", port }).close();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A base port with `count` free ports above it (the instances' metrics listeners), below the
- * ephemeral range so that no client connection takes one meanwhile.
- */
-function freeRange(count: number): number {
-  let low = 32_768;
-  try {
-    low = Number(Deno.readTextFileSync("/proc/sys/net/ipv4/ip_local_port_range").split(/\s+/)[0]);
-  } catch { /* Deno grants /proc/sys only with --allow-all: assume the Linux default */ }
-  for (let i = 0; i < 50; i++) {
-    const base = 10_000 + Math.floor(Math.random() * (low - 10_000 - count));
-    let ok = true;
-    for (let p = base; p < base + count && ok; p++) ok = canBind(p);
-    if (ok) return base;
-  }
-  throw new Error("no free port range");
-}
-
-async function unixFetch(
-  socket: string,
-  path: string,
-  init: RequestInit = {},
-): Promise<{ status: number; json: unknown }> {
-  using client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
-  const res = await fetch(`http://localhost${path}`, { ...init, client });
-  return { status: res.status, json: await res.json() };
-}
-
-async function tcpText(address: string, path: string): Promise<string> {
-  using client = Deno.createHttpClient({});
-  const res = await fetch(`http://${address}${path}`, { client });
-  return await res.text();
-}
-
-/** `scalwsd controller` as a child process, its event log collected line by line. */
-class ControllerProcess {
-  readonly lines: string[] = [];
-  private readonly child: Deno.ChildProcess;
-  private readonly reading: Promise<void>;
-
-  constructor(config: string) {
-    this.child = new Deno.Command(Deno.execPath(), {
-      args: [...RUN_FLAGS, MAIN, "controller", "--config", config],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const stderr = this.child.stderr;
-    this.reading = (async () => {
-      let rest = "";
-      for await (const chunk of stderr.pipeThrough(new TextDecoderStream())) {
-        rest += chunk;
-        const parts = rest.split("\n");
-        rest = parts.pop()!;
-        this.lines.push(...parts);
-      }
-    })();
-  }
-
-  get pid(): number {
-    return this.child.pid;
-  }
-
-  events(name: string): Record<string, unknown>[] {
-    return this.lines.filter((l) => l.includes(`"event":"${name}"`)).map((l) => JSON.parse(l));
-  }
-
-  async stop(signal: Deno.Signal = "SIGTERM"): Promise<Deno.CommandStatus> {
-    try {
-      this.child.kill(signal);
-    } catch { /* gone */ }
-    const st = await this.child.status;
-    await this.reading;
-    return st;
-  }
-
-  async exited(): Promise<Deno.CommandStatus> {
-    const st = await this.child.status;
-    await this.reading;
-    return st;
-  }
-}
-
+import {
+  alive,
+  ControllerProcess,
+  freeRange,
+  MAIN,
+  RUN_FLAGS,
+  type StatusJson,
+  tcpText,
+  unixFetch,
+} from "./_support/controller.ts";
 /** The instances' configuration: one reuseport listener on `port`, answering `body`. */
 const SCALWS = (port: number, body: string) =>
   scalwsYaml({
@@ -471,9 +349,3 @@ cooldown: 1s
     }
   },
 });
-
-/** Whether `pid` is still one of this test's instances (its command line names `dir`). */
-async function alive(pid: number, dir: string): Promise<boolean> {
-  const p = await readProc(pid);
-  return p !== null && p.argv.some((a) => a.includes(dir));
-}
