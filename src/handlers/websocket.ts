@@ -20,9 +20,9 @@ import {
   type Frame,
   FrameError,
   FrameReader,
+  MessageAssembler,
   OP_BINARY,
   OP_CLOSE,
-  OP_CONTINUATION,
   OP_PING,
   OP_PONG,
   OP_TEXT,
@@ -168,10 +168,8 @@ const encoder = new TextEncoder();
 /** One tunnel: the client's WebSocket on one side, the member's raw connection on the other. */
 class Relay {
   private readonly reader = new FrameReader(MAX_MESSAGE);
-  /** A fragmented message being assembled: its opcode (0: none) and parts. */
-  private partsOp = 0;
-  private parts: Uint8Array[] = [];
-  private partsLength = 0;
+  /** A fragmented message being assembled. */
+  private readonly message = new MessageAssembler(MAX_MESSAGE);
   private writes: Promise<void> = Promise.resolve();
   /** A close frame went to the member. */
   private closeSent = false;
@@ -318,34 +316,11 @@ class Relay {
         this.end();
         return false;
       }
-      case OP_CONTINUATION:
-        if (this.partsOp === 0) throw new FrameError(1002, "continuation without a message");
-        this.parts.push(f.payload.slice());
-        this.partsLength += f.payload.length;
-        if (this.partsLength > MAX_MESSAGE) throw new FrameError(1009, "message too large");
-        if (f.fin) {
-          const whole = new Uint8Array(this.partsLength);
-          let at = 0;
-          for (const p of this.parts) {
-            whole.set(p, at);
-            at += p.length;
-          }
-          const op = this.partsOp;
-          this.partsOp = 0;
-          this.parts = [];
-          this.partsLength = 0;
-          this.deliver(op, whole);
-        }
+      default: {
+        const whole = this.message.add(f);
+        if (whole !== null) this.deliver(this.message.opcode, whole);
         return true;
-      default:
-        if (this.partsOp !== 0) throw new FrameError(1002, "message inside a fragmented one");
-        if (f.fin) this.deliver(f.opcode, f.payload);
-        else {
-          this.partsOp = f.opcode;
-          this.parts = [f.payload.slice()];
-          this.partsLength = f.payload.length;
-        }
-        return true;
+      }
     }
   }
 

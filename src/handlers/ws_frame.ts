@@ -164,3 +164,49 @@ export class FrameReader {
     return { fin, opcode, payload };
   }
 }
+
+/**
+ * Reassembles fragmented data messages (RFC 6455 section 5.4) of at most `max` bytes. The parts
+ * of an unfinished message are copied (the frame reader reuses its buffer); an unfragmented
+ * message is handed back as it came.
+ */
+export class MessageAssembler {
+  /** The opcode of the message `add` last completed. */
+  opcode = 0;
+  private partsOp = 0;
+  private parts: Uint8Array[] = [];
+  private length = 0;
+
+  constructor(private readonly max: number) {}
+
+  /** A data or continuation frame: the whole message once complete, else null. */
+  add(f: Frame): Uint8Array | null {
+    if (f.opcode === OP_CONTINUATION) {
+      if (this.partsOp === 0) throw new FrameError(1002, "continuation without a message");
+      this.parts.push(f.payload.slice());
+      this.length += f.payload.length;
+      if (this.length > this.max) throw new FrameError(1009, "message too large");
+      if (!f.fin) return null;
+      const whole = new Uint8Array(this.length);
+      let at = 0;
+      for (const p of this.parts) {
+        whole.set(p, at);
+        at += p.length;
+      }
+      this.opcode = this.partsOp;
+      this.partsOp = 0;
+      this.parts = [];
+      this.length = 0;
+      return whole;
+    }
+    if (this.partsOp !== 0) throw new FrameError(1002, "message inside a fragmented one");
+    if (f.fin) {
+      this.opcode = f.opcode;
+      return f.payload;
+    }
+    this.partsOp = f.opcode;
+    this.parts = [f.payload.slice()];
+    this.length = f.payload.length;
+    return null;
+  }
+}

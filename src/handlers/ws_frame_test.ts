@@ -4,8 +4,10 @@ import {
   encodeFrame,
   FrameError,
   FrameReader,
+  MessageAssembler,
   OP_BINARY,
   OP_CLOSE,
+  OP_CONTINUATION,
   OP_PING,
   OP_TEXT,
   parseClose,
@@ -93,4 +95,32 @@ Deno.test("close payloads carry a code and a UTF-8 reason", () => {
   assert.throws(() => parseClose(new Uint8Array([3])), FrameError);
   assert.throws(() => parseClose(new Uint8Array([3, 232, 0xff])), FrameError);
   assert.equal(OP_CLOSE, 8);
+});
+
+Deno.test("MessageAssembler joins fragments, passes whole messages through, refuses bad order and size", () => {
+  const enc = new TextEncoder();
+  const m = new MessageAssembler(8);
+  const whole = enc.encode("hi");
+  assert.equal(m.add({ fin: true, opcode: OP_TEXT, payload: whole }), whole);
+  assert.equal(m.opcode, OP_TEXT);
+  // The parts are copied: the reader may reuse the buffer of a frame once it is handed over.
+  const part = enc.encode("abc");
+  assert.equal(m.add({ fin: false, opcode: OP_BINARY, payload: part }), null);
+  part.fill(0);
+  assert.equal(m.add({ fin: false, opcode: OP_CONTINUATION, payload: enc.encode("de") }), null);
+  const joined = m.add({ fin: true, opcode: OP_CONTINUATION, payload: enc.encode("f") });
+  assert.deepEqual([m.opcode, new TextDecoder().decode(joined!)], [OP_BINARY, "abcdef"]);
+  assert.throws(
+    () => m.add({ fin: true, opcode: OP_CONTINUATION, payload: part }),
+    (e: unknown) => e instanceof FrameError && e.code === 1002,
+  );
+  m.add({ fin: false, opcode: OP_TEXT, payload: part });
+  assert.throws(
+    () => m.add({ fin: true, opcode: OP_TEXT, payload: part }),
+    (e: unknown) => e instanceof FrameError && e.code === 1002,
+  );
+  assert.throws(
+    () => m.add({ fin: false, opcode: OP_CONTINUATION, payload: new Uint8Array(6) }),
+    (e: unknown) => e instanceof FrameError && e.code === 1009,
+  );
 });

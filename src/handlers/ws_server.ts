@@ -13,9 +13,9 @@ import {
   type Frame,
   FrameError,
   FrameReader,
+  MessageAssembler,
   OP_BINARY,
   OP_CLOSE,
-  OP_CONTINUATION,
   OP_PING,
   OP_PONG,
   OP_TEXT,
@@ -63,9 +63,8 @@ export class ServerWebSocket {
   onerror: (() => void) | null = null;
   private readonly reader: FrameReader;
   private writes: Promise<void> = Promise.resolve();
-  private partsOp = 0;
-  private parts: Uint8Array[] = [];
-  private partsLength = 0;
+  /** A fragmented message being assembled. */
+  private readonly message: MessageAssembler;
   private closeSent = false;
   private closeCode = 1005;
   private closeReason = "";
@@ -80,6 +79,7 @@ export class ServerWebSocket {
     private readonly onEnd: () => void,
   ) {
     this.reader = new FrameReader(maxMessage, true);
+    this.message = new MessageAssembler(maxMessage);
   }
 
   /** Opens (the 101 was written) and starts reading; call after setting the handlers. */
@@ -181,34 +181,16 @@ export class ServerWebSocket {
         this.writes.finally(() => this.end());
         return false;
       }
-      case OP_CONTINUATION:
-        if (this.partsOp === 0) throw new FrameError(1002, "continuation without a message");
-        this.parts.push(f.payload.slice());
-        this.partsLength += f.payload.length;
-        if (this.partsLength > this.maxMessage) throw new FrameError(1009, "message too large");
-        if (f.fin) {
-          const whole = new Uint8Array(this.partsLength);
-          let at = 0;
-          for (const p of this.parts) {
-            whole.set(p, at);
-            at += p.length;
-          }
-          const op = this.partsOp;
-          this.partsOp = 0;
-          this.parts = [];
-          this.partsLength = 0;
-          this.deliver(op, whole);
+      default: {
+        const whole = this.message.add(f);
+        if (whole !== null) {
+          this.deliver(
+            this.message.opcode,
+            (whole === f.payload ? whole.slice() : whole) as Uint8Array<ArrayBuffer>,
+          );
         }
         return true;
-      default:
-        if (this.partsOp !== 0) throw new FrameError(1002, "message inside a fragmented one");
-        if (f.fin) this.deliver(f.opcode, f.payload.slice());
-        else {
-          this.partsOp = f.opcode;
-          this.parts = [f.payload.slice()];
-          this.partsLength = f.payload.length;
-        }
-        return true;
+      }
     }
   }
 
