@@ -4,7 +4,7 @@ import { formatApps, formatCache, formatPool, formatPools, formatSites } from ".
 import { purgeOfUrl } from "../src/cache/purge_request.ts";
 import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
-import { parseMemberArg } from "./member_args.ts";
+import { parseMemberArgs } from "./member_args.ts";
 
 /** Where `scalwsd ctl` looks for the admin socket without `--socket`. */
 export const DEFAULT_SOCKET = "/run/scalws/admin.sock";
@@ -120,14 +120,10 @@ export async function ctl(args: string[]): Promise<number> {
       return 0;
     }
     if (p[0] === "upstreams" && p[1] === "set" && p.length >= 3) {
-      const members = [];
-      for (const a of p.slice(3)) {
-        const m = parseMemberArg(a);
-        if (typeof m === "string") {
-          console.error(`scalwsd ctl: ${m}`);
-          return 2;
-        }
-        members.push(m);
+      const members = parseMemberArgs(p.slice(3));
+      if (typeof members === "string") {
+        console.error(`scalwsd ctl: ${members}`);
+        return 2;
       }
       const r = await call(socket, "PUT", `/v1/upstreams/${encodeURIComponent(p[2])}`, {
         members,

@@ -3,7 +3,7 @@ import { table } from "./ctl_format.ts";
 import { formatPool, formatPools } from "./ctl_format.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
 import { purgeOfUrl } from "../src/cache/purge_request.ts";
-import { parseMemberArg } from "./member_args.ts";
+import { parseMemberArgs } from "./member_args.ts";
 
 export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH [--json] COMMAND
   status                 every instance and generation, the desired count, the last evaluation
@@ -173,14 +173,10 @@ export async function ctlController(
       return 0;
     }
     if (p[0] === "upstreams" && p[1] === "set" && p.length >= 3) {
-      const members = [];
-      for (const a of p.slice(3)) {
-        const m = parseMemberArg(a);
-        if (typeof m === "string") {
-          console.error(`scalwsd ctl: ${m}`);
-          return 2;
-        }
-        members.push(m);
+      const members = parseMemberArgs(p.slice(3));
+      if (typeof members === "string") {
+        console.error(`scalwsd ctl: ${members}`);
+        return 2;
       }
       const r = await call(socket, "PUT", `/v1/upstreams/${encodeURIComponent(p[2])}`, {
         members,

@@ -8,3 +8,16 @@ export function parseMemberArg(arg: string): { address: string; weight?: number 
   }
   return { address: arg.slice(0, eq), weight: Number(w) };
 }
+
+/** Parses every `addr[=weight]` argument; the first bad one's message instead. */
+export function parseMemberArgs(
+  args: readonly string[],
+): { address: string; weight?: number }[] | string {
+  const members = [];
+  for (const a of args) {
+    const m = parseMemberArg(a);
+    if (typeof m === "string") return m;
+    members.push(m);
+  }
+  return members;
+}
