@@ -21,13 +21,15 @@
  * - `controller` sits with `server`: it drives scalwsd processes, never their internals.
  * - `fastcgi` sits just above `http1`: it rides on its connection pool and connections.
  * - `cli` sits above `admin`: `scalwsd run` starts the admin listeners.
+ * - `acme` (the ACME client, certificate storage and renewal) sits with `http1`: it needs
+ *   `config` and below, and `server` drives it.
  */
 export const LAYERS: readonly (readonly string[])[] = [
   ["base"],
   ["net"],
   ["observe"],
   ["config"],
-  ["http1"],
+  ["http1", "acme"],
   ["fastcgi"],
   ["upstream", "discovery", "front"],
   ["pipeline", "cache"],
