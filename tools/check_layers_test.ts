@@ -85,6 +85,6 @@ Deno.test("LAYERS places every room of DESIGN.md once", () => {
   for (
     const r of ["base", "net", "config", "http1", "fastcgi", "upstream", "discovery", "front"]
       .concat(["pipeline", "cache", "handlers", "apps", "server", "observe", "controller"])
-      .concat(["admin", "cli", "main"])
+      .concat(["admin", "cli", "main", "acme"])
   ) assert.ok(rooms.includes(r), r);
 });
