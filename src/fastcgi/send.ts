@@ -7,7 +7,8 @@ import type { ConnPool } from "../http1/conn_pool.ts";
 import type { Http1Conn } from "../http1/connection.ts";
 import { writeAll, writeRest } from "../http1/request_body.ts";
 import { mayResendStale } from "../http1/stale.ts";
-import type { Bytes, SendOptions, UpstreamResponse } from "../http1/types.ts";
+import { asPull } from "../http1/stream_pull.ts";
+import type { BodyPull, Bytes, SendOptions, UpstreamResponse } from "../http1/types.ts";
 import { ioError, malformed, UpstreamError } from "../http1/upstream_error.ts";
 import { watchdog } from "../http1/watchdog.ts";
 import type { ParamsBuffer } from "./params.ts";
@@ -38,8 +39,8 @@ export interface FcgiRequest {
   readonly method: string;
   /** The encoded name-value pairs (CONTENT_LENGTH must match the body). */
   readonly params: ParamsBuffer;
-  /** `null` for none; bytes can be resent; a stream is sent once as STDIN records. */
-  readonly body: null | Uint8Array | ReadableStream<Uint8Array>;
+  /** `null` for none; bytes can be resent; a pulled body (or a stream) is sent once as STDIN records. */
+  readonly body: null | Uint8Array | BodyPull | ReadableStream<Uint8Array>;
   /** Exact length of a stream body (FastCGI needs CONTENT_LENGTH up front). */
   readonly bodyLength: number;
 }
@@ -80,7 +81,7 @@ export async function fcgiSend(
       watchdog.arm(conn, opts.responseTimeout);
       if (!inline) {
         if (body instanceof Uint8Array) await writeStdinBytes(conn, body);
-        else await writeStdinStream(conn, body!, req.bodyLength);
+        else await writeStdinStream(conn, asPull(body!), req.bodyLength);
       }
       phase = PHASE_HEAD;
       return await readAnswer(pool, conn, req, opts);
@@ -162,35 +163,31 @@ function clientError(message: string, cause?: unknown, timeout = false): Upstrea
   return new UpstreamError("write", "client", message, false, timeout, cause);
 }
 
-function ignore(_err: unknown): void {}
-
-/** Streams the client's body as STDIN records of exactly `length` bytes in all. */
+/** Sends the client's pulled body as STDIN records of exactly `length` bytes in all. */
 async function writeStdinStream(
   conn: Http1Conn,
-  stream: ReadableStream<Uint8Array>,
+  body: BodyPull,
   length: number,
 ): Promise<void> {
-  const reader = stream.getReader();
   let total = 0;
   let ok = false;
   try {
     for (;;) {
-      conn.bodyReader = reader;
-      let r: ReadableStreamReadResult<Uint8Array>;
+      conn.upload = body;
+      let chunk: Uint8Array | null;
       try {
-        r = await reader.read();
+        chunk = await body.read();
       } catch (err) {
         if (conn.timedOut) {
           throw clientError("request body still arriving at the response timeout", err, true);
         }
         throw clientError("reading the request body failed", err);
       }
-      conn.bodyReader = null;
+      conn.upload = null;
       if (conn.timedOut) {
         throw clientError("request body still arriving at the response timeout", undefined, true);
       }
-      if (r.done) break;
-      const chunk = r.value;
+      if (chunk === null) break;
       if (chunk.length === 0) continue;
       total += chunk.length;
       if (total > length) {
@@ -216,9 +213,8 @@ async function writeStdinStream(
     await writeAll(conn, conn.out.buf.subarray(0, HEADER_LEN));
     ok = true;
   } finally {
-    conn.bodyReader = null;
-    if (ok) reader.releaseLock();
-    else reader.cancel().catch(ignore);
+    conn.upload = null;
+    if (!ok) body.cancel();
   }
 }
 

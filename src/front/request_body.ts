@@ -2,7 +2,8 @@
  * A client's request body read from its connection: Content-Length or chunked, handed on as
  * the chunks the socket gives (a copy only of bytes that arrived with the head), pulled one
  * at a time so that a slow member slows the client down. `Expect: 100-continue` is answered
- * when the body is first pulled.
+ * when the body is first pulled. Read it with `read`/`readInto` (no stream), or as a stream
+ * made on demand: one or the other.
  */
 
 import { ChunkedBody } from "./chunked_body.ts";
@@ -29,6 +30,10 @@ export class BodyError extends Error {
   override name = "BodyError";
 }
 
+function cancelled(): BodyError {
+  return new BodyError("request body cancelled");
+}
+
 /** The body of one request; `stream()` gives the `ReadableStream` handlers read. */
 export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
   /** All of the body was read. */
@@ -39,6 +44,10 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
   private readonly chunks: ChunkedBody | null;
   private continued: boolean;
   private made: ReadableStream<Uint8Array> | null = null;
+  /** Read without a stream (`read`, `readInto`). */
+  private pulled = false;
+  /** Rejects the pending `read`/`readInto` (`cancel` settles it at once). */
+  private abort: ((err: BodyError) => void) | null = null;
 
   constructor(
     private readonly input: BodyInput,
@@ -58,7 +67,83 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
 
   /** Whether any of it was asked for. */
   get touched(): boolean {
+    return this.made !== null || this.pulled;
+  }
+
+  /** Whether it is read as a stream (then only through it). */
+  get streamed(): boolean {
     return this.made !== null;
+  }
+
+  /**
+   * The next chunk (the caller's to keep), or null at the end; a `BodyError` or a framing
+   * error when it broke. `cancel` settles a pending read at once with a `BodyError`.
+   */
+  read(): Promise<Uint8Array | null> {
+    if (this.failed) return Promise.reject(cancelled());
+    this.pulled = true;
+    if (this.chunks === null && this.continued && this.remaining > 0) {
+      // Bytes already buffered: no wait.
+      const input = this.input;
+      const have = input.end - input.start;
+      if (have > 0) {
+        const n = Math.min(have, this.remaining);
+        const chunk = input.buf.slice(input.start, input.start + n);
+        input.start += n;
+        this.taken(n);
+        return Promise.resolve(chunk);
+      }
+    }
+    return this.abortable(this.next());
+  }
+
+  /**
+   * Reads the next bytes of a Content-Length body into `into` (buffered bytes copied once,
+   * the rest read straight from the socket): their count, or null at the end.
+   */
+  readInto(into: Uint8Array): Promise<number | null> {
+    if (this.failed) return Promise.reject(cancelled());
+    if (this.chunks !== null) throw new TypeError("readInto needs a Content-Length body");
+    this.pulled = true;
+    if (this.remaining === 0) {
+      this.complete = true;
+      return Promise.resolve(null);
+    }
+    const input = this.input;
+    const have = input.end - input.start;
+    if (have > 0 && this.continued) {
+      const n = Math.min(have, this.remaining, into.length);
+      into.set(input.buf.subarray(input.start, input.start + n));
+      input.start += n;
+      this.taken(n);
+      return Promise.resolve(n);
+    }
+    return this.abortable(this.readDirectInto(into));
+  }
+
+  private async readDirectInto(into: Uint8Array): Promise<number | null> {
+    const input = this.input;
+    if (!this.continued) {
+      this.continued = true;
+      if (input.start === input.end) await input.sendContinue();
+      if (input.start < input.end) return this.readInto(into);
+    }
+    const want = Math.min(this.remaining, into.length);
+    const n = await input.readDirect(want === into.length ? into : into.subarray(0, want));
+    if (n === null) throw new BodyError("client closed the connection inside the body");
+    this.taken(n);
+    return n;
+  }
+
+  /** `p`, settled early with a `BodyError` when `cancel` comes first. */
+  private abortable<T>(p: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.abort = reject;
+      p.then(resolve, (err) => {
+        this.failed = true;
+        reject(err);
+      });
+    });
   }
 
   async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
@@ -72,8 +157,14 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
     }
   }
 
+  /** Drops the rest: the connection cannot carry another request. */
   cancel(): void {
     if (!this.complete) this.failed = true;
+    const abort = this.abort;
+    if (abort !== null) {
+      this.abort = null;
+      abort(cancelled());
+    }
   }
 
   /**
@@ -82,7 +173,7 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
    * whether the body is complete now.
    */
   skipBuffered(): boolean {
-    if (this.complete || this.made !== null) return this.complete;
+    if (this.complete || this.touched) return this.complete;
     const input = this.input;
     if (this.chunks === null) {
       if (input.end - input.start < this.remaining) return false;

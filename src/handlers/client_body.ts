@@ -3,6 +3,7 @@
  * aborted, stalled past `body_read_timeout`) are recorded here so the proxy can answer
  * 413/400/408 without blaming the member.
  */
+import type { BodyPull } from "../http1/types.ts";
 import { type Expirable, watchdog } from "../http1/watchdog.ts";
 
 /** Bodies up to this size are kept in memory when a retry is possible (spec: 64 KiB). */
@@ -11,131 +12,147 @@ export const REPLAY_LIMIT = 64 * 1024;
 export type ClientBodyFailure = "too_large" | "aborted" | "stalled" | null;
 
 /**
- * Counts and caps a streamed upload; errors the stream when the cap is passed or when no chunk
- * arrives within `gap` ms.
+ * Counts and caps an upload pulled chunk by chunk; fails the read when the cap is passed or
+ * when no chunk arrives within `gap` ms.
  */
-export class ClientBody implements UnderlyingDefaultSource<Uint8Array>, Expirable {
+export class ClientBody implements BodyPull, Expirable {
   failure: ClientBodyFailure = null;
   done = false;
   bytes = 0;
   expiresAt = 0;
-  private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
 
   constructor(
-    private readonly source: ReadableStream<Uint8Array>,
+    private readonly source: BodyPull,
     private readonly max: number,
     /** Longest wait for a chunk in ms (`body_read_timeout`); 0 (default): none. */
     private readonly gap = 0,
   ) {}
 
-  stream(): ReadableStream<Uint8Array> {
-    return new ReadableStream(this, { highWaterMark: 0 });
-  }
-
-  async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
-    this.reader ??= this.source.getReader();
-    let r: ReadableStreamReadResult<Uint8Array>;
-    if (this.gap > 0) watchdog.arm(this, this.gap);
+  async read(): Promise<Uint8Array | null> {
+    const gap = this.gap;
+    if (gap > 0) watchdog.arm(this, gap);
+    let chunk: Uint8Array | null;
     try {
-      r = await this.reader.read();
+      chunk = await this.source.read();
     } catch (err) {
-      if (this.gap > 0) watchdog.disarm(this);
+      if (gap > 0) watchdog.disarm(this);
       if (this.failure === null) this.failure = "aborted";
-      controller.error(err);
-      return;
+      throw err;
     }
-    if (this.gap > 0) watchdog.disarm(this);
-    if (this.failure === "stalled") {
-      controller.error(new Error("request body stalled"));
-      return;
-    }
-    if (r.done) {
+    if (gap > 0) watchdog.disarm(this);
+    if (this.failure === "stalled") throw new Error("request body stalled");
+    if (chunk === null) {
       this.done = true;
-      controller.close();
-      return;
+      return null;
     }
-    this.bytes += r.value.length;
+    this.bytes += chunk.length;
     if (this.bytes > this.max) {
       this.failure = "too_large";
-      this.reader.cancel().catch(() => {});
-      controller.error(new Error("request body too large"));
-      return;
+      this.source.cancel();
+      throw new Error("request body too large");
     }
-    controller.enqueue(r.value);
+    return chunk;
   }
 
-  cancel(reason: unknown): void {
+  cancel(): void {
     if (this.gap > 0) watchdog.disarm(this);
-    (this.reader ?? this.source).cancel(reason).catch(() => {});
+    this.source.cancel();
   }
 
   /** No chunk within `gap`: the upload is given up. */
   expire(): void {
     this.failure = "stalled";
-    this.reader?.cancel().catch(() => {});
+    this.source.cancel();
   }
 }
 
-/** The wait for one chunk of a small body, bounded by `body_read_timeout`. */
-class ChunkWait implements Expirable {
+/** Reads all of `body` into one array (for a member that needs the length first). */
+export async function readWhole(body: BodyPull): Promise<Uint8Array<ArrayBuffer>> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = await body.read();
+    if (chunk === null) break;
+    // A chunk is only the caller's until the next read.
+    parts.push(chunk.slice());
+    total += chunk.length;
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** The wait for a small body, bounded by a deadline and a gap between chunks. */
+class SmallRead implements Expirable {
   expiresAt = 0;
-  expired = false;
-  constructor(readonly reader: ReadableStreamDefaultReader<Uint8Array>) {}
+  /** The gap between chunks ran out. */
+  stalled = false;
+  /** The deadline for the whole body ran out. */
+  late = false;
+  constructor(readonly body: BodyPull) {}
   expire(): void {
-    this.expired = true;
-    this.reader.cancel().catch(() => {});
+    this.stalled = true;
+    this.body.cancel();
   }
 }
 
-/** A small-body read and whether its time ran out. */
-class ReadDeadline {
-  expired = false;
-  constructor(readonly reader: ReadableStreamDefaultReader<Uint8Array>) {}
-}
-
-function expire(d: ReadDeadline): void {
-  d.expired = true;
-  d.reader.cancel().catch(() => {});
+function late(r: SmallRead): void {
+  r.late = true;
+  r.body.cancel();
 }
 
 /**
- * Reads a whole body of known, small length into memory (for replay on retries), within
+ * Reads a whole body of known, small length into one array (for replay on retries), within
  * `timeoutMs` (0: no limit), so that a stalled upload cannot hold the request forever, and
- * with at most `gapMs` (0: no limit) between chunks. Returns the bytes, or the client's
- * failure (`timeout` when the time ran out, `stalled` when a chunk was late).
+ * with at most `gapMs` (0: no limit) between chunks. A body that reads straight into a buffer
+ * (`readInto`) is copied once at most. Returns the bytes, or the client's failure (`timeout`
+ * when the time ran out, `stalled` when a chunk was late).
  */
 export async function readSmallBody(
-  body: ReadableStream<Uint8Array>,
+  body: BodyPull,
   length: number,
   timeoutMs = 0,
   gapMs = 0,
 ): Promise<Uint8Array<ArrayBuffer> | ClientBodyFailure | "timeout"> {
   const out = new Uint8Array(length);
   let off = 0;
-  const reader = body.getReader();
-  const deadline = timeoutMs > 0 ? new ReadDeadline(reader) : null;
-  const timer = deadline === null ? undefined : setTimeout(expire, timeoutMs, deadline);
-  const wait = gapMs > 0 ? new ChunkWait(reader) : null;
+  const r = new SmallRead(body);
+  const timer = timeoutMs > 0 ? setTimeout(late, timeoutMs, r) : undefined;
   try {
     for (;;) {
-      if (wait !== null) watchdog.arm(wait, gapMs);
-      const r = await reader.read();
-      if (wait !== null) watchdog.disarm(wait);
-      if (wait?.expired) return "stalled";
-      if (r.done) break;
-      if (off + r.value.length > length) {
-        reader.cancel().catch(() => {});
+      if (gapMs > 0) watchdog.arm(r, gapMs);
+      if (body.readInto !== undefined) {
+        // The body's own framing bounds it to `length`.
+        const n = off < length ? await body.readInto(out.subarray(off)) : null;
+        if (gapMs > 0) watchdog.disarm(r);
+        if (r.stalled) return "stalled";
+        if (r.late) return "timeout";
+        if (n === null) break;
+        off += n;
+        continue;
+      }
+      const chunk = await body.read();
+      if (gapMs > 0) watchdog.disarm(r);
+      if (r.stalled) return "stalled";
+      if (r.late) return "timeout";
+      if (chunk === null) break;
+      if (off + chunk.length > length) {
+        body.cancel();
         return "too_large";
       }
-      out.set(r.value, off);
-      off += r.value.length;
+      out.set(chunk, off);
+      off += chunk.length;
     }
   } catch {
-    return deadline?.expired ? "timeout" : wait?.expired ? "stalled" : "aborted";
+    return r.late ? "timeout" : r.stalled ? "stalled" : "aborted";
   } finally {
     clearTimeout(timer);
-    if (wait !== null) watchdog.disarm(wait);
+    if (gapMs > 0) watchdog.disarm(r);
   }
   if (off === length) return out;
-  return deadline?.expired ? "timeout" : "aborted";
+  return r.late ? "timeout" : "aborted";
 }

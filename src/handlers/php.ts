@@ -14,7 +14,7 @@ import { Outcome, type Pool } from "../upstream/pool.ts";
 import type { MemberTry } from "../upstream/pool_request.ts";
 import { failureKind } from "../upstream/retry_policy.ts";
 import type { Clock } from "../base/clock.ts";
-import { ClientBody } from "./client_body.ts";
+import { type ClientBody, readWhole } from "./client_body.ts";
 import { prepareBody, PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed, errorStatus, reason, toResponse } from "./proxy_common.ts";
 import { buildParams } from "./php_params.ts";
@@ -189,7 +189,7 @@ export class PhpHandler implements Handler {
     if (typeof body === "number" || body.length >= 0 || body.upload === null) return body;
     const upload: ClientBody = body.upload;
     try {
-      const bytes = await new Response(upload.stream()).bytes();
+      const bytes = await readWhole(upload);
       return new PreparedBody(bytes, null, bytes.length, true);
     } catch {
       return upload.failure === "too_large" ? 413 : upload.failure === "stalled" ? 408 : 400;

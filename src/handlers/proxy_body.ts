@@ -1,3 +1,5 @@
+import type { BodyPull } from "../http1/types.ts";
+import { requestBody } from "../pipeline/body_source.ts";
 import type { ClientRequest } from "../pipeline/exchange.ts";
 import { ClientBody, readSmallBody, REPLAY_LIMIT } from "./client_body.ts";
 
@@ -22,9 +24,8 @@ export class PreparedBody {
   ) {}
 
   /** The body for the next attempt. */
-  source(): Uint8Array | ReadableStream<Uint8Array> | null {
-    if (this.upload !== null) return this.upload.stream();
-    return this.bytes;
+  source(): Uint8Array | BodyPull | null {
+    return this.upload ?? this.bytes;
   }
 
   /**
@@ -70,7 +71,8 @@ export function prepareBody(
   rule: BodyRule,
 ): PreparedBody | number | Promise<PreparedBody | number> {
   const req = ex.req;
-  if (req.body === null) return NO_BODY;
+  const body = requestBody(req);
+  if (body === null) return NO_BODY;
   const maxBody = rule.maxBody;
   const gapMs = ex.bodyTimeout;
   const cl = req.headers.get("content-length");
@@ -78,13 +80,13 @@ export function prepareBody(
   if (length > maxBody) return 413;
   if (length === 0) return EMPTY_BODY;
   if (rule.keep && length > 0 && length <= REPLAY_LIMIT) {
-    return keepSmallBody(req.body, length, rule.keepWithin, gapMs);
+    return keepSmallBody(body, length, rule.keepWithin, gapMs);
   }
-  return new PreparedBody(null, new ClientBody(req.body, maxBody, gapMs), length, false);
+  return new PreparedBody(null, new ClientBody(body, maxBody, gapMs), length, false);
 }
 
 async function keepSmallBody(
-  body: ReadableStream<Uint8Array>,
+  body: BodyPull,
   length: number,
   timeoutMs: number,
   gapMs: number,

@@ -110,7 +110,7 @@ export class ConnPool {
     }
     conn.start = conn.end = 0;
     conn.timedOut = false;
-    conn.bodyReader = null;
+    conn.upload = null;
     conn.idleSince = this.#clock.now();
     const idle = this.#idle;
     idle.push(conn);

@@ -1,15 +1,13 @@
 /** One kept-alive connection to a member with its reused read and write buffers. */
 
 import { HeadBuffer } from "./request_head.ts";
-import type { Bytes, Socket } from "./types.ts";
+import type { BodyPull, Bytes, Socket } from "./types.ts";
 import type { Expirable } from "./watchdog.ts";
 
 /** Initial read buffer per connection. */
 export const READ_BUFFER = 16384;
 
 const EMPTY = new Uint8Array(0);
-
-function ignore(_err: unknown): void {}
 
 /** A socket plus what the client keeps per connection. Owned by a `ConnPool`. */
 export class Http1Conn implements Expirable {
@@ -30,8 +28,8 @@ export class Http1Conn implements Expirable {
   /** Set by the watchdog; a read or write failing after this is a timeout. */
   timedOut = false;
   expiresAt = 0;
-  /** The request body reader while `send` waits on it, so a timeout can cancel it. */
-  bodyReader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  /** The request body while `send` waits on it, so that a timeout can cancel it. */
+  upload: BodyPull | null = null;
   /** Request bytes written in the current exchange. */
   sent = 0;
   /** Set when the member answered before the whole body was sent: the upload stops. */
@@ -52,8 +50,11 @@ export class Http1Conn implements Expirable {
   /** Response timeout: close the socket so that pending reads and writes fail. */
   expire(): void {
     this.timedOut = true;
-    const reader = this.bodyReader;
-    if (reader !== null) reader.cancel().catch(ignore);
+    const upload = this.upload;
+    if (upload !== null) {
+      this.upload = null;
+      upload.cancel();
+    }
     this.close();
   }
 

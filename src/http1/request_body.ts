@@ -1,7 +1,8 @@
-/** Writing request bytes: whole buffers, and stream bodies with Content-Length or chunked. */
+/** Writing request bytes: whole buffers, and pulled bodies with Content-Length or chunked. */
 
 import type { Http1Conn } from "./connection.ts";
 import { FRAMING_CHUNKED } from "./request_head.ts";
+import type { BodyPull } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
 
 /** Bodies up to this size are copied behind the head (or chunk size) and written at once. */
@@ -30,40 +31,37 @@ function clientError(message: string, cause?: unknown, timeout = false): Upstrea
   return new UpstreamError("write", "client", message, false, timeout, cause);
 }
 
-function ignore(_err: unknown): void {}
-
 /**
- * Streams a request body: with `framing` >= 0 exactly that many bytes, else chunked. Errors of
- * the stream, a wrong length, or a response timeout while waiting for the stream reject with
- * kind `client`; socket errors propagate as they are (the caller maps them).
+ * Sends a pulled request body, each chunk written before the next is pulled (a slow member
+ * slows the client down): with `framing` >= 0 exactly that many bytes, else chunked. A failed
+ * pull, a wrong length, or a response timeout while waiting for the body reject with kind
+ * `client`; socket errors propagate as they are (the caller maps them).
  */
 export async function writeStreamBody(
   conn: Http1Conn,
-  stream: ReadableStream<Uint8Array>,
+  body: BodyPull,
   framing: number,
 ): Promise<void> {
-  const reader = stream.getReader();
   let total = 0;
   let ok = false;
   try {
     for (;;) {
-      conn.bodyReader = reader;
-      let r: ReadableStreamReadResult<Uint8Array>;
+      conn.upload = body;
+      let chunk: Uint8Array | null;
       try {
-        r = await reader.read();
+        chunk = await body.read();
       } catch (err) {
         if (conn.timedOut) {
           throw clientError("request body still arriving at the response timeout", err, true);
         }
         throw clientError("reading the request body failed", err);
       }
-      conn.bodyReader = null;
+      conn.upload = null;
       if (conn.timedOut) {
         throw clientError("request body still arriving at the response timeout", undefined, true);
       }
-      if (r.done) break;
+      if (chunk === null) break;
       if (conn.stopUpload) throw clientError("upload stopped: the member has answered");
-      const chunk = r.value;
       // An empty chunk would end a chunked body early.
       if (chunk.length === 0) continue;
       total += chunk.length;
@@ -82,9 +80,8 @@ export async function writeStreamBody(
     }
     ok = true;
   } finally {
-    conn.bodyReader = null;
-    if (ok) reader.releaseLock();
-    else reader.cancel().catch(ignore);
+    conn.upload = null;
+    if (!ok) body.cancel();
   }
 }
 

@@ -162,7 +162,7 @@ function connectionDrops(value: string): Set<string> | null {
  */
 export function requestFraming(
   method: string,
-  body: null | Uint8Array | ReadableStream<Uint8Array>,
+  body: null | Uint8Array | object,
   bodyLength: number,
 ): number {
   if (body === null) {

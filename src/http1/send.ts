@@ -8,6 +8,7 @@ import { COALESCE_LIMIT, writeAll, writeRest, writeStreamBody } from "./request_
 import { buildRequestHead, requestFraming } from "./request_head.ts";
 import { findHeadEnd, MAX_HEAD, parseResponseHead, type ResponseHead } from "./response_head.ts";
 import { mayResendStale } from "./stale.ts";
+import { asPull } from "./stream_pull.ts";
 import type { Bytes, OutboundRequest, SendOptions, UpstreamResponse } from "./types.ts";
 import { ioError, isIoError, malformed, UpstreamError } from "./upstream_error.ts";
 import { watchdog } from "./watchdog.ts";
@@ -70,7 +71,7 @@ export async function send(
         answer = readHead(conn, req.head.upgrade);
         const writing = body instanceof Uint8Array
           ? writeAll(conn, body)
-          : writeStreamBody(conn, body, framing);
+          : writeStreamBody(conn, asPull(body), framing);
         const early = await uploadWhileListening(conn, writing, answer);
         if (early !== null) return cutShort(pool, conn, early, req, opts);
       }

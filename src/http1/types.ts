@@ -55,8 +55,11 @@ export interface OutboundRequest {
   /** Path and query as received (origin form). */
   readonly target: string;
   readonly head: HeadSource;
-  /** `null` for none; a `Uint8Array` is sent with its length and can be resent. */
-  readonly body: null | Uint8Array | ReadableStream<Uint8Array>;
+  /**
+   * `null` for none; a `Uint8Array` is sent with its length and can be resent; a `BodyPull`
+   * (or a stream, pulled the same way) is sent once, chunk by chunk.
+   */
+  readonly body: null | Uint8Array | BodyPull | ReadableStream<Uint8Array>;
   /** Length of a stream body; -1 (unknown) sends it chunked. Ignored for other bodies. */
   readonly bodyLength: number;
 }
@@ -108,6 +111,22 @@ export interface UpgradedConnection {
  */
 export interface BodyReader {
   read(): Promise<Bytes | null>;
+  cancel(): void;
+}
+
+/**
+ * A request body pulled chunk by chunk, without a `ReadableStream`: one `read` at a time, null
+ * at its clean end, a rejection when it broke. A chunk is the caller's until its next `read`.
+ * `cancel` drops the rest and must settle a pending `read` at once (null or a rejection): the
+ * response timeout and the body timeouts rely on it.
+ */
+export interface BodyPull {
+  read(): Promise<Uint8Array | null>;
+  /**
+   * When present: reads the next bytes of the body straight into `into` (one copy at most),
+   * giving their count, or null at the end. For bodies of a known length.
+   */
+  readInto?(into: Uint8Array): Promise<number | null>;
   cancel(): void;
 }
 
