@@ -19,6 +19,8 @@ export interface Upgraded {
  */
 export interface PullBody {
   read(): Promise<Uint8Array | null>;
+  /** When present: each chunk a view valid only until the next call (nothing copied). */
+  readView?(): Promise<Uint8Array | null>;
   cancel(): void;
 }
 

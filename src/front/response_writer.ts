@@ -7,6 +7,7 @@
 import { type Answer, FrontAnswer, type PullBody } from "./answer.ts";
 import { log } from "../observe/log.ts";
 import { giveBuffer, POOLED_SIZE, takeBuffer } from "./buffer_pool.ts";
+import { ChunkedWriter } from "./chunked_writer.ts";
 
 /** The byte stream of a client connection (a `Deno.Conn` or a test double). */
 export type ClientSocket = Pick<Deno.Conn, "read" | "write" | "close">;
@@ -92,9 +93,6 @@ const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-l
 function bodiless(status: number): boolean {
   return status < 200 || status === 204 || status === 304;
 }
-
-const CRLF = new Uint8Array([0x0d, 0x0a]);
-const LAST_CHUNK = encoder.encode("0\r\n\r\n");
 
 /**
  * Writes `answer` to `conn`. `keepAlive`: the connection stays open afterwards (the head says
@@ -231,6 +229,7 @@ async function writeStream(
   first: Uint8Array | null,
 ): Promise<boolean> {
   const reader = stream.getReader();
+  const framer = chunked ? new ChunkedWriter(conn) : null;
   let sent = 0;
   for (;;) {
     let r: ReadableStreamReadResult<Uint8Array>;
@@ -250,7 +249,7 @@ async function writeStream(
     if (chunk.length === 0) continue;
     sent += chunk.length;
     try {
-      if (chunked) await writeChunk(conn, chunk);
+      if (framer !== null) await framer.write(chunk);
       else await writeAll(conn, chunk);
     } catch {
       reader.cancel().catch(() => {});
@@ -258,7 +257,7 @@ async function writeStream(
     }
   }
   try {
-    if (chunked) await writeAll(conn, LAST_CHUNK);
+    if (framer !== null) await framer.end();
   } catch {
     return false;
   }
@@ -273,7 +272,8 @@ function drop(body: ReadableStream<Uint8Array> | PullBody): void {
 
 /**
  * Writes a pulled body (a member's, straight from its connection), each chunk before the next
- * is read; false when it broke (the client's connection then closes: never a clean end).
+ * is read (as views of the member's buffer when the body lends them: nothing copied); false
+ * when it broke (the client's connection then closes: never a clean end).
  */
 async function writePulled(
   conn: ClientSocket,
@@ -281,11 +281,13 @@ async function writePulled(
   chunked: boolean,
   length: number,
 ): Promise<boolean> {
+  const framer = chunked ? new ChunkedWriter(conn) : null;
+  const view = body.readView !== undefined;
   let sent = 0;
   for (;;) {
     let chunk: Uint8Array | null;
     try {
-      chunk = await body.read();
+      chunk = await (view ? body.readView!() : body.read());
     } catch (err) {
       log("error", "request_failed", { error: String(err) });
       return false;
@@ -294,7 +296,7 @@ async function writePulled(
     if (chunk.length === 0) continue;
     sent += chunk.length;
     try {
-      if (chunked) await writeChunk(conn, chunk);
+      if (framer !== null) await framer.write(chunk);
       else await writeAll(conn, chunk);
     } catch {
       body.cancel();
@@ -302,7 +304,7 @@ async function writePulled(
     }
   }
   try {
-    if (chunked) await writeAll(conn, LAST_CHUNK);
+    if (framer !== null) await framer.end();
   } catch {
     return false;
   }
@@ -332,26 +334,4 @@ async function preRead(
   } finally {
     reader.releaseLock();
   }
-}
-
-/** One chunk with its framing; small ones in one write. */
-async function writeChunk(conn: ClientSocket, chunk: Uint8Array): Promise<void> {
-  const size = chunk.length.toString(16) + "\r\n";
-  if (chunk.length + size.length + 2 <= POOLED_SIZE) {
-    const out = takeBuffer();
-    try {
-      let n = encodeLatin1(size, out, 0);
-      out.set(chunk, n);
-      n += chunk.length;
-      out[n++] = 0x0d;
-      out[n++] = 0x0a;
-      await writeAll(conn, out.subarray(0, n));
-    } finally {
-      giveBuffer(out);
-    }
-    return;
-  }
-  await writeAll(conn, encoder.encode(size));
-  await writeAll(conn, chunk);
-  await writeAll(conn, CRLF);
 }

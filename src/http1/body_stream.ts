@@ -84,52 +84,86 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
    * or is malformed, and after a cancel. One read at a time.
    */
   read(): Promise<Bytes | null> {
-    if (this.#done) {
-      return this.#ended
-        ? NULL
-        : Promise.reject(new UpstreamError("body", "closed", "response body cancelled", true));
-    }
-    return this.#read();
+    if (this.#done) return this.#over();
+    return this.#read(false);
   }
 
-  async #read(): Promise<Bytes | null> {
+  /**
+   * Like `read`, but the chunk is a view of the connection's read buffer, valid only until the
+   * next call: nothing is allocated or copied per chunk. Large bodies are read in reads of up
+   * to `CHUNK` bytes. The connection goes back to its pool only at the call that gives null,
+   * so the last chunk stays intact while the consumer writes it.
+   */
+  readView(): Promise<Bytes | null> {
+    if (this.#done) return this.#over();
+    return this.#read(true);
+  }
+
+  #over(): Promise<Bytes | null> {
+    return this.#ended
+      ? NULL
+      : Promise.reject(new UpstreamError("body", "closed", "response body cancelled", true));
+  }
+
+  async #read(view: boolean): Promise<Bytes | null> {
     const conn = this.#conn;
     try {
       for (;;) {
         const buffered = conn.end - conn.start;
         if (this.#mode === BODY_LENGTH) {
+          if (this.#remaining === 0) {
+            // Only a view's last chunk leaves the end to the next call.
+            this.#finish();
+            return null;
+          }
           if (buffered > 0) {
             const n = Math.min(this.#remaining, buffered);
-            const out = conn.buf.slice(conn.start, conn.start + n);
+            const out = view
+              ? conn.buf.subarray(conn.start, conn.start + n)
+              : conn.buf.slice(conn.start, conn.start + n);
             conn.start += n;
             this.#bytes += n;
-            if ((this.#remaining -= n) === 0) this.#finish();
+            if ((this.#remaining -= n) === 0 && !view) this.#finish();
             return out;
           }
-          const chunk = new Uint8Array(Math.min(this.#remaining, CHUNK));
+          const chunk = view
+            ? this.#space(this.#remaining)
+            : new Uint8Array(Math.min(this.#remaining, CHUNK));
           const k = await conn.socket.read(chunk);
           if (this.#done) return this.#gone();
           if (k === null) throw malformed("response body ended before its Content-Length", "body");
           this.#bytes += k;
-          if ((this.#remaining -= k) === 0) this.#finish();
+          if ((this.#remaining -= k) === 0 && !view) this.#finish();
           return chunk.subarray(0, k);
         }
         if (this.#mode === BODY_CHUNKED) {
           const d = this.#decoder!;
+          if (d.done) {
+            this.#finish();
+            return null;
+          }
           if (buffered > 0) {
             conn.start = d.decode(conn.buf, conn.start, conn.end);
             const span = d.spanEnd - d.spanStart;
-            const out = span > 0 ? conn.buf.slice(d.spanStart, d.spanEnd) : null;
-            if (out !== null) this.#bytes += span;
-            if (d.done) this.#finish();
-            if (out !== null) return out;
-            if (d.done) return null;
+            let out: Bytes | null = null;
+            if (span > 0) {
+              out = view
+                ? conn.buf.subarray(d.spanStart, d.spanEnd)
+                : conn.buf.slice(d.spanStart, d.spanEnd);
+              this.#bytes += span;
+            }
+            if (out !== null) {
+              if (d.done && !view) this.#finish();
+              return out;
+            }
             continue;
           }
           conn.start = conn.end = 0;
           if (d.inData) {
             // Large chunk data: read straight into the chunk handed to the consumer.
-            const chunk = new Uint8Array(Math.min(d.remaining, CHUNK));
+            const chunk = view
+              ? this.#space(d.remaining)
+              : new Uint8Array(Math.min(d.remaining, CHUNK));
             const k = await conn.socket.read(chunk);
             if (this.#done) return this.#gone();
             if (k === null) throw malformed("chunked response body ended early", "body");
@@ -145,12 +179,14 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
         }
         // BODY_CLOSE
         if (buffered > 0) {
-          const out = conn.buf.slice(conn.start, conn.end);
+          const out = view
+            ? conn.buf.subarray(conn.start, conn.end)
+            : conn.buf.slice(conn.start, conn.end);
           conn.start = conn.end;
           this.#bytes += out.length;
           return out;
         }
-        const chunk = new Uint8Array(CHUNK);
+        const chunk = view ? this.#space(CHUNK) : new Uint8Array(CHUNK);
         let k: number | null;
         try {
           k = await conn.socket.read(chunk);
@@ -174,6 +210,17 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
       this.#listener?.bodyFinished(false, this.#bytes);
       throw ioError("body", err, true, false, "reading the response body");
     }
+  }
+
+  /**
+   * The connection's read buffer, emptied and grown to `CHUNK` bytes (once per connection),
+   * as the place of the next direct read of at most `want` bytes.
+   */
+  #space(want: number): Bytes {
+    const conn = this.#conn;
+    conn.start = conn.end = 0;
+    if (conn.buf.length < CHUNK) conn.reserve(CHUNK);
+    return want < conn.buf.length ? conn.buf.subarray(0, want) : conn.buf;
   }
 
   /** A read that was pending when the body was cancelled. */

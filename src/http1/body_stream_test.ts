@@ -44,11 +44,14 @@ async function exchange(
 }
 
 /** All chunks of `reader` up to its end, and how many reads gave data. */
-async function drain(reader: BodyReader): Promise<{ body: Uint8Array; reads: number }> {
+async function drain(
+  reader: BodyReader,
+  view = false,
+): Promise<{ body: Uint8Array; reads: number }> {
   const parts: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const chunk = await reader.read();
+    const chunk = await (view ? reader.readView!() : reader.read());
     if (chunk === null) break;
     assert.ok(chunk.length > 0, "never an empty chunk");
     parts.push(chunk.slice());
@@ -162,5 +165,57 @@ Deno.test("reader: the same body as a stream when `body` is asked for instead", 
   assert.ok(res.body instanceof ReadableStream);
   assert.deepEqual(await new Response(res.body).bytes(), body);
   assert.equal(pool.idle, 1);
+  pool.close();
+});
+
+Deno.test("reader: views of the read buffer, no copies; the connection is pooled only at the null", async () => {
+  const body = big();
+  const { res, pool, finished } = await exchange(
+    withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${BIG}\r\n\r\n`, body),
+    [4096, 70000, 1000, 200000],
+  );
+  const reader = res.reader!;
+  const first = await reader.readView!();
+  assert.ok(first !== null);
+  const n = first.length;
+  const second = await reader.readView!();
+  const third = await reader.readView!();
+  // Direct reads land in the connection's own buffer, grown once for large reads.
+  assert.equal(second!.buffer, third!.buffer);
+  assert.ok(second!.buffer.byteLength >= 65536);
+  assert.equal(second!.byteOffset, 0);
+  const m = n + second!.length + third!.length;
+  assert.deepEqual(third, body.subarray(n + second!.length, m));
+  const rest = await drain(reader, true);
+  assert.deepEqual(rest.body, body.subarray(m));
+  assert.equal(pool.idle, 1);
+  assert.deepEqual(finished.calls, [[true, BIG, false]]);
+  pool.close();
+});
+
+Deno.test("reader: the last view stays intact until the next call gives null", async () => {
+  const { res, pool, finished } = await exchange(
+    bytes(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+    ),
+    [50, 3, 7],
+  );
+  const got = await drain(res.reader!, true);
+  assert.equal(new TextDecoder().decode(got.body), "hello world");
+  assert.equal(pool.idle, 1);
+  assert.deepEqual(finished.calls, [[true, 11, false]]);
+
+  const last = await exchange(
+    bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
+    [50, 100],
+  );
+  const view = await last.res.reader!.readView!();
+  assert.equal(new TextDecoder().decode(view!), "abc");
+  // Still checked out: nobody else can read into the buffer under the view.
+  assert.equal(last.pool.idle, 0);
+  assert.equal(last.finished.calls.length, 0);
+  assert.equal(await last.res.reader!.readView!(), null);
+  assert.equal(last.pool.idle, 1);
+  last.pool.close();
   pool.close();
 });

@@ -111,6 +111,11 @@ export interface UpgradedConnection {
  */
 export interface BodyReader {
   read(): Promise<Bytes | null>;
+  /**
+   * When present: the same chunks as views of a buffer reused by the next call (no copy),
+   * for a consumer that is done with each chunk before it asks for the next.
+   */
+  readView?(): Promise<Bytes | null>;
   cancel(): void;
 }
 
