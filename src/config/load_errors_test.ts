@@ -632,6 +632,83 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
       "server.listeners[0].tls.certificates[0].key: cannot read \"/nonexistent/k.pem\": No such file or directory (os error 2): readfile '/nonexistent/k.pem'",
     ],
   },
+  {
+    name: "a TLS listener with neither certificates nor acme",
+    edit: (d) => {
+      d.server.listeners[0].tls = { strict_sni: true };
+    },
+    errors: ["server.listeners[0].tls.certificates: is required unless acme is set"],
+  },
+  {
+    name: "tls.acme with bad values, unknown keys and no server.state_dir",
+    edit: (d) => {
+      d.server.listeners.push({
+        name: "b",
+        address: "127.0.0.1:8443",
+        tls: {
+          acme: {
+            directory: "http://ca.test/dir",
+            email: "not an address",
+            domains: ["a.test", "*.a.test", "A.test", "bad..name"],
+            ca_file: "/nonexistent/ca.pem",
+            eab: {},
+          },
+        },
+      }, {
+        name: "c",
+        address: "127.0.0.1:8444",
+        tls: { acme: { directory: "https://ca.test/dir", domains: [] } },
+      });
+    },
+    errors: [
+      'server.listeners[1].tls.acme.directory: "http://ca.test/dir" must be an https:// URL',
+      'server.listeners[1].tls.acme.email: invalid email address "not an address"',
+      'server.listeners[1].tls.acme.domains[1]: "*.a.test": a wildcard needs a DNS-01 challenge, which scalwsd does not do',
+      'server.listeners[1].tls.acme.domains[3]: invalid domain "bad..name"',
+      'server.listeners[1].tls.acme.domains[2]: duplicate domain "a.test"',
+      'server.listeners[1].tls.acme: unknown key "eab"',
+      "server.listeners[2].tls.acme.domains: at least one domain is required",
+    ],
+  },
+  {
+    name: "tls.acme with a domain listed twice",
+    edit: (d) => {
+      d.server.listeners.push({
+        name: "b",
+        address: "127.0.0.1:8443",
+        tls: {
+          acme: {
+            directory: "https://ca.test/dir",
+            domains: ["a.test", "A.TEST"],
+            ca_file: "/nonexistent/ca.pem",
+          },
+        },
+      });
+    },
+    errors: [
+      'server.listeners[1].tls.acme.domains[1]: duplicate domain "a.test"',
+    ],
+  },
+  {
+    name: "tls.acme without server.state_dir, its ca_file unreadable (after the schema)",
+    edit: (d) => {
+      d.server.listeners.push({
+        name: "b",
+        address: "127.0.0.1:8443",
+        tls: {
+          acme: {
+            directory: "https://ca.test/dir",
+            domains: ["a.test"],
+            ca_file: "/nonexistent/ca.pem",
+          },
+        },
+      });
+    },
+    errors: [
+      "server.listeners[1].tls.acme: needs server.state_dir (where the account and certificates are kept)",
+      "server.listeners[1].tls.acme.ca_file: cannot read \"/nonexistent/ca.pem\": No such file or directory (os error 2): readfile '/nonexistent/ca.pem'",
+    ],
+  },
 ];
 
 Deno.test("parseConfig reports the exact errors of each broken configuration", () => {

@@ -41,11 +41,21 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
       ...(l.tls !== undefined
         ? {
           tls: {
-            certificates: l.tls.certificates.map((c) => ({
+            certificates: (l.tls.certificates ?? []).map((c) => ({
               cert: c.cert,
               key: c.key,
               ...(c.domains !== undefined ? { domains: c.domains } : {}),
             })),
+            ...(l.tls.acme !== undefined
+              ? {
+                acme: {
+                  directory: l.tls.acme.directory,
+                  ...(l.tls.acme.email !== undefined ? { email: l.tls.acme.email } : {}),
+                  domains: l.tls.acme.domains,
+                  ...(l.tls.acme.ca_file !== undefined ? { ca_file: l.tls.acme.ca_file } : {}),
+                },
+              }
+              : {}),
             handshake_timeout: l.tls.handshake_timeout ?? DEFAULT_HANDSHAKE_TIMEOUT,
             strict_sni: l.tls.strict_sni ?? true,
           },

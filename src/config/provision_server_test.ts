@@ -40,3 +40,37 @@ Deno.test("provisionServer: the admin HTTP listener must be loopback", () => {
     "server.admin.http.address: must be a loopback address (127.0.0.0/8, ::1 or localhost)",
   ]);
 });
+
+Deno.test("provisionServer: tls.acme alone, and beside certificates", () => {
+  const acme = {
+    directory: "https://127.0.0.1:14000/dir",
+    email: "ops@example.com",
+    domains: ["A.example.com", "b.example.com"],
+    ca_file: "/etc/ca.pem",
+  };
+  const { config, sink } = server({
+    listeners: [
+      { name: "a", address: "127.0.0.1:443", tls: { acme } },
+      {
+        name: "b",
+        address: "127.0.0.1:444",
+        tls: {
+          acme: { directory: acme.directory, domains: ["c.test"] },
+          certificates: [{ cert: "c.pem", key: "k.pem" }],
+        },
+      },
+    ],
+  });
+  assert.deepEqual(sink.errors, []);
+  assert.deepEqual(config.listeners[0].tls, {
+    certificates: [],
+    acme: { ...acme, domains: ["a.example.com", "b.example.com"] },
+    handshake_timeout: 10_000,
+    strict_sni: true,
+  });
+  assert.deepEqual(config.listeners[1].tls?.acme, {
+    directory: acme.directory,
+    domains: ["c.test"],
+  });
+  assert.equal(config.listeners[1].tls?.certificates.length, 1);
+});

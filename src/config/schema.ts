@@ -234,15 +234,60 @@ const certificateSchema = z.object({
   domains: z.array(domain()).min(1, "at least one domain is required").optional(),
 }).strict();
 
+/** A domain HTTP-01 can validate: no wildcard (that needs DNS-01). */
+const acmeDomain = () =>
+  checked(
+    (s) =>
+      s.startsWith("*.")
+        ? `"${s}": a wildcard needs a DNS-01 challenge, which scalwsd does not do`
+        : domainError(s),
+    true,
+  );
+
+/** `tls.acme`: certificates ordered from an ACME server (RFC 8555) with HTTP-01. */
+const acmeSchema = z.object({
+  directory: checked((s) => {
+    if (!URL.canParse(s)) return `invalid URL "${s}"`;
+    return new URL(s).protocol === "https:" ? undefined : `"${s}" must be an https:// URL`;
+  }),
+  email: checked((s) =>
+    /^[^\s@<>:,;"]+@[^\s@<>:,;"]+$/.test(s) ? undefined : `invalid email address "${s}"`
+  ).optional(),
+  domains: z.array(acmeDomain()).min(1, "at least one domain is required").superRefine(
+    (domains, ctx) => {
+      domains.forEach((d, i) => {
+        if (typeof d === "string" && domains.indexOf(d) !== i) {
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: [i],
+            message: `duplicate domain "${d}"`,
+          });
+        }
+      });
+    },
+  ),
+  ca_file: text().optional(),
+}).strict();
+
 const listenerSchema = z.object({
   name: name(),
   address: listenAddress(),
   redirect: z.unknown().optional(),
   tls: z.object({
-    certificates: z.array(certificateSchema).min(1, "at least one certificate is required"),
+    certificates: z.array(certificateSchema).min(1, "at least one certificate is required")
+      .optional(),
+    acme: acmeSchema.optional(),
     handshake_timeout: duration(1).optional(),
     strict_sni: flag().optional(),
-  }).strict().optional(),
+  }).strict().superRefine((tls, ctx) => {
+    if (tls.certificates === undefined && tls.acme === undefined) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ["certificates"],
+        message: "is required unless acme is set",
+      });
+    }
+  }).optional(),
 }).strict();
 
 /** `limit_req` of the server or an application. */

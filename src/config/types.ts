@@ -399,10 +399,26 @@ export interface TlsCertificateConfig {
   readonly domains?: readonly string[];
 }
 
+/** `tls.acme`: a certificate ordered and renewed from an ACME server (RFC 8555, HTTP-01). */
+export interface AcmeConfig {
+  /** The directory URL (https). */
+  readonly directory: string;
+  /** Contact of the account (`mailto:`); absent: none. */
+  readonly email?: string;
+  /** The certificate's names, lower-case; the first is its subject. No wildcards. */
+  readonly domains: readonly string[];
+  /** PEM CA bundle trusted for the directory's HTTPS besides the system roots. */
+  readonly ca_file?: string;
+}
+
 /** TLS termination on a listener. */
 export interface ListenerTlsConfig {
-  /** Chosen by SNI; the first one answers names no certificate has. */
+  /**
+   * Chosen by SNI; the first one answers names no certificate has. Empty when only `acme`
+   * is set. With `acme`, the ordered certificate comes first once it is issued.
+   */
   readonly certificates: readonly TlsCertificateConfig[];
+  readonly acme?: AcmeConfig;
   /** Milliseconds; default 10 s. */
   readonly handshake_timeout: number;
   /** Default true: a request for a host the connection was not opened for gets 421. */

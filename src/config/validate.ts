@@ -117,6 +117,29 @@ function validateServer(server: ServerConfig, sink: Sink, readText: ReadText): v
     bind(`${path}.address`, l);
     if (l.tls !== undefined) {
       loadCertificates(l.tls.certificates, `${path}.tls`, readText, sink.errors, sink.warnings);
+      const acme = l.tls.acme;
+      if (acme !== undefined) {
+        if (server.state_dir === undefined) {
+          sink.errors.push(
+            `${path}.tls.acme: needs server.state_dir (where the account and certificates are kept)`,
+          );
+        }
+        if (acme.ca_file !== undefined) {
+          let text: string | undefined;
+          try {
+            text = readText(acme.ca_file);
+          } catch (err) {
+            sink.errors.push(
+              `${path}.tls.acme.ca_file: cannot read "${acme.ca_file}": ${(err as Error).message}`,
+            );
+          }
+          if (text !== undefined && !text.includes("-----BEGIN CERTIFICATE-----")) {
+            sink.errors.push(
+              `${path}.tls.acme.ca_file: "${acme.ca_file}" holds no PEM certificate`,
+            );
+          }
+        }
+      }
     }
   });
   if (server.admin.remote !== undefined) bind("server.admin.remote.address", server.admin.remote);
