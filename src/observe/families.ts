@@ -38,6 +38,10 @@ export interface Metrics {
   readonly cacheBytes: Series;
   /** Entries evicted by the byte budget or the variant limit (set at scrape time). */
   readonly cacheEvictions: Series;
+  /** End of validity (Unix seconds) of the certificate `tls.acme` serves, by first domain. */
+  readonly acmeExpiry: Family<Series>;
+  /** ACME orders by first domain and result (`ok`, `error`). */
+  readonly acmeOrders: Family<Series>;
 }
 
 export function createMetrics(registry = new Registry()): Metrics {
@@ -149,6 +153,16 @@ export function createMetrics(registry = new Registry()): Metrics {
       "Cached responses evicted to stay within max_size or the variant limit.",
       [],
     ).with(),
+    acmeExpiry: registry.gauge(
+      "scalws_acme_certificate_expiry_timestamp_seconds",
+      "End of validity of the certificate ordered by tls.acme, in Unix seconds, by first domain.",
+      ["domain"],
+    ),
+    acmeOrders: registry.counter(
+      "scalws_acme_orders_total",
+      "ACME certificate orders by first domain and result (ok, error).",
+      ["domain", "result"],
+    ),
   };
 }
 

@@ -15,6 +15,7 @@ import type { FrontConnection } from "../front/connection.ts";
 import { FrontRequest } from "../front/front_request.ts";
 import { headLimitStatus } from "../front/head_limits.ts";
 import type { RequestHead } from "../front/request_head.ts";
+import type { Http01Challenges } from "../acme/http01.ts";
 
 /** A pipeline step's own answer instead of the handler's (a limit, strict SNI, a deny path). */
 function answerWith(
@@ -131,6 +132,8 @@ export class Dispatcher {
   draining = false;
   /** Requests received since the start (the memory trimmer reads the rate). */
   requests = 0;
+  /** HTTP-01 challenges of `tls.acme`, answered on plain listeners before routing. */
+  challenges: Http01Challenges | null = null;
 
   /** Requests answered before an application was found (bad or unknown host): `-`, `-`. */
   private readonly unmatched: AppStats;
@@ -178,6 +181,26 @@ export class Dispatcher {
     ex.complete();
     if (conn !== null && info !== null) conn.requestDone();
     return res;
+  }
+
+  /**
+   * Answers an HTTP-01 validation request (`answer` from `Http01Challenges`: the key
+   * authorization, or null for 404) on a plain listener, before routing; counted and logged
+   * under `-`/`-` like other requests no application saw.
+   */
+  challenge(req: FrontRequest, conn: ClientConn, host: string, answer: string | null): Response {
+    this.requests++;
+    log("info", "acme_challenge_request", {
+      host,
+      target: req.target,
+      peer: conn.peer,
+      status: answer === null ? 404 : 200,
+    });
+    const res = answer === null ? plain(404, "Not Found") : new Response(answer, {
+      status: 200,
+      headers: { "content-type": "application/octet-stream" },
+    });
+    return this.answerUnrouted(req, req.target, conn.peer, conn, null, res);
   }
 
   /**

@@ -12,6 +12,7 @@ import { log } from "../observe/log.ts";
 import type { ClientConn } from "./client_conn.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
+import { hostName } from "../pipeline/hosts.ts";
 
 const OVER_LIMIT = { "retry-after": "1", connection: "close" };
 
@@ -31,6 +32,14 @@ export class FrontServe implements FrontHandler {
     // Over `limit_conn`: the request is refused and the connection closes after the answer.
     if (this.c.overLimit) {
       return plain(429, "Too Many Requests: too many connections from this address", OVER_LIMIT);
+    }
+    // HTTP-01 validation of a `tls.acme` domain, on plain listeners only, before any
+    // redirect or routing; one flag read when no listener has `tls.acme`.
+    const challenges = this.d.challenges;
+    if (challenges !== null && challenges.active && this.c.tls === null) {
+      const host = hostName(req.authority);
+      const answer = challenges.answer(host, req.target);
+      if (answer !== undefined) return this.d.challenge(req, this.c, host, answer);
     }
     const redirect = this.redirect();
     if (redirect !== null) return this.d.redirectFront(req, this.c, redirect);

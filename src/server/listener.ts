@@ -13,6 +13,7 @@ import { type Hop, TlsFront } from "./tls_front.ts";
 import { handshakeFailed } from "./tls_errors.ts";
 import { FrontConnection } from "../front/connection.ts";
 import { FrontServe } from "./front_conn.ts";
+import type { AcmeManager } from "../acme/manager.ts";
 
 /** Pause after an accept error such as EMFILE before trying again (ms). */
 const ACCEPT_RETRY = 100;
@@ -68,21 +69,29 @@ function overConnLimit(c: ClientConn, info: Deno.ServeHandlerInfo<Deno.Addr>): R
   });
 }
 
-/** Reads and checks a TLS listener's certificates; throws `ConfigError` naming its path. */
-function tlsStateOf(cfg: ListenerConfig, file: string, index: number): TlsState | null {
+/**
+ * Reads and checks a TLS listener's certificates; throws `ConfigError` naming its path. The
+ * certificate of `tls.acme` (issued, or a placeholder when it is the only one) comes first.
+ */
+function tlsStateOf(
+  cfg: ListenerConfig,
+  file: string,
+  index: number,
+  acme: AcmeManager | null,
+): TlsState | null {
   const tls = cfg.tls;
   if (tls === undefined) return null;
   const errors: string[] = [];
-  const certs = loadCertificates(
-    tls.certificates,
-    `server.listeners[${index}].tls`,
-    Deno.readTextFileSync,
-    errors,
-    [],
-  );
+  const path = `server.listeners[${index}].tls`;
+  const certs = loadCertificates(tls.certificates, path, Deno.readTextFileSync, errors, []);
   if (certs === undefined) throw new ConfigError(file, errors);
+  const ordered = tls.acme !== undefined && acme !== null
+    ? acme.certificatesFor(tls.acme, tls.certificates.length === 0)
+    : [];
+  const all = [...ordered, ...certs];
+  if (all.length === 0) throw new ConfigError(file, [`${path}: no certificate to serve yet`]);
   return {
-    certs: new CertificateSet(certs),
+    certs: new CertificateSet(all),
     strict: tls.strict_sni,
     handshakeTimeout: tls.handshake_timeout,
     front: null,
@@ -120,19 +129,28 @@ export class Listener {
   private readonly tracker: ConnTracker;
   private closed = false;
   private loops: Promise<void>[] = [];
+  private readonly dispatcher: Dispatcher;
+  private readonly reusePort: boolean;
+  /** Certificates ordered for `tls.acme`; null: none (tests, `scalwsd check`). */
+  private readonly acme: AcmeManager | null;
 
   /** Binds `cfg` (the listener at `index` of the configuration in `file`). */
-  constructor(
-    cfg: ListenerConfig,
-    private readonly dispatcher: Dispatcher,
-    private readonly reusePort: boolean,
-    file: string,
-    index: number,
-  ) {
+  constructor(o: {
+    readonly cfg: ListenerConfig;
+    readonly dispatcher: Dispatcher;
+    readonly reusePort: boolean;
+    readonly file: string;
+    readonly index: number;
+    readonly acme?: AcmeManager | null;
+  }) {
+    const cfg = o.cfg;
     this.cfg = cfg;
+    this.dispatcher = o.dispatcher;
+    this.reusePort = o.reusePort;
+    this.acme = o.acme ?? null;
     this.redirect = cfg.redirect ? redirectPolicy(cfg.redirect) : null;
-    this.tracker = trackerOf(dispatcher);
-    this.tls = tlsStateOf(cfg, file, index);
+    this.tracker = trackerOf(o.dispatcher);
+    this.tls = tlsStateOf(cfg, o.file, o.index, this.acme);
     this.socket = this.bind(cfg.port);
     this.addr = this.socket.addr as Deno.NetAddr;
     this.start();
@@ -222,7 +240,7 @@ export class Listener {
    * are refused).
    */
   async update(cfg: ListenerConfig, file: string, index: number): Promise<void> {
-    const next = tlsStateOf(cfg, file, index);
+    const next = tlsStateOf(cfg, file, index, this.acme);
     const before = this.tls;
     this.cfg = cfg;
     this.redirect = cfg.redirect ? redirectPolicy(cfg.redirect) : null;

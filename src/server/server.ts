@@ -22,6 +22,8 @@ import { preflight } from "./preflight.ts";
 import { MemberState, MemberStateError, type StoredMembers } from "../discovery/member_state.ts";
 import { MemberSources, type SourceStatus } from "./member_sources.ts";
 import type { MemberConfig } from "../config/types.ts";
+import { AcmeManager } from "../acme/manager.ts";
+import { Http01Challenges } from "../acme/http01.ts";
 
 /** Lifecycle states reported by `/readyz` (ADR-0035). */
 export type State = "starting" | "warming" | "ready" | "active" | "draining";
@@ -46,6 +48,13 @@ export interface ServerOptions {
   readonly controllerSocket?: string;
   /** Reads the PEM files a build checks and uses (default `Deno.readTextFileSync`). */
   readonly readPem?: PemReader;
+  /** `tls.acme` settings for tests (lock wait, order deadline, the directory's fetch). */
+  readonly acme?: Partial<
+    Pick<
+      ConstructorParameters<typeof AcmeManager>[0],
+      "fetchFor" | "lockWaitMs" | "lockStaleMs" | "orderDeadlineMs" | "random"
+    >
+  >;
 }
 
 function listenerKey(l: ListenerConfig): string {
@@ -80,6 +89,10 @@ export class Server {
   private readonly limiters: LimiterRegistry;
   /** Addresses actually bound, by listener name (port 0 resolved). */
   readonly bound = new Map<string, Deno.NetAddr>();
+  /** HTTP-01 challenges answered on plain listeners for `tls.acme` orders. */
+  readonly challenges = new Http01Challenges();
+  /** The certificates of `tls.acme`: ordered, stored, renewed, swapped in. */
+  readonly acme: AcmeManager;
 
   private constructor(
     readonly file: string,
@@ -98,6 +111,14 @@ export class Server {
       pools: () => this.registry.pools,
     });
     this.cache = new Cache(256 * 1024 * 1024, this.clock, this.metrics.cacheRequests);
+    this.acme = new AcmeManager({
+      clock: this.clock,
+      random: Math.random,
+      ...options.acme,
+      challenges: this.challenges,
+      onChange: () => this.applyAcmeCertificates(),
+      metrics: { expiry: this.metrics.acmeExpiry, orders: this.metrics.acmeOrders },
+    });
     this.metrics.registry.onCollect(() => {
       const store = this.cache.store;
       this.metrics.cacheObjects.value = store.objects;
@@ -123,6 +144,9 @@ export class Server {
     // Supervised applications serve from the first request: their workers are Ready first.
     await s.appsStarting;
     s.dispatcher = new Dispatcher(gen, s.metrics, s.accessLog);
+    s.dispatcher.challenges = s.challenges;
+    // Stored certificates are loaded (or placeholders made) before anything binds.
+    await s.acme.sync(c);
     s.metrics.generation.value = gen.id;
     // DNS pools get their first answer while warming: ready means members where DNS has them.
     await s.sources.sync(c);
@@ -254,7 +278,14 @@ export class Server {
       const reusePort = this.config.server.listener_mode === "reuseport";
       let server: Listener;
       try {
-        server = new Listener(cfg, this.dispatcher, reusePort, this.file, index);
+        server = new Listener({
+          cfg,
+          dispatcher: this.dispatcher,
+          reusePort,
+          file: this.file,
+          index,
+          acme: this.acme,
+        });
       } catch (err) {
         if (err instanceof ConfigError) throw err;
         throw new Error(
@@ -280,6 +311,7 @@ export class Server {
       try {
         loaded = await loadConfig(this.file);
         this.build(loaded);
+        await this.acme.sync(loaded.config);
         // Not awaited: the DNS rounds take this lock to install what they find.
         this.sources.sync(loaded.config);
         if (this.state === "active") await this.syncListeners(loaded.config.server.listeners);
@@ -303,11 +335,27 @@ export class Server {
     });
   }
 
+  /**
+   * Swaps in what `tls.acme` got (issued, renewed, or stored by another instance) the way a
+   * reload swaps certificates: new loopback TLS listeners behind the same public socket.
+   */
+  private applyAcmeCertificates(): void {
+    this.lock.run(async () => {
+      if (this.state !== "active") return;
+      for (const [index, cfg] of this.config.server.listeners.entries()) {
+        if (cfg.tls?.acme === undefined) continue;
+        const have = this.listeners.get(listenerKey(cfg));
+        if (have !== undefined) await have.server.update(cfg, this.file, index);
+      }
+    }).catch((err) => log("error", "acme_certificate_swap_failed", { error: String(err) }));
+  }
+
   /** Stops accepting, lets in-flight requests finish, closes idle connections. */
   async drain(): Promise<void> {
     this.state = "draining";
     this.dispatcher.draining = true;
     this.sources.stop();
+    await this.acme.stop();
     clearInterval(this.historyTimer);
     await Promise.all([...this.listeners.values()].map((l) => l.server.shutdown()));
     this.listeners.clear();
