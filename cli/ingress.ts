@@ -17,15 +17,17 @@ import { ensureDir, writeFileAtomic } from "../src/base/atomic_file.ts";
 import { CONTROLLER_PUT_HEADER } from "../src/config/members_put.ts";
 import { ConfigError } from "../src/config/errors.ts";
 import { ingressConfig, type IngressMember } from "../src/discovery/ingress_config.ts";
+import { statusPatches } from "../src/discovery/ingress_status.ts";
 import { KubeWatch } from "../src/discovery/k8s_watch.ts";
 import { log } from "../src/observe/log.ts";
 import { Server } from "../src/server/server.ts";
 
 const USAGE = `usage: scalwsd ingress --base-config FILE --config-out FILE [--kubeconfig FILE]
-    [--ingress-class NAME] [--https-address ADDR]
+    [--ingress-class NAME] [--https-address ADDR] [--publish-status-address ADDR[,ADDR...]]
   Watches Ingresses of class NAME (default scalwsd), Services, EndpointSlices and Secrets
   (in-cluster service account, or --kubeconfig), writes --config-out from --base-config and
-  them, and serves it; endpoints change pool members through PUT, never a reload.`;
+  them, and serves it; endpoints change pool members through PUT, never a reload.
+  --publish-status-address writes these IPs or host names to the Ingresses' status.loadBalancer.`;
 
 /** Where the API server is and how to talk to it. */
 export interface KubeConnection {
@@ -89,6 +91,8 @@ export interface IngressOptions {
   readonly httpsAddress?: string;
   /** Test hook: access log setting for the server. */
   readonly accessLog?: string;
+  /** Written to `status.loadBalancer.ingress` of the Ingresses served (IPs or host names). */
+  readonly publishStatusAddresses?: readonly string[];
   /** How long to wait for the first lists before serving anyway; default 15 s. */
   readonly initialSyncMs?: number;
 }
@@ -152,6 +156,16 @@ export async function startIngress(o: IngressOptions): Promise<Ingress> {
     const doc = { ...base };
     doc.upstreams = { ...(base.upstreams ?? {}), ...c.upstreams };
     doc.tenants = [...(base.tenants ?? []), ...c.tenants];
+    if (c.defaultHost !== undefined) {
+      if (base.server?.default_host === undefined) {
+        doc.server = { ...(base.server ?? {}), default_host: c.defaultHost };
+      } else {
+        log("warn", "ingress_warning", {
+          warning: `the base configuration's server.default_host wins over defaultBackend and ` +
+            `rules without a host`,
+        });
+      }
+    }
     if (o.httpsAddress !== undefined && c.certificates.length > 0) {
       await ensureDir(tlsDir);
       const certificates = [];
@@ -162,7 +176,7 @@ export async function startIngress(o: IngressOptions): Promise<Ingress> {
         certificates.push({ cert: `${file}.crt`, key: `${file}.key`, domains: cert.domains });
       }
       doc.server = {
-        ...(base.server ?? {}),
+        ...(doc.server ?? {}),
         listeners: [
           ...(base.server?.listeners ?? []),
           { name: "ingress-https", address: o.httpsAddress, tls: { certificates } },
@@ -206,6 +220,40 @@ export async function startIngress(o: IngressOptions): Promise<Ingress> {
       } else log("error", "ingress_config_refused", { errors: r.errors });
     }
     await putMembers(members);
+    await publishStatus();
+  };
+
+  /** Brings the served Ingresses' status to the published addresses; failures are logged. */
+  const publishStatus = async () => {
+    if (o.publishStatusAddresses === undefined) return;
+    const patches = statusPatches(watches.ingresses.objects.values(), {
+      ingressClass: o.ingressClass ?? "scalwsd",
+      addresses: o.publishStatusAddresses,
+    });
+    for (const p of patches) {
+      try {
+        const res = await fetch(o.kube.server + p.path, {
+          method: "PATCH",
+          headers: { ...o.kube.headers, "content-type": "application/merge-patch+json" },
+          body: p.body,
+          signal: AbortSignal.timeout(10_000),
+          ...(o.kube.client ? { client: o.kube.client } : {}),
+        });
+        const text = await res.text();
+        if (!res.ok) {
+          log("error", "ingress_status_refused", {
+            ingress: `${p.namespace}/${p.name}`,
+            status: res.status,
+            body: text.slice(0, 200),
+          });
+        }
+      } catch (err) {
+        log("error", "ingress_status_failed", {
+          ingress: `${p.namespace}/${p.name}`,
+          error: String((err as Error)?.message ?? err),
+        });
+      }
+    }
   };
 
   function schedule(): void {
@@ -242,6 +290,7 @@ export async function startIngress(o: IngressOptions): Promise<Ingress> {
   }
   app = createAdminApp(server, () => "ingress");
   await putMembers(first.members);
+  await publishStatus();
   schedule();
   return {
     server,
@@ -274,6 +323,7 @@ export async function ingress(args: string[]): Promise<number> {
         kubeconfig: { type: "string" },
         "ingress-class": { type: "string" },
         "https-address": { type: "string" },
+        "publish-status-address": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -298,6 +348,12 @@ export async function ingress(args: string[]): Promise<number> {
       kube: await kubeConnection(values.kubeconfig),
       ...(values["ingress-class"] ? { ingressClass: values["ingress-class"] } : {}),
       ...(values["https-address"] ? { httpsAddress: values["https-address"] } : {}),
+      ...(values["publish-status-address"]
+        ? {
+          publishStatusAddresses: values["publish-status-address"].split(",").map((a) => a.trim())
+            .filter((a) => a !== ""),
+        }
+        : {}),
     });
   } catch (err) {
     console.error(

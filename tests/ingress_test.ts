@@ -38,6 +38,22 @@ function fakeApi() {
       return new Response("", { status: 401 });
     }
     const u = new URL(req.url);
+    const status =
+      /^\/apis\/networking\.k8s\.io\/v1\/namespaces\/([^/]+)\/ingresses\/([^/]+)\/status$/
+        .exec(u.pathname);
+    if (status !== null && req.method === "PATCH") {
+      return req.json().then((patch) => {
+        const key = `${status[1]}/${status[2]}`;
+        const o = items.get(PATHS.ingresses)!.get(key);
+        if (o === undefined) return new Response("{}", { status: 404 });
+        if (req.headers.get("content-type") !== "application/merge-patch+json") {
+          return new Response("{}", { status: 415 });
+        }
+        patches.push(key);
+        api.put("ingresses", { ...o, status: patch.status });
+        return Response.json(o);
+      });
+    }
     const set = items.get(u.pathname);
     if (set === undefined) return new Response("{}", { status: 404 });
     if (u.searchParams.get("watch") !== "1") {
@@ -62,12 +78,16 @@ function fakeApi() {
     });
     return new Response(body);
   });
+  const patches: string[] = [];
   const send = (path: string, ev: unknown) => {
     history.push({ rv, path, ev });
     for (const c of streams.get(path)!) c.enqueue(enc.encode(JSON.stringify(ev) + "\n"));
   };
-  return {
+  const api = {
     url: `http://127.0.0.1:${server.addr.port}`,
+    /** The Ingresses whose status was patched, in order. */
+    patches,
+    get: (k: Kind, key: string): Obj => items.get(PATHS[k])!.get(key),
     lists: (k: Kind) => lists.get(PATHS[k])!,
     watching: (k: Kind) => streams.get(PATHS[k])!.size > 0,
     /** Sets an object before the start (no event) or during it (ADDED/MODIFIED). */
@@ -92,6 +112,7 @@ function fakeApi() {
       await server.shutdown();
     },
   };
+  return api;
 }
 
 const service = (name: string, port: number) => ({
@@ -149,6 +170,7 @@ Deno.test({
     await using _web2 = serveOn("127.0.0.3", web1.port, "web-2");
     await using _api1 = serveOn("127.0.0.4", web1.port, "api-1");
     await using _canary = serveOn("127.0.0.5", web1.port, "canary");
+    await using _other = serveOn("127.0.0.6", web1.port, "other");
     const P = web1.port;
     const api = fakeApi();
     await using dir = await tempDir("scalwsd-ingress-");
@@ -192,6 +214,7 @@ users: [{name: me, user: {token: test-token}}]
       configOut: `${dir.path}/out/scalws.yaml`,
       kube: await kubeConnection(`${dir.path}/kubeconfig`),
       initialSyncMs: 10_000,
+      publishStatusAddresses: ["203.0.113.7", "lb.shop.test"],
     });
     try {
       const url = `http://127.0.0.1:${[...running.server.bound.values()][0].port}`;
@@ -207,6 +230,11 @@ users: [{name: me, user: {token: test-token}}]
       const gen = running.server.generation.id;
       const text = await Deno.readTextFile(`${dir.path}/out/scalws.yaml`);
       assert.match(text, /p_shop_web_80:/);
+      // status.loadBalancer: written once for the Ingress of class scalwsd, not for the other.
+      assert.deepEqual(api.get("ingresses", "shop/shop").status, {
+        loadBalancer: { ingress: [{ ip: "203.0.113.7" }, { hostname: "lb.shop.test" }] },
+      });
+      assert.equal(api.get("ingresses", "shop/theirs").status, undefined);
       assert.doesNotMatch(text, /p_shop_other_80/);
 
       // Endpoints: a new ready pod, the first one terminating. PUT only: no reload.
@@ -278,6 +306,36 @@ users: [{name: me, user: {token: test-token}}]
         for (let i = 0; i < 4; i++) r.add(await hit());
         return r.size === 1 && r.has("web-2");
       }, { what: "canary weight 0", timeoutMs: 10_000 });
+
+      // A defaultBackend answers the hosts no rule names (server.default_host), and an Exact
+      // path only the path itself.
+      api.put("endpointSlices", slice("other", P, [{ ip: "127.0.0.6" }]));
+      const exact = ingress("shop-exact", [["/exact", "api"]]);
+      exact.spec.rules[0].http.paths[0].pathType = "Exact";
+      api.put("ingresses", exact);
+      api.put("ingresses", {
+        metadata: { name: "fallback", namespace: "shop", annotations: {} },
+        spec: {
+          ingressClassName: "scalwsd",
+          defaultBackend: { service: { name: "other", port: { number: 80 } } },
+        },
+      });
+      const unknown = async () => (await get(url + "/", { host: "unknown.test" })).text;
+      await waitUntil(async () => (await unknown()) === "other", {
+        what: "the default backend",
+        timeoutMs: 10_000,
+      });
+      assert.equal(await hit("/exact"), "api-1");
+      assert.equal(await hit("/exact/more"), "web-2");
+      assert.match(
+        await Deno.readTextFile(`${dir.path}/out/scalws.yaml`),
+        /default_host: default-backend\.ingress\.invalid/,
+      );
+      await running.settled();
+      // Each Ingress patched once per change of its spec (a put replaces the status), never
+      // again for the event its own patch caused.
+      assert.deepEqual(api.patches.filter((k) => k === "shop/fallback"), ["shop/fallback"]);
+      assert.equal(api.get("ingresses", "shop/fallback").status.loadBalancer.ingress.length, 2);
     } finally {
       await running.stop();
       await api.close();

@@ -3,9 +3,13 @@
  *
  * - Ingresses of class `scalwsd` (`spec.ingressClassName`, or the older
  *   `kubernetes.io/ingress.class` annotation) become one tenant per namespace (`k_<namespace>`)
- *   and one application per host (`h_<host>`), one route per path (`Prefix`, `Exact` and
- *   `ImplementationSpecific` all match as segment prefixes; a path `/` is the application's own
- *   runtime, and a host without one answers 404).
+ *   and one application per host (`h_<host>`), one route per path (`Prefix` and
+ *   `ImplementationSpecific` match as segment prefixes, `Exact` only the path itself; a `Prefix`
+ *   path `/` is the application's own runtime).
+ * - Rules without a host and `spec.defaultBackend` make the catch-all application
+ *   (`default_backend`, domain `DEFAULT_BACKEND_DOMAIN`, for `server.default_host`): the first
+ *   Ingress (by namespace/name) with a `defaultBackend` gives its runtime, and it also answers
+ *   the paths a host has no rule for. Without one, those answer 404.
  * - Each Service port a rule uses becomes a pool `p_<namespace>_<service>_<port>` with
  *   `members_from: api`; its members (ready endpoints of the Service's EndpointSlices, on the
  *   slice port whose name is the Service port's name; terminating ones left out so they drain)
@@ -42,6 +46,11 @@ export interface IngressConfig {
   readonly tenants: Record<string, unknown>[];
   readonly members: ReadonlyMap<string, readonly IngressMember[]>;
   readonly certificates: readonly IngressCertificate[];
+  /**
+   * `DEFAULT_BACKEND_DOMAIN` when hostless rules or a `defaultBackend` made the catch-all
+   * application: the caller sets `server.default_host` to it.
+   */
+  readonly defaultHost?: string;
   /** Problems found (a missing Service, a host claimed twice), for the log. */
   readonly warnings: readonly string[];
 }
@@ -100,6 +109,16 @@ interface Backend {
   readonly pool: string;
 }
 
+/** The domain of the catch-all application (`.invalid` never resolves: RFC 6761). */
+export const DEFAULT_BACKEND_DOMAIN = "default-backend.ingress.invalid";
+
+interface PathEntry {
+  readonly path: string;
+  readonly exact: boolean;
+  main?: Backend;
+  canary: { b: Backend; w: number }[];
+}
+
 /** Builds the configuration sections and member lists from the objects. */
 export function ingressConfig(o: IngressObjects): IngressConfig {
   const cls = o.ingressClass ?? "scalwsd";
@@ -154,11 +173,10 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
     return { pool };
   };
 
-  // host -> path -> main backend and canaries; host owner namespace.
-  const hosts = new Map<
-    string,
-    { ns: string; paths: Map<string, { main?: Backend; canary: { b: Backend; w: number }[] }> }
-  >();
+  // host -> path (with "=" or "^" for exact or prefix) -> main backend and canaries; host
+  // owner namespace. Hostless rules go to DEFAULT_BACKEND_DOMAIN.
+  const hosts = new Map<string, { ns: string; paths: Map<string, PathEntry> }>();
+  let defaultBackend: { ns: string; entry: PathEntry } | undefined;
   const certificates: IngressCertificate[] = [];
   const secrets = new Map<string, KubeObject>();
   for (const s of o.secrets) secrets.set(`${ns(s)}/${s.metadata.name}`, s);
@@ -171,9 +189,29 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
       );
       continue;
     }
-    for (const rule of ((ing as Any).spec?.rules ?? []) as Any[]) {
-      const host = typeof rule.host === "string" ? rule.host.toLowerCase() : undefined;
-      if (host === undefined || host === "") continue;
+    const spec = (ing as Any).spec ?? {};
+    if (spec.defaultBackend !== undefined) {
+      const b = poolFor(ing, spec.defaultBackend);
+      if (b === undefined) {
+        // poolFor said why (or the backend is a resource, which scalwsd cannot serve).
+        if (spec.defaultBackend?.service === undefined) {
+          warnings.push(
+            `ingress ${ns(ing)}/${ing.metadata.name}: defaultBackend must be a service`,
+          );
+        }
+      } else if (defaultBackend === undefined) {
+        defaultBackend = { ns: ns(ing), entry: { path: "/", exact: false, canary: [] } };
+        defaultBackend.entry.main = b;
+      } else if (canary === undefined) {
+        warnings.push(
+          `ingress ${ns(ing)}/${ing.metadata.name}: defaultBackend ignored, ` +
+            `${defaultBackend.ns}'s comes first`,
+        );
+      }
+    }
+    for (const rule of (spec.rules ?? []) as Any[]) {
+      const named = typeof rule.host === "string" ? rule.host.toLowerCase() : "";
+      const host = named === "" ? DEFAULT_BACKEND_DOMAIN : named;
       let h = hosts.get(host);
       if (h === undefined) hosts.set(host, h = { ns: ns(ing), paths: new Map() });
       if (h.ns !== ns(ing)) {
@@ -186,8 +224,10 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
         const b = poolFor(ing, p.backend);
         if (b === undefined) continue;
         const path = normalisePath(p.path);
-        let entry = h.paths.get(path);
-        if (entry === undefined) h.paths.set(path, entry = { canary: [] });
+        const exact = p.pathType === "Exact";
+        const key = `${exact ? "=" : "^"}${path}`;
+        let entry = h.paths.get(key);
+        if (entry === undefined) h.paths.set(key, entry = { path, exact, canary: [] });
         if (canary !== undefined) entry.canary.push({ b, w: canary });
         else entry.main ??= b;
       }
@@ -210,7 +250,7 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
     }
   }
 
-  const runtimeOf = (entry: { main?: Backend; canary: { b: Backend; w: number }[] }) => {
+  const runtimeOf = (entry: PathEntry) => {
     if (entry.main === undefined && entry.canary.length === 0) return undefined;
     if (entry.canary.length === 0) return { type: "proxy", upstream: { pool: entry.main!.pool } };
     const share = entry.canary.reduce((n, c) => n + c.w, 0);
@@ -222,20 +262,25 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
     return { type: "proxy", backends };
   };
 
+  if (defaultBackend !== undefined && !hosts.has(DEFAULT_BACKEND_DOMAIN)) {
+    hosts.set(DEFAULT_BACKEND_DOMAIN, { ns: defaultBackend.ns, paths: new Map() });
+  }
+  const fallback = defaultBackend === undefined ? undefined : runtimeOf(defaultBackend.entry);
   const tenants = new Map<string, Record<string, unknown>[]>();
   for (const [host, h] of [...hosts].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const routes: Record<string, unknown>[] = [];
     let root: Record<string, unknown> | undefined;
-    for (const [path, entry] of [...h.paths].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [key, entry] of [...h.paths].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const rt = runtimeOf(entry);
       if (rt === undefined) continue;
-      if (path === "/") root = rt;
-      else routes.push({ path, runtime: rt });
+      if (key === "^/") root = rt;
+      else if (entry.exact) routes.push({ path: entry.path, exact: true, runtime: rt });
+      else routes.push({ path: entry.path, runtime: rt });
     }
     const app: Record<string, unknown> = {
-      name: nameOf("h", host),
+      name: host === DEFAULT_BACKEND_DOMAIN ? "default_backend" : nameOf("h", host),
       domains: [host],
-      runtime: root ?? { type: "respond", status: 404, body: "no route\n" },
+      runtime: root ?? fallback ?? { type: "respond", status: 404, body: "no route\n" },
     };
     if (routes.length > 0) app.routes = routes;
     const list = tenants.get(h.ns) ?? [];
@@ -275,6 +320,7 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
     })),
     members,
     certificates,
+    ...(hosts.has(DEFAULT_BACKEND_DOMAIN) ? { defaultHost: DEFAULT_BACKEND_DOMAIN } : {}),
     warnings,
   };
 }

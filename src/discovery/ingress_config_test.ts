@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ingressConfig, nameOf } from "./ingress_config.ts";
+import { DEFAULT_BACKEND_DOMAIN, ingressConfig, nameOf } from "./ingress_config.ts";
 
 const meta = (namespace: string, name: string, extra: Record<string, unknown> = {}) => ({
   namespace,
@@ -89,4 +89,86 @@ Deno.test("nameOf keeps names within 63 characters with a stable hash", () => {
   assert.equal(long.length, 63);
   assert.equal(long, nameOf("p", "n".repeat(60), "s".repeat(60), "8080"));
   assert.notEqual(long, nameOf("p", "n".repeat(60), "s".repeat(60), "8081"));
+});
+
+Deno.test("ingressConfig: Exact paths, rules without a host and defaultBackend make the catch-all", () => {
+  const svc = (name: string) => ({
+    metadata: meta("a", name),
+    spec: { ports: [{ name: "http", port: 80 }] },
+  });
+  const to = (name: string) => ({ service: { name, port: { number: 80 } } });
+  const c = ingressConfig({
+    ingresses: [
+      {
+        metadata: meta("a", "first"),
+        spec: {
+          ingressClassName: "scalwsd",
+          defaultBackend: to("fallback"),
+          rules: [
+            {
+              host: "shop.test",
+              http: {
+                paths: [
+                  { path: "/api", pathType: "Exact", backend: to("api") },
+                  { path: "/api", pathType: "Prefix", backend: to("web") },
+                  { path: "/", pathType: "Exact", backend: to("home") },
+                ],
+              },
+            },
+            { http: { paths: [{ path: "/health", pathType: "Prefix", backend: to("web") }] } },
+          ],
+        },
+      },
+      {
+        metadata: meta("a", "second"),
+        spec: { ingressClassName: "scalwsd", defaultBackend: to("web") },
+      },
+    ],
+    services: [svc("api"), svc("web"), svc("home"), svc("fallback")],
+    endpointSlices: [],
+    secrets: [],
+  });
+  const proxy = (svc: string) => ({ type: "proxy", upstream: { pool: `p_a_${svc}_80` } });
+  assert.deepEqual(c.tenants, [{
+    name: "k_a",
+    applications: [
+      {
+        name: "default_backend",
+        domains: [DEFAULT_BACKEND_DOMAIN],
+        runtime: proxy("fallback"),
+        routes: [{ path: "/health", runtime: proxy("web") }],
+      },
+      {
+        name: "h_shop-test",
+        domains: ["shop.test"],
+        // No Prefix "/": the paths without a rule go to the default backend.
+        runtime: proxy("fallback"),
+        routes: [
+          { path: "/", exact: true, runtime: proxy("home") },
+          { path: "/api", exact: true, runtime: proxy("api") },
+          { path: "/api", runtime: proxy("web") },
+        ],
+      },
+    ],
+  }]);
+  assert.equal(c.defaultHost, DEFAULT_BACKEND_DOMAIN);
+  assert.deepEqual(c.warnings, ["ingress a/second: defaultBackend ignored, a's comes first"]);
+
+  const none = ingressConfig({
+    ingresses: [{
+      metadata: meta("a", "only"),
+      spec: {
+        ingressClassName: "scalwsd",
+        rules: [{ host: "x.test", http: { paths: [{ path: "/a", backend: to("web") }] } }],
+      },
+    }],
+    services: [svc("web")],
+    endpointSlices: [],
+    secrets: [],
+  });
+  assert.equal(none.defaultHost, undefined);
+  assert.deepEqual(
+    (none.tenants[0].applications as { runtime: unknown }[])[0].runtime,
+    { type: "respond", status: 404, body: "no route\n" },
+  );
 });
