@@ -10,14 +10,17 @@ import { get, startScalwsd, tempDir, waitUntil } from "./_support/mod.ts";
 import { freePort, type Pebble, startPebble } from "./_support/pebble.ts";
 import { TlsClient } from "./_support/tls_client.ts";
 
-function config(o: { httpPort: number; pebble: Pebble; state: string }): string {
+function config(
+  o: { httpPort: number; pebble: Pebble; state: string; httpsPort?: number; reusePort?: boolean },
+): string {
   return `
 server:
   state_dir: ${o.state}
+  listener_mode: ${o.reusePort ? "reuseport" : "shared"}
   listeners:
     - {name: http, address: "127.0.0.1:${o.httpPort}"}
     - name: https
-      address: "127.0.0.1:0"
+      address: "127.0.0.1:${o.httpsPort ?? 0}"
       tls:
         acme:
           directory: "${o.pebble.directory}"
@@ -168,4 +171,38 @@ Deno.test("acme: short-lived certificates renew without a failed connection; a f
   assert.equal(line.serving, "acme");
   assert.equal(line.retry_in_s, 54); // 1 min, -10% with random() = 0
   assert.equal(await presented(port), second);
+});
+
+const metric = (s: { server: { metrics: { registry: { render(): string } } } }, name: string) =>
+  s.server.metrics.registry.render().split("\n").find((l) => l.startsWith(name))?.split(" ")[1];
+
+Deno.test("acme: two instances sharing state_dir and reusePort ports: one orders, both serve its certificate", async () => {
+  await using state = await tempDir();
+  const httpPort = freePort();
+  const httpsPort = freePort();
+  await using pebble = await startPebble({ httpPort, names: ["a.test"] });
+  const yaml = config({ httpPort, httpsPort, pebble, state: state.path, reusePort: true });
+  const options = { acme: { lockWaitMs: 100 } };
+  // Both start at once: each sees no stored certificate and wants to order.
+  const [a, b] = await Promise.all([startScalwsd(yaml, options), startScalwsd(yaml, options)]);
+  await using _a = a;
+  await using _b = b;
+  const expiry = 'scalws_acme_certificate_expiry_timestamp_seconds{domain="a.test"}';
+  await waitUntil(() => metric(a, expiry) !== undefined && metric(b, expiry) !== undefined, {
+    what: "both instances holding a certificate",
+    timeoutMs: 15_000,
+    intervalMs: 20,
+  });
+  assert.equal(metric(a, expiry), metric(b, expiry));
+  const ok = 'scalws_acme_orders_total{domain="a.test",result="ok"}';
+  assert.deepEqual([metric(a, ok), metric(b, ok)].sort(), ["1", undefined]);
+  assert.equal(pebble.output().match(/Issued certificate serial/g)?.length, 1);
+  // Whichever instance takes a connection presents the one issued certificate.
+  const root = await pebble.issuerRoot();
+  const seen = new Set<string>();
+  for (let i = 0; i < 8; i++) {
+    assert.deepEqual(await verifiedGet(httpsPort, root), { status: 200, body: "app a" });
+    seen.add(await presented(httpsPort));
+  }
+  assert.equal(seen.size, 1);
 });

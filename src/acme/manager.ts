@@ -53,7 +53,7 @@ export interface AcmeManagerOptions {
   readonly metrics?: AcmeMetrics;
   /** Default: `fetch` with a client trusting the system roots and `caFile`. */
   readonly fetchFor?: (caFile: string | undefined, signal: AbortSignal) => OrderFetch;
-  /** A follower looks at the stored certificate again after this (ms); default 10 s. */
+  /** A follower looks at the stored certificate again after this (ms); default 2 s. */
   readonly lockWaitMs?: number;
   /** A lock older than this was left by a dead order (ms); default 10 min. */
   readonly lockStaleMs?: number;
@@ -113,6 +113,7 @@ export class AcmeManager {
       domains.push(...acme.domains);
     }
     this.o.challenges.setDomains(domains);
+    this.o.challenges.sharedDir = dir === undefined ? null : new AcmeStore(dir).challengeDir;
     for (const [id, t] of this.tasks) {
       if (!wanted.has(id)) {
         this.tasks.delete(id);
@@ -222,7 +223,7 @@ export class AcmeManager {
       });
       if (lock === null) {
         log("info", "acme_order_waiting", { domains: t.cfg.domains, reason: "locked" });
-        return this.schedule(t, now + (this.o.lockWaitMs ?? 10_000));
+        return this.schedule(t, now + (this.o.lockWaitMs ?? 2_000));
       }
       try {
         // Another instance may have finished while this one waited.

@@ -82,8 +82,8 @@ export async function orderCertificate(o: OrderOptions): Promise<IssuedCertifica
       if (ch === undefined || ch.token === undefined) {
         throw new OrderFailed(`${domain}: the server offers no http-01 challenge`);
       }
-      o.challenges.add(domain, ch.token, keyAuthorization(ch.token, client.key));
       tokens.push(ch.token);
+      await o.challenges.add(domain, ch.token, keyAuthorization(ch.token, client.key));
       if (ch.status === "pending") await client.post(ch.url, {});
       for (let attempt = 0; authz.status === "pending"; attempt++) {
         const res = await client.post(authzUrl, null);
@@ -100,7 +100,7 @@ export async function orderCertificate(o: OrderOptions): Promise<IssuedCertifica
       }
     }
   } finally {
-    for (const t of tokens) o.challenges.remove(t);
+    for (const t of tokens) await o.challenges.remove(t);
   }
 
   for (let attempt = 0; order.status === "pending"; attempt++) {

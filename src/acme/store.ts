@@ -6,6 +6,7 @@
  *   key, one file so that a reader never pairs a new chain with an old key. `<hash>` is taken
  *   over the directory URL and the sorted domains.
  * - `acme/certificates/<...>.lock`: held by the instance ordering that certificate.
+ * - `acme/challenges/<token>`: pending HTTP-01 tokens, for the other instances.
  */
 import { createHash } from "node:crypto";
 import { ensureDir, writeFileAtomic } from "../base/atomic_file.ts";
@@ -45,6 +46,11 @@ export class AcmeStore {
 
   certificateFile(id: string): string {
     return `${this.root}/certificates/${id}.pem`;
+  }
+
+  /** Where pending HTTP-01 tokens are shared between instances. */
+  get challengeDir(): string {
+    return `${this.root}/challenges`;
   }
 
   lockFile(id: string): string {

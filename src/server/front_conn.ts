@@ -39,6 +39,12 @@ export class FrontServe implements FrontHandler {
     if (challenges !== null && challenges.active && this.c.tls === null) {
       const host = hostName(req.authority);
       const answer = challenges.answer(host, req.target);
+      if (answer === null && challenges.sharedDir !== null) {
+        // Another instance may be ordering: its tokens are in the shared state directory.
+        return challenges.shared(host, req.target).then((a) =>
+          this.d.challenge(req, this.c, host, a)
+        );
+      }
       if (answer !== undefined) return this.d.challenge(req, this.c, host, answer);
     }
     const redirect = this.redirect();
