@@ -6,14 +6,21 @@
  */
 
 import type { Answer } from "./answer.ts";
-import { giveBuffer, POOLED_SIZE, takeBuffer } from "./buffer_pool.ts";
+import {
+  giveBuffer,
+  giveSmall,
+  POOLED_SIZE,
+  SMALL_SIZE,
+  takeBuffer,
+  takeSmall,
+} from "./buffer_pool.ts";
 import { FrontRequest } from "./front_request.ts";
 import { BodyInput, RequestBody } from "./request_body.ts";
 import { findHeadEnd, HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./request_head.ts";
 import { type ClientSocket, writeAll, writeAnswer } from "./response_writer.ts";
 
 /** Bytes of the buffer each connection keeps while idle. */
-export const IDLE_BUFFER = 1024;
+export const IDLE_BUFFER = SMALL_SIZE;
 /** Empty lines tolerated before a request line (RFC 9112 2.2: at least one). */
 const MAX_LEADING_EMPTY = 8;
 
@@ -53,7 +60,7 @@ export class FrontConnection implements BodyInput {
   start = 0;
   end = 0;
   /** The connection's own small buffer, used whenever no pooled one is needed. */
-  private readonly own = new Uint8Array(IDLE_BUFFER);
+  private readonly own = takeSmall();
   private closed = false;
   private busy = false;
   private stopping = false;
@@ -116,6 +123,8 @@ export class FrontConnection implements BodyInput {
     this.buf = this.own;
     if (this.tunnel !== null) await this.tunnel;
     else this.kill();
+    // Closed: no read is pending into it any more.
+    giveSmall(this.own);
   }
 
   private async loop(): Promise<void> {

@@ -54,12 +54,8 @@ export class ClientConn {
   /** Over `limit_conn`: every request gets 429 and the connection closes. */
   overLimit = false;
   server: ServedConnection | null = null;
-  /** `requestDone` bound once, for `info.completed` of streamed responses. */
-  readonly done: () => void;
-  /** `close` bound once. */
-  readonly kill: () => void;
-  /** `linger` bound once, for `info.completed` of answers that leave a body unread. */
-  readonly lingerOn: () => void;
+  #done: (() => void) | null = null;
+  #lingerOn: (() => void) | null = null;
 
   constructor(
     /** On a TLS listener, the public TCP connection until its TLS side is accepted. */
@@ -71,9 +67,19 @@ export class ClientConn {
     now: number,
   ) {
     this.idleSince = now;
-    this.done = () => this.requestDone();
-    this.kill = () => this.close();
-    this.lingerOn = () => this.linger();
+  }
+
+  /**
+   * `requestDone` bound once, for `info.completed` of streamed responses (Deno.serve only:
+   * made on first use, so scalwsd's own front allocates no closure per connection).
+   */
+  get done(): () => void {
+    return this.#done ??= () => this.requestDone();
+  }
+
+  /** `linger` bound once, for `info.completed` of answers that leave a body unread. */
+  get lingerOn(): () => void {
+    return this.#lingerOn ??= () => this.linger();
   }
 
   /** The answer went out with the body unread: the connection closes after `LINGER`. */

@@ -20,8 +20,8 @@ export class FrontServe implements FrontHandler {
   constructor(
     private readonly d: Dispatcher,
     private readonly c: ClientConn,
-    /** The listener's `redirect` policy (null: it routes), read per request (reloads). */
-    private readonly redirect: () => Policy | null,
+    /** The listener: its `redirect` policy (null: it routes), read per request (reloads). */
+    private readonly listener: { readonly redirect: Policy | null },
   ) {}
 
   get draining(): boolean {
@@ -47,7 +47,7 @@ export class FrontServe implements FrontHandler {
       }
       if (answer !== undefined) return this.d.challenge(req, this.c, host, answer);
     }
-    const redirect = this.redirect();
+    const redirect = this.listener.redirect;
     if (redirect !== null) return this.d.redirectFront(req, this.c, redirect);
     return this.d.handleFront(req, this.c, front);
   }

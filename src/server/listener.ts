@@ -123,8 +123,11 @@ export class Listener {
   private backends: Backends | null = null;
   private readonly retiring: Promise<void>[] = [];
   private cfg: ListenerConfig;
-  /** `redirect` of the listener: every request gets it; null for a listener that routes. */
-  private redirect: Policy | null;
+  /**
+   * `redirect` of the listener: every request gets it; null for a listener that routes. Read
+   * per request by the connections' `FrontServe` (reloads change it).
+   */
+  redirect: Policy | null;
   private readonly mine = new Set<ClientConn>();
   private readonly tracker: ConnTracker;
   private closed = false;
@@ -395,7 +398,7 @@ export class Listener {
     c.idleSince = performance.now();
     if (alpn !== "h2") {
       // HTTP/1.1, plain or over TLS (ALPN http/1.1 or none): scalwsd's own front.
-      const serve = new FrontServe(d, c, () => this.redirect);
+      const serve = new FrontServe(d, c, this);
       const front = new FrontConnection(c.conn, serve, c, secure);
       c.server = front;
       const end = () => this.forget(c);
