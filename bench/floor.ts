@@ -93,6 +93,8 @@ async function serve(client: Deno.Conn, memberPort: number): Promise<void> {
 
 if (import.meta.main) {
   const [port, memberPort] = Deno.args.map(Number);
+  // Exit cleanly on SIGTERM so that `--cpu-prof` (the bench's --profile) writes its profile.
+  Deno.addSignalListener("SIGTERM", () => Deno.exit(0));
   const listener = Deno.listen({ hostname: "127.0.0.1", port });
   for await (const conn of listener) serve(conn, memberPort);
 }

@@ -75,7 +75,8 @@ const USAGE = `usage: deno task bench [options]
   --quiet-wait S  before each run, wait up to S seconds for the machine to be idle (default 20)
   --threads N     wrk threads (default 2)
   --keepalive N   idle connections to members each proxy keeps (default ${KEEPALIVE})
-  --profile       scalwsd alone under --cpu-prof (default scenario get-64); prints its top functions
+  --profile       scalwsd alone under --cpu-prof (default scenario get-64); prints its top functions;
+                  with --servers scalwsd,floor the floor is profiled too (to bench/out/prof/floor/)
   --pin           the proxy on CPU 0, members and wrk on CPU 1 (taskset): the proxy alone on its
                   core, so that its cost is not mixed with the scheduling of the others
   --interleave    with --repeat: every scenario once per round, rather than all rounds of one
@@ -151,7 +152,7 @@ function options(argv: string[]): Options | null {
     warmupS: seconds(values.warmup ?? (values.quick ? "1s" : "2s"), "warmup", 0),
     // Profiling looks at scalwsd alone, by default under the headline load.
     scenarios: selectScenarios(values.only ?? (profile ? "get-64" : undefined)),
-    servers: profile ? ["scalwsd"] : selectServers(values.servers),
+    servers: profile ? profiled(values.servers) : selectServers(values.servers),
     repeat: int(values.repeat, "repeat", 1, 100),
     retries: int(values.retries, "retries", 0, 10),
     quietWaitS: int(values["quiet-wait"], "quiet-wait", 0, 3600),
@@ -162,6 +163,14 @@ function options(argv: string[]): Options | null {
     interleave: values.interleave,
     pin: values.pin,
   };
+}
+
+/** The servers `--profile` runs: scalwsd, and the floor when asked for. */
+function profiled(list: string | undefined): ServerName[] {
+  if (list === undefined) return ["scalwsd"];
+  const chosen = selectServers(list).filter((s) => s === "scalwsd" || s === "floor");
+  if (chosen.length === 0) throw new Error("--profile runs scalwsd and floor only");
+  return chosen;
 }
 
 interface Tools {
@@ -504,7 +513,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       const prof = opt.profile
         ? ["--cpu-prof", `--cpu-prof-dir=${OUT_DIR}prof`, "--cpu-prof-interval=250"]
         : [];
-      if (opt.profile) await Deno.mkdir(`${OUT_DIR}prof`, { recursive: true });
+      if (opt.profile) await Deno.mkdir(`${OUT_DIR}prof/floor`, { recursive: true });
       const args = [
         "run",
         "--allow-all",
@@ -528,7 +537,16 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       child = await procs.spawn(
         server,
         Deno.execPath(),
-        ["run", "--allow-net", FLOOR_TS, String(pf), String(pa)],
+        [
+          "run",
+          "--allow-net",
+          ...(opt.profile
+            ? ["--cpu-prof", `--cpu-prof-dir=${OUT_DIR}prof/floor`, "--cpu-prof-interval=250"]
+            : []),
+          FLOOR_TS,
+          String(pf),
+          String(pa),
+        ],
         `${dir}/floor.log`,
         proxyCpus,
       );
@@ -773,17 +791,23 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     console.log(`RSS ${SETTLE_MS / 1000} s after get-512: ${rssLine(rssSettled512)}`);
   }
 
-  // scalwsd writes its profile as it exits, so stop it before reading.
+  // scalwsd (and the floor) write their profiles as they exit, so stop them before reading.
   let profile: { file: string; summary: ProfileSummary } | undefined;
+  let floorProfile: { file: string; summary: ProfileSummary } | undefined;
   if (opt.profile) {
-    await procs.stop(children.get("scalwsd")!, 30_000);
-    const file = newestProfile(`${OUT_DIR}prof`);
-    if (file === undefined) {
-      console.error("bench: scalwsd wrote no .cpuprofile");
-    } else {
+    for (const server of opt.servers) {
+      const child = children.get(server);
+      if (child === undefined) continue;
+      await procs.stop(child, 30_000);
+      const file = newestProfile(`${OUT_DIR}prof${server === "floor" ? "/floor" : ""}`);
+      if (file === undefined) {
+        console.error(`bench: ${server} wrote no .cpuprofile`);
+        continue;
+      }
       const summary = summarize(JSON.parse(await Deno.readTextFile(file)), 25, denoEmitResolver());
-      console.log(`\nscalwsd CPU profile ${file}:\n${formatSummary(summary)}`);
-      profile = { file, summary };
+      console.log(`\n${server} CPU profile ${file}:\n${formatSummary(summary)}`);
+      if (server === "floor") floorProfile = { file, summary };
+      else profile = { file, summary };
     }
   }
 
@@ -824,6 +848,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       afterCacheHit: Object.fromEntries(rssAfterCache),
     },
     profile,
+    floorProfile,
   };
   await Deno.mkdir(OUT_DIR, { recursive: true });
   const outFile = `${OUT_DIR}bench-${date.replace(/[:.]/g, "-")}.json`;
