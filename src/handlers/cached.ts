@@ -20,41 +20,33 @@ import {
 import { type CacheControl, NO_CACHE_CONTROL, parseCacheControl } from "../cache/cache_control.ts";
 import { cacheKey, keyHost } from "../cache/cache_key.ts";
 import { type Forward, forwardStatus, hitStatus } from "../cache/cache_status.ts";
-import { NOT_MODIFIED_HEADERS, notModified } from "../cache/conditional.ts";
-import { type Bytes, Entry } from "../cache/entry.ts";
+import type { Entry } from "../cache/entry.ts";
 import { ForwardHeaders } from "../cache/forward_headers.ts";
-import { currentAge, freshnessLifetime, parseAge } from "../cache/freshness.ts";
-import { parseHttpDate } from "../cache/http_date.ts";
+import { currentAge } from "../cache/freshness.ts";
 import { invalidates, sameHostTarget, UNSAFE } from "../cache/invalidation.ts";
-import { parseRange } from "../cache/range.ts";
-import { selects, updatedHeaders, validators } from "../cache/revalidation.ts";
-import { storability, UNKEYED_REFLECTED } from "../cache/storable.ts";
-import { varyMatches, varyValues } from "../cache/vary.ts";
+import { selects, validators } from "../cache/revalidation.ts";
+import { varyMatches } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/types.ts";
-import { type Answer, FrontAnswer, type PullBody, pullStream } from "../front/answer.ts";
+import type { Answer } from "../front/answer.ts";
 import { AccessLog } from "../observe/access_log.ts";
 import { createMetrics } from "../observe/families.ts";
 import { log } from "../observe/log.ts";
 import { Registry } from "../observe/metrics.ts";
 import { AppStats, Exchange, type Handler, type RequestFields } from "../pipeline/exchange.ts";
 import { normalizePath } from "../pipeline/path.ts";
-
-/** Response fields never stored (hop-by-hop, per-response, or written by Deno.serve). */
-const NOT_STORED = new Set([
-  "age",
-  "set-cookie",
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "content-length",
-  "cache-status",
-]);
-
-const EMPTY: Bytes = new Uint8Array(0);
+import { admission, makeEntry, refreshEntry, type StoreRules } from "./cache_admission.ts";
+import {
+  discard,
+  EMPTY,
+  fieldsOf,
+  join,
+  readCapped,
+  setField,
+  streamOf,
+  withBody,
+} from "./cache_answers.ts";
+import { Fill, Rest } from "./cache_fill.ts";
+import { hitAnswer } from "./cache_hit.ts";
 
 /** A request's `Pragma: no-cache` without `Cache-Control` (RFC 9111 5.4). */
 const PRAGMA_NO_CACHE = parseCacheControl("no-cache");
@@ -64,54 +56,6 @@ function pragmaNoCache(v: string | null): boolean {
   if (v === null) return false;
   for (const d of v.split(",")) if (d.trim().toLowerCase() === "no-cache") return true;
   return false;
-}
-
-/** The header pairs of a `FrontAnswer` read like `Headers` (lower-case names). */
-class PairFields implements RequestFields {
-  constructor(private readonly pairs: readonly [string, string][]) {}
-
-  get(name: string): string | null {
-    let v: string | null = null;
-    for (const p of this.pairs) {
-      if (p[0] === name) v = v === null ? p[1] : v + ", " + p[1];
-    }
-    return v;
-  }
-
-  has(name: string): boolean {
-    return this.get(name) !== null;
-  }
-
-  forEach(fn: (value: string, name: string) => void): void {
-    for (const p of this.pairs) fn(p[1], p[0]);
-  }
-}
-
-/** The header fields of an answer, whichever kind. */
-function fieldsOf(a: Answer): RequestFields {
-  return a instanceof Response ? a.headers : new PairFields(a.headers);
-}
-
-/** Sets `name` (lower-case) on an answer, replacing what it had. */
-function setField(a: Answer, name: string, value: string): void {
-  if (a instanceof Response) {
-    a.headers.set(name, value);
-    return;
-  }
-  const h = a.headers;
-  for (let i = h.length - 1; i >= 0; i--) if (h[i][0] === name) h.splice(i, 1);
-  h.push([name, value]);
-}
-
-/** A streamed body as a stream (a member's body pulled from its connection is made one). */
-function streamOf(body: ReadableStream<Uint8Array> | PullBody): ReadableStream<Uint8Array> {
-  return body instanceof ReadableStream ? body : pullStream(body);
-}
-
-/** An answer like `a` (same kind, status and header fields) with another body. */
-function withBody(a: Answer, body: ReadableStream<Uint8Array> | Bytes | null): Answer {
-  if (a instanceof Response) return new Response(body, { status: a.status, headers: a.headers });
-  return new FrontAnswer(a.status, a.headers, body, a.onWritten);
 }
 
 /** What a wrapped route needs. */
@@ -134,60 +78,6 @@ function select(variants: readonly Entry[] | undefined, h: RequestFields): Entry
     if (e.selectNames.length === 0 || varyMatches(e.selectNames, e.selectValues, h)) return e;
   }
   return null;
-}
-
-/** The member's Date (when it was kept) in ms, else `received`. */
-function dateOr(h: RequestFields, received: number): number {
-  const d = parseHttpDate(h.get("date"));
-  return Number.isNaN(d) ? received : d;
-}
-
-/** A body nobody will read: released without counting against the member. */
-function discard(ex: Exchange, res: Answer): void {
-  // The attempt would complete the exchange when its body ends; the cache answers instead.
-  ex.deferred = false;
-  const body = res.body;
-  if (body instanceof ReadableStream) body.cancel().catch(() => {});
-  else if (body !== null && !(body instanceof Uint8Array)) body.cancel();
-  if (res instanceof FrontAnswer) res.onWritten?.(false);
-}
-
-/** The whole body when it is at most `max` bytes; null when larger or broken. */
-async function readCapped(res: Answer, max: number): Promise<Bytes | null> {
-  const body = res.body;
-  if (body === null) return EMPTY;
-  if (body instanceof Uint8Array) return body.length > max ? null : body.slice() as Bytes;
-  const reader = streamOf(body).getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const r = await reader.read();
-      if (r.done) break;
-      size += r.value.length;
-      if (size > max) {
-        await reader.cancel();
-        return null;
-      }
-      chunks.push(r.value);
-    }
-  } catch {
-    return null;
-  }
-  return join(chunks, size);
-}
-
-function join(chunks: readonly Uint8Array[], size: number): Bytes {
-  if (chunks.length === 1 && chunks[0].byteOffset === 0) {
-    return chunks[0].slice() as Bytes;
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
 
 let discardStats: AppStats | undefined;
@@ -214,38 +104,27 @@ function backgroundExchange(ex: Exchange, headers: ForwardHeaders): Exchange {
   return bg;
 }
 
-/** Facts of an answer being considered for storing. */
-interface Admission {
-  readonly status: number;
-  readonly headers: RequestFields;
-  readonly cc: CacheControl;
-  readonly lifetime: number;
-  readonly vary: readonly string[];
-  readonly requestTime: number;
-  readonly responseTime: number;
-}
-
 /** Wraps a route's handler with the response cache (see the module comment). */
 export class CachedHandler implements Handler {
   private readonly inner: Handler;
   private readonly cache: Cache;
   private readonly cfg: CacheConfig;
   private readonly counters: CacheCounters;
-  private readonly owner: string;
   private readonly websocket: boolean;
-  /** Caps in seconds. */
-  private readonly swrCap: number;
-  private readonly sieCap: number;
+  private readonly rules: StoreRules;
 
   constructor(o: CachedOptions) {
     this.inner = o.inner;
     this.cache = o.cache;
     this.cfg = o.config;
     this.counters = o.counters;
-    this.owner = o.owner;
     this.websocket = o.websocket ?? false;
-    this.swrCap = Math.floor(o.config.stale_while_revalidate / 1000);
-    this.sieCap = Math.floor(o.config.stale_if_error / 1000);
+    this.rules = {
+      config: o.config,
+      swrCap: Math.floor(o.config.stale_while_revalidate / 1000),
+      sieCap: Math.floor(o.config.stale_if_error / 1000),
+      owner: o.owner,
+    };
   }
 
   /**
@@ -330,92 +209,11 @@ export class CachedHandler implements Handler {
     ex.cache = RESULTS[result];
   }
 
-  /**
-   * Answers from entry `e`: the client's own 304, a byte range, or the whole answer. On
-   * scalwsd's own front, a `FrontAnswer` of the stored pairs and bytes; else a `Response`.
-   */
+  /** Answers from entry `e` (see `hitAnswer`), counted as `result`. */
   private serve(ex: Exchange, e: Entry, age: number, status: string, result: number): Answer {
     this.cache.store.touch(e);
     this.count(ex, result);
-    const h = ex.req.headers;
-    const inm = h.get("if-none-match");
-    const ims = inm === null ? h.get("if-modified-since") : null;
-    if (
-      (inm !== null || ims !== null) && e.status === 200 &&
-      notModified({ ifNoneMatch: inm, ifModifiedSince: ims }, e.etag, e.lastModified, e.dateValue)
-    ) {
-      const headers: [string, string][] = [];
-      for (const f of e.headers) if (NOT_MODIFIED_HEADERS.has(f[0])) headers.push(f);
-      headers.push(["age", String(age)], ["cache-status", status]);
-      ex.status = 304;
-      ex.bytes = 0;
-      if (ex.rawAnswer) return new FrontAnswer(304, headers, null);
-      return new Response(null, { status: 304, headers });
-    }
-    const method = ex.req.method;
-    const range = e.status === 200 ? h.get("range") : null;
-    if (range === null && method !== "HEAD" && ex.rawAnswer) {
-      // The common hit on scalwsd's own front: the stored pairs and bytes, no Web objects.
-      const n = e.headers.length;
-      const hh = new Array<[string, string]>(n + 2);
-      for (let i = 0; i < n; i++) hh[i] = e.headers[i];
-      hh[n] = ["age", String(age)];
-      hh[n + 1] = ["cache-status", status];
-      ex.status = e.status;
-      ex.bytes = e.body.length;
-      return new FrontAnswer(e.status, hh, e.body.length === 0 ? null : e.body);
-    }
-    if (range === null && method !== "HEAD") {
-      // The common hit: one reused header list, its last two values set for this answer.
-      let hh = e.hitHeaders;
-      if (hh === null) {
-        hh = e.headers.slice();
-        hh.push(["age", ""], ["cache-status", ""]);
-        e.hitHeaders = hh;
-      }
-      hh[hh.length - 2][1] = String(age);
-      hh[hh.length - 1][1] = status;
-      ex.status = e.status;
-      ex.bytes = e.body.length;
-      return new Response(e.body.length === 0 ? null : e.body, { status: e.status, headers: hh });
-    }
-    const headers = e.headers.slice();
-    headers.push(["age", String(age)], ["cache-status", status]);
-    let body = e.body;
-    let code = e.status;
-    if (range !== null) {
-      if (this.rangeApplies(h.get("if-range"), e)) {
-        const br = parseRange(range, body.length);
-        if (br === "unsatisfiable") {
-          headers.push(["content-range", `bytes */${body.length}`]);
-          body = EMPTY;
-          code = 416;
-        } else if (br !== null) {
-          headers.push(["content-range", `bytes ${br.start}-${br.end}/${body.length}`]);
-          body = body.subarray(br.start, br.end + 1);
-          code = 206;
-        }
-      }
-    }
-    ex.status = code;
-    if (method === "HEAD") {
-      headers.push(["content-length", String(body.length)]);
-      ex.bytes = 0;
-      if (ex.rawAnswer) return new FrontAnswer(code, headers, null);
-      return new Response(null, { status: code, headers });
-    }
-    ex.bytes = body.length;
-    if (ex.rawAnswer) return new FrontAnswer(code, headers, body.length === 0 ? null : body);
-    return new Response(body.length === 0 ? null : body, { status: code, headers });
-  }
-
-  /** `If-Range` (RFC 9110 13.1.5): a strong ETag or the exact Last-Modified date. */
-  private rangeApplies(ifRange: string | null, e: Entry): boolean {
-    if (ifRange === null) return true;
-    const v = ifRange.trim();
-    if (v.startsWith('"')) return e.etag !== null && !e.etag.startsWith("W/") && e.etag === v;
-    if (v.startsWith("W/")) return false;
-    return e.lastModified !== null && parseHttpDate(v) === parseHttpDate(e.lastModified);
+    return hitAnswer(ex, e, age, status);
   }
 
   /** Not looked up: other methods (unsafe ones invalidate on success) and upgrades. */
@@ -535,7 +333,7 @@ export class CachedHandler implements Handler {
         discard(ex, res);
         const fields = fieldsOf(res);
         if (selects(e, fields.get("etag")) && store.has(e)) {
-          this.refreshed(e, fields, requestTime, clock.now());
+          refreshEntry(this.rules, e, fields, { requestTime, responseTime: clock.now() });
           store.resize(e);
           if (lead) collapser.done(key);
           return this.serve(
@@ -568,27 +366,6 @@ export class CachedHandler implements Handler {
     return this.admit(ex, key, res, requestTime, fwd, lead, NO_CACHE_CONTROL);
   }
 
-  /** Applies a 304's header fields and times to `e` (RFC 9111 4.3.4). */
-  private refreshed(e: Entry, h: RequestFields, requestTime: number, responseTime: number): void {
-    const fresh: [string, string][] = [];
-    h.forEach((v, k) => fresh.push([k, v]));
-    e.headers = updatedHeaders(e.headers, fresh);
-    e.hitHeaders = null;
-    e.requestTime = requestTime;
-    e.responseTime = responseTime;
-    e.dateValue = parseHttpDate(e.header("date"));
-    e.ageValue = parseAge(h.get("age"));
-    const cc = parseCacheControl(e.header("cache-control"));
-    const lifetime = freshnessLifetime(cc, e.header("expires"), dateOr(h, responseTime));
-    if (lifetime >= 0) e.lifetime = lifetime;
-    e.noCache = cc.noCache;
-    e.mustRevalidate = cc.mustRevalidate || cc.proxyRevalidate;
-    e.staleWhileRevalidate = Math.min(Math.max(0, cc.staleWhileRevalidate), this.swrCap);
-    e.staleIfError = Math.min(Math.max(0, cc.staleIfError), this.sieCap);
-    e.etag = e.header("etag");
-    e.lastModified = e.header("last-modified");
-  }
-
   /** Stale-while-revalidate: one background request refreshes `e`; the client is not kept. */
   private refresh(ex: Exchange, key: string, e: Entry): void {
     const collapser = this.cache.collapser;
@@ -616,12 +393,12 @@ export class CachedHandler implements Handler {
       discard(bg, res);
       const fields = fieldsOf(res);
       if (selects(e, fields.get("etag")) && store.has(e)) {
-        this.refreshed(e, fields, requestTime, responseTime);
+        refreshEntry(this.rules, e, fields, { requestTime, responseTime });
         store.resize(e);
       }
       return;
     }
-    const a = this.admission(bg, res, requestTime, responseTime, NO_CACHE_CONTROL);
+    const a = admission(this.rules, bg, res, { requestTime, responseTime }, NO_CACHE_CONTROL);
     if (a === null || bg.surplus) {
       discard(bg, res);
       return;
@@ -630,82 +407,7 @@ export class CachedHandler implements Handler {
     if (body === null || bg.surplus) return;
     const cl = a.headers.get("content-length");
     if (cl !== null && bg.deferred && Number(cl) !== body.length) return;
-    store.put(key, this.entry(bg, a, body));
-  }
-
-  /** The storing decision for `res`; null when it must not be stored. */
-  private admission(
-    ex: Exchange,
-    res: Answer,
-    requestTime: number,
-    responseTime: number,
-    rcc: CacheControl,
-  ): Admission | null {
-    const rh = fieldsOf(res);
-    const h = ex.req.headers;
-    let reflected: string[] | null = null;
-    for (const name of UNKEYED_REFLECTED) {
-      if (h.get(name) !== null) (reflected ??= []).push(name);
-    }
-    const cc = parseCacheControl(rh.get("cache-control"));
-    const d = storability(
-      {
-        method: ex.req.method,
-        cc: rcc,
-        authorization: h.get("authorization") !== null,
-        reflected: reflected ?? [],
-      },
-      {
-        status: res.status,
-        cc,
-        expires: rh.get("expires"),
-        date: dateOr(rh, responseTime),
-        vary: rh.get("vary"),
-        setCookie: rh.get("set-cookie") !== null,
-      },
-      { storeSetCookie: this.cfg.store_set_cookie, keyHeaders: this.cfg.key_headers },
-    );
-    if (!d.ok) return null;
-    const cl = rh.get("content-length");
-    if (cl !== null && Number(cl) > this.cfg.max_object_size) return null;
-    return {
-      status: res.status,
-      headers: rh,
-      cc,
-      lifetime: d.lifetime,
-      vary: d.vary,
-      requestTime,
-      responseTime,
-    };
-  }
-
-  private entry(ex: Exchange, a: Admission, body: Bytes): Entry {
-    const headers: [string, string][] = [];
-    a.headers.forEach((v, k) => {
-      if (!NOT_STORED.has(k)) headers.push([k, v]);
-    });
-    const names = [...a.vary];
-    for (const k of this.cfg.key_headers) if (!names.includes(k)) names.push(k);
-    const cc = a.cc;
-    return new Entry({
-      status: a.status,
-      headers,
-      body,
-      requestTime: a.requestTime,
-      responseTime: a.responseTime,
-      dateValue: parseHttpDate(a.headers.get("date")),
-      ageValue: parseAge(a.headers.get("age")),
-      lifetime: a.lifetime,
-      staleWhileRevalidate: Math.min(Math.max(0, cc.staleWhileRevalidate), this.swrCap),
-      staleIfError: Math.min(Math.max(0, cc.staleIfError), this.sieCap),
-      noCache: cc.noCache,
-      mustRevalidate: cc.mustRevalidate || cc.proxyRevalidate,
-      etag: a.headers.get("etag"),
-      lastModified: a.headers.get("last-modified"),
-      selectNames: names,
-      selectValues: varyValues(names, ex.req.headers),
-      owner: this.owner,
-    });
+    store.put(key, makeEntry(this.rules, bg, a, body));
   }
 
   /**
@@ -725,7 +427,7 @@ export class CachedHandler implements Handler {
     const collapser = this.cache.collapser;
     const a = res.status === 101 || ex.surplus
       ? null
-      : this.admission(ex, res, requestTime, this.cache.clock.now(), rcc);
+      : admission(this.rules, ex, res, { requestTime, responseTime: this.cache.clock.now() }, rcc);
     this.count(ex, MISS);
     if (a === null) {
       if (lead) collapser.done(key);
@@ -745,7 +447,10 @@ export class CachedHandler implements Handler {
       if (body !== null && body.length > this.cfg.max_object_size) {
         setField(res, "cache-status", forwardStatus({ fwd, status: res.status }));
       } else if (!ex.surplus) {
-        this.cache.store.put(key, this.entry(ex, a, body === null ? EMPTY : body.slice()));
+        this.cache.store.put(
+          key,
+          makeEntry(this.rules, ex, a, body === null ? EMPTY : body.slice()),
+        );
       }
       if (lead) collapser.done(key);
       return res;
@@ -777,13 +482,13 @@ export class CachedHandler implements Handler {
         }
       }
       const whole = join(chunks, size);
-      if (!ex.surplus) this.cache.store.put(key, this.entry(ex, a, whole));
+      if (!ex.surplus) this.cache.store.put(key, makeEntry(this.rules, ex, a, whole));
       if (lead) collapser.done(key);
       return withBody(res, whole.length === 0 ? null : whole);
     }
     const cl = a.headers.get("content-length");
     const fill = new Fill({
-      handler: this,
+      onEnd: (f, ok) => this.filled(f, ok),
       ex,
       key,
       admission: a,
@@ -795,110 +500,12 @@ export class CachedHandler implements Handler {
     return withBody(res, new ReadableStream(fill, { highWaterMark: 0 }));
   }
 
-  /** Called by `Fill` when a streamed answer ended: stores it if it ended whole. */
-  filled(f: Fill, ok: boolean): void {
+  /** A streamed answer ended: stored if it ended whole. */
+  private filled(f: Fill, ok: boolean): void {
     if (ok && f.keep && !f.ex.surplus && (f.expected < 0 || f.size === f.expected)) {
-      this.cache.store.put(f.key, this.entry(f.ex, f.admission, join(f.chunks, f.size)));
+      this.cache.store.put(f.key, makeEntry(this.rules, f.ex, f.admission, join(f.chunks, f.size)));
     }
     f.chunks = [];
     if (f.lead) this.cache.collapser.done(f.key);
-  }
-}
-
-/** Chunks already read, then the rest of a body, passed on unstored. */
-class Rest implements UnderlyingDefaultSource<Uint8Array> {
-  constructor(
-    private readonly chunks: Uint8Array[],
-    private readonly reader: ReadableStreamDefaultReader<Uint8Array>,
-  ) {}
-
-  async pull(c: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
-    const first = this.chunks.shift();
-    if (first !== undefined) return c.enqueue(first);
-    const r = await this.reader.read();
-    if (r.done) c.close();
-    else c.enqueue(r.value);
-  }
-
-  cancel(reason: unknown): Promise<void> {
-    return this.reader.cancel(reason);
-  }
-}
-
-/**
- * A streamed answer on its way to the client, copied aside for the store. A client that goes
- * away or a body that breaks drops the copy: an entry is stored whole or not at all.
- */
-class Fill implements UnderlyingDefaultSource<Uint8Array> {
-  chunks: Uint8Array[] = [];
-  size = 0;
-  /** False once the body is over `max_object_size`: it streams on unstored. */
-  keep = true;
-  private settled = false;
-
-  readonly ex: Exchange;
-  readonly key: string;
-  readonly admission: Admission;
-  readonly lead: boolean;
-  readonly expected: number;
-  private readonly handler: CachedHandler;
-  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
-  private readonly max: number;
-
-  constructor(o: {
-    handler: CachedHandler;
-    ex: Exchange;
-    key: string;
-    admission: Admission;
-    lead: boolean;
-    reader: ReadableStreamDefaultReader<Uint8Array>;
-    /** Content-Length, -1 when none. */
-    expected: number;
-    max: number;
-  }) {
-    this.handler = o.handler;
-    this.ex = o.ex;
-    this.key = o.key;
-    this.admission = o.admission;
-    this.lead = o.lead;
-    this.reader = o.reader;
-    this.expected = o.expected;
-    this.max = o.max;
-  }
-
-  async pull(c: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
-    let r: ReadableStreamReadResult<Uint8Array>;
-    try {
-      r = await this.reader.read();
-    } catch (err) {
-      this.settle(false);
-      c.error(err);
-      return;
-    }
-    if (r.done) {
-      this.settle(true);
-      c.close();
-      return;
-    }
-    const v = r.value;
-    if (this.keep) {
-      this.size += v.length;
-      if (this.size > this.max) {
-        this.keep = false;
-        this.chunks = [];
-      } else this.chunks.push(v.slice());
-    }
-    c.enqueue(v);
-  }
-
-  cancel(reason: unknown): Promise<void> {
-    this.settle(false);
-    return this.reader.cancel(reason);
-  }
-
-  private settle(ok: boolean): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.handler.filled(this, ok);
   }
 }

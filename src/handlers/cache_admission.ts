@@ -1,0 +1,167 @@
+/**
+ * Whether a member's answer is stored, and the entry it becomes (RFC 9111 section 3), and how
+ * a 304 refreshes a stored entry (4.3.4). Pure apart from reading the answer's fields.
+ */
+import { type CacheControl, parseCacheControl } from "../cache/cache_control.ts";
+import { type Bytes, Entry } from "../cache/entry.ts";
+import { freshnessLifetime, parseAge } from "../cache/freshness.ts";
+import { parseHttpDate } from "../cache/http_date.ts";
+import { updatedHeaders } from "../cache/revalidation.ts";
+import { storability, UNKEYED_REFLECTED } from "../cache/storable.ts";
+import { varyValues } from "../cache/vary.ts";
+import type { CacheConfig } from "../config/types.ts";
+import type { Answer } from "../front/answer.ts";
+import type { Exchange, RequestFields } from "../pipeline/exchange.ts";
+import { fieldsOf } from "./cache_answers.ts";
+
+/** Response fields never stored (hop-by-hop, per-response, or written by Deno.serve). */
+const NOT_STORED = new Set([
+  "age",
+  "set-cookie",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "content-length",
+  "cache-status",
+]);
+
+/** Facts of an answer being considered for storing. */
+export interface Admission {
+  readonly status: number;
+  readonly headers: RequestFields;
+  readonly cc: CacheControl;
+  readonly lifetime: number;
+  readonly vary: readonly string[];
+  readonly requestTime: number;
+  readonly responseTime: number;
+}
+
+/** The route's cache settings an entry is made with. */
+export interface StoreRules {
+  readonly config: CacheConfig;
+  /** `stale-while-revalidate` and `stale-if-error` caps, in seconds. */
+  readonly swrCap: number;
+  readonly sieCap: number;
+  /** `tenant/app`: entries are tagged with it so a reload can drop them. */
+  readonly owner: string;
+}
+
+/** When a request went to the member and when its answer came (clock ms). */
+export interface ExchangeTimes {
+  readonly requestTime: number;
+  readonly responseTime: number;
+}
+
+/** The member's Date (when it was kept) in ms, else `received`. */
+export function dateOr(h: RequestFields, received: number): number {
+  const d = parseHttpDate(h.get("date"));
+  return Number.isNaN(d) ? received : d;
+}
+
+/** The storing decision for `res`; null when it must not be stored. */
+export function admission(
+  rules: StoreRules,
+  ex: Exchange,
+  res: Answer,
+  times: ExchangeTimes,
+  rcc: CacheControl,
+): Admission | null {
+  const { requestTime, responseTime } = times;
+  const rh = fieldsOf(res);
+  const h = ex.req.headers;
+  let reflected: string[] | null = null;
+  for (const name of UNKEYED_REFLECTED) {
+    if (h.get(name) !== null) (reflected ??= []).push(name);
+  }
+  const cc = parseCacheControl(rh.get("cache-control"));
+  const d = storability(
+    {
+      method: ex.req.method,
+      cc: rcc,
+      authorization: h.get("authorization") !== null,
+      reflected: reflected ?? [],
+    },
+    {
+      status: res.status,
+      cc,
+      expires: rh.get("expires"),
+      date: dateOr(rh, responseTime),
+      vary: rh.get("vary"),
+      setCookie: rh.get("set-cookie") !== null,
+    },
+    { storeSetCookie: rules.config.store_set_cookie, keyHeaders: rules.config.key_headers },
+  );
+  if (!d.ok) return null;
+  const cl = rh.get("content-length");
+  if (cl !== null && Number(cl) > rules.config.max_object_size) return null;
+  return {
+    status: res.status,
+    headers: rh,
+    cc,
+    lifetime: d.lifetime,
+    vary: d.vary,
+    requestTime,
+    responseTime,
+  };
+}
+
+/** The entry `a` and `body` make. */
+export function makeEntry(rules: StoreRules, ex: Exchange, a: Admission, body: Bytes): Entry {
+  const headers: [string, string][] = [];
+  a.headers.forEach((v, k) => {
+    if (!NOT_STORED.has(k)) headers.push([k, v]);
+  });
+  const names = [...a.vary];
+  for (const k of rules.config.key_headers) if (!names.includes(k)) names.push(k);
+  const cc = a.cc;
+  return new Entry({
+    status: a.status,
+    headers,
+    body,
+    requestTime: a.requestTime,
+    responseTime: a.responseTime,
+    dateValue: parseHttpDate(a.headers.get("date")),
+    ageValue: parseAge(a.headers.get("age")),
+    lifetime: a.lifetime,
+    staleWhileRevalidate: Math.min(Math.max(0, cc.staleWhileRevalidate), rules.swrCap),
+    staleIfError: Math.min(Math.max(0, cc.staleIfError), rules.sieCap),
+    noCache: cc.noCache,
+    mustRevalidate: cc.mustRevalidate || cc.proxyRevalidate,
+    etag: a.headers.get("etag"),
+    lastModified: a.headers.get("last-modified"),
+    selectNames: names,
+    selectValues: varyValues(names, ex.req.headers),
+    owner: rules.owner,
+  });
+}
+
+/** Applies a 304's header fields and times to `e` (RFC 9111 4.3.4). */
+export function refreshEntry(
+  rules: StoreRules,
+  e: Entry,
+  h: RequestFields,
+  times: ExchangeTimes,
+): void {
+  const { requestTime, responseTime } = times;
+  const fresh: [string, string][] = [];
+  h.forEach((v, k) => fresh.push([k, v]));
+  e.headers = updatedHeaders(e.headers, fresh);
+  e.hitHeaders = null;
+  e.requestTime = requestTime;
+  e.responseTime = responseTime;
+  e.dateValue = parseHttpDate(e.header("date"));
+  e.ageValue = parseAge(h.get("age"));
+  const cc = parseCacheControl(e.header("cache-control"));
+  const lifetime = freshnessLifetime(cc, e.header("expires"), dateOr(h, responseTime));
+  if (lifetime >= 0) e.lifetime = lifetime;
+  e.noCache = cc.noCache;
+  e.mustRevalidate = cc.mustRevalidate || cc.proxyRevalidate;
+  e.staleWhileRevalidate = Math.min(Math.max(0, cc.staleWhileRevalidate), rules.swrCap);
+  e.staleIfError = Math.min(Math.max(0, cc.staleIfError), rules.sieCap);
+  e.etag = e.header("etag");
+  e.lastModified = e.header("last-modified");
+}
