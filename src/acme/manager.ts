@@ -4,7 +4,8 @@
  *
  * - At start and on reload (`sync`), a stored certificate that is still valid is loaded
  *   without ordering; without one, the listener presents its configured certificates, or a
- *   self-signed placeholder when it has none, until the first order succeeds.
+ *   self-signed placeholder when it has none, until the first order succeeds. Orders begin
+ *   with `start()`, once the listeners are bound (the CA's validation must reach them).
  * - A task orders at the renewal time of `schedule.ts` (two thirds of the lifetime, jitter),
  *   retries failures with its backoff, and stores what it got (`store.ts`) before `onChange`
  *   swaps it in; the old certificate serves until then.
@@ -95,6 +96,8 @@ class Task {
 
 export class AcmeManager {
   private readonly tasks = new Map<string, Task>();
+  /** Orders wait for `start()`: the CA's validation needs the plain listeners bound. */
+  private started = false;
 
   constructor(private readonly o: AcmeManagerOptions) {}
 
@@ -133,8 +136,19 @@ export class AcmeManager {
         const s = await selfSigned(cfg.domains, this.o.clock.now());
         t.placeholder = { cert: s.cert, key: s.key, names: cfg.domains, notAfter: 0 };
       }
-      this.schedule(t, t.current === undefined ? this.o.clock.now() : t.renewAt);
+      if (this.started) this.schedule(t, this.firstTick(t));
     }
+  }
+
+  /** Lets tasks order (call once the listeners are bound); until then they only load. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const t of this.tasks.values()) this.schedule(t, this.firstTick(t));
+  }
+
+  private firstTick(t: Task): number {
+    return t.current === undefined ? this.o.clock.now() : t.renewAt;
   }
 
   /**
@@ -150,6 +164,7 @@ export class AcmeManager {
 
   /** Stops every task; an order under way is aborted. */
   async stop(): Promise<void> {
+    this.started = false;
     const all = [...this.tasks.values()];
     this.tasks.clear();
     await Promise.all(all.map((t) => this.stopTask(t)));

@@ -253,6 +253,8 @@ export class Server {
   async bind(): Promise<void> {
     await this.syncListeners(this.config.server.listeners);
     this.state = "active";
+    // Orders for tls.acme start once the plain listeners can answer the CA's validation.
+    this.acme.start();
   }
 
   private async syncListeners(wanted: readonly ListenerConfig[]): Promise<void> {
