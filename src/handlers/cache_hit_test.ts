@@ -1,30 +1,11 @@
 import assert from "node:assert/strict";
 import { entryForTest } from "../cache/_entry_for_test.ts";
 import { FrontAnswer } from "../front/answer.ts";
-import { AccessLog } from "../observe/access_log.ts";
-import { createMetrics } from "../observe/families.ts";
-import { Registry } from "../observe/metrics.ts";
-import { AppStats, Exchange } from "../pipeline/exchange.ts";
+import { exchangeForTest } from "../pipeline/_exchange_for_test.ts";
 import { hitAnswer } from "./cache_hit.ts";
 
-const stats = new AppStats("t", "a", createMetrics(new Registry()));
-
-function exchange(raw: boolean, headers: Record<string, string>, method = "GET"): Exchange {
-  const ex = new Exchange({
-    req: { method, url: "http://a.test/x", headers: new Headers(headers), body: null },
-    path: "/x",
-    query: "",
-    authority: "a.test",
-    peer: "127.0.0.1",
-    peerTrusted: false,
-    client: "127.0.0.1",
-    secure: false,
-    stats,
-    start: performance.now(),
-    log: new AccessLog("off"),
-  });
-  ex.rawAnswer = raw;
-  return ex;
+function exchange(raw: boolean, headers: Record<string, string>, method = "GET") {
+  return exchangeForTest({ raw, headers, method });
 }
 
 const fields = (a: { headers: Headers | [string, string][] }) =>

@@ -3,10 +3,10 @@ import { ManualClock } from "../base/clock.ts";
 import { Cache, CacheCounters } from "../cache/cache.ts";
 import type { CacheConfig } from "../config/types.ts";
 import { type Answer, FrontAnswer, type PullBody, pullStream } from "../front/answer.ts";
-import { AccessLog } from "../observe/access_log.ts";
 import { createMetrics } from "../observe/families.ts";
 import { Registry } from "../observe/metrics.ts";
-import { AppStats, Exchange, type Handler } from "../pipeline/exchange.ts";
+import type { Exchange, Handler } from "../pipeline/exchange.ts";
+import { exchangeForTest } from "../pipeline/_exchange_for_test.ts";
 import { CachedHandler } from "./cached.ts";
 
 const CONFIG: CacheConfig = {
@@ -19,26 +19,10 @@ const CONFIG: CacheConfig = {
 };
 
 const metrics = createMetrics(new Registry());
-const stats = new AppStats("t", "a", metrics);
-const OFF = new AccessLog("off");
 
 /** An exchange as a front makes it; `raw`: scalwsd's own front (FrontAnswers allowed). */
 function exchange(raw: boolean, headers: Record<string, string> = {}, method = "GET"): Exchange {
-  const ex = new Exchange({
-    req: { method, url: "http://a.test/x", headers: new Headers(headers), body: null },
-    path: "/x",
-    query: "",
-    authority: "a.test",
-    peer: "127.0.0.1",
-    peerTrusted: false,
-    client: "127.0.0.1",
-    secure: false,
-    stats,
-    start: performance.now(),
-    log: OFF,
-  });
-  ex.rawAnswer = raw;
-  return ex;
+  return exchangeForTest({ raw, headers, method });
 }
 
 /** A member answering like the proxy: a FrontAnswer on the front, else a Response. */

@@ -4,9 +4,8 @@ import { bytes, FakeSocket } from "../http1/_fake_socket.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import type { Socket, SocketFactory, UpstreamResponse } from "../http1/types.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";
-import { AccessLog } from "../observe/access_log.ts";
-import { createMetrics } from "../observe/families.ts";
-import { AppStats, Exchange } from "../pipeline/exchange.ts";
+import type { Exchange } from "../pipeline/exchange.ts";
+import { exchangeForTest } from "../pipeline/_exchange_for_test.ts";
 import { prepareBody, type PreparedBody } from "./proxy_body.ts";
 import { Attempt, proxyLoop } from "./proxy_loop.ts";
 
@@ -20,19 +19,7 @@ const RT: ProxyRuntime = {
 };
 
 function exchange(): Exchange {
-  return new Exchange({
-    req: new Request("http://a.test/x"),
-    path: "/x",
-    query: "",
-    authority: "a.test",
-    peer: "127.0.0.1",
-    peerTrusted: false,
-    client: "127.0.0.1",
-    secure: false,
-    stats: new AppStats("t", "a", createMetrics()),
-    start: performance.now(),
-    log: new AccessLog("off"),
-  });
+  return exchangeForTest({ req: new Request("http://a.test/x") });
 }
 
 /** A member that answers `status` once, or refuses connections when `status` is 0. */
