@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import type { SiteJson } from "./ctl_format.ts";
 import { formatApps, formatCache, formatPool, formatPools, formatSites } from "./ctl_format.ts";
-import { purgeOfUrl } from "../src/cache/purge_request.ts";
+import { purgeOfArgs } from "../src/cache/purge_request.ts";
 import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
 import { parseMemberArgs } from "./member_args.ts";
@@ -86,11 +86,7 @@ export async function ctl(args: string[]): Promise<number> {
       return 0;
     }
     if (p[0] === "cache" && p[1] === "purge") {
-      const target = values.all === true && p.length === 2
-        ? { all: true }
-        : p.length === 3 && values.all !== true
-        ? purgeOfUrl(p[2], values.prefix === true)
-        : "expected: cache purge URL | cache purge --prefix URL | cache purge --all";
+      const target = purgeOfArgs(p.slice(2), values);
       if (typeof target === "string") {
         console.error(`scalwsd ctl: ${target}`);
         return 2;

@@ -2,7 +2,7 @@
 import { table } from "./ctl_format.ts";
 import { formatPool, formatPools } from "./ctl_format.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
-import { purgeOfUrl } from "../src/cache/purge_request.ts";
+import { purgeOfArgs } from "../src/cache/purge_request.ts";
 import { parseMemberArgs } from "./member_args.ts";
 
 export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH [--json] COMMAND
@@ -207,11 +207,7 @@ export async function ctlController(
       return 0;
     }
     if (p[0] === "cache" && p[1] === "purge") {
-      const target = flags.all === true && p.length === 2
-        ? { all: true }
-        : p.length === 3 && flags.all !== true
-        ? purgeOfUrl(p[2], flags.prefix === true)
-        : "expected: cache purge URL | cache purge --prefix URL | cache purge --all";
+      const target = purgeOfArgs(p.slice(2), flags);
       if (typeof target === "string") {
         console.error(`scalwsd ctl: ${target}`);
         return 2;

@@ -60,3 +60,17 @@ export function purgeOfUrl(url: string, prefix: boolean): PurgeTarget | string {
     ? { host: u.host, prefix: u.pathname }
     : { host: u.host, path: u.pathname + u.search };
 }
+
+/**
+ * What `scalwsd ctl cache purge` was given (its words after `cache purge` and `--all`,
+ * `--prefix`): the purge body, or the usage line when the words do not make one.
+ */
+export function purgeOfArgs(
+  words: readonly string[],
+  flags: { readonly all?: unknown; readonly prefix?: unknown },
+): { all: true } | PurgeTarget | string {
+  if (flags.all === true) return words.length === 0 ? { all: true } : PURGE_USAGE;
+  return words.length === 1 ? purgeOfUrl(words[0], flags.prefix === true) : PURGE_USAGE;
+}
+
+const PURGE_USAGE = "expected: cache purge URL | cache purge --prefix URL | cache purge --all";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parsePurge, purgeOfUrl } from "./purge_request.ts";
+import { parsePurge, purgeOfArgs, purgeOfUrl } from "./purge_request.ts";
 
 Deno.test("parsePurge accepts the three shapes", () => {
   assert.deepEqual(parsePurge({ host: "A.example", path: "/x" }), {
@@ -54,4 +54,17 @@ Deno.test("purgeOfUrl turns a URL into a purge", () => {
     purgeOfUrl("a.example/x", false),
     'invalid URL "a.example/x": expected http://host/path',
   );
+});
+
+Deno.test("purgeOfArgs: one URL, --prefix URL, or --all alone; else the usage line", () => {
+  assert.deepEqual(purgeOfArgs(["http://a.test/x"], {}), { host: "a.test", path: "/x" });
+  assert.deepEqual(purgeOfArgs(["http://a.test/x"], { prefix: true }), {
+    host: "a.test",
+    prefix: "/x",
+  });
+  assert.deepEqual(purgeOfArgs([], { all: true }), { all: true });
+  const usage = "expected: cache purge URL | cache purge --prefix URL | cache purge --all";
+  assert.equal(purgeOfArgs([], {}), usage);
+  assert.equal(purgeOfArgs(["http://a.test/x"], { all: true }), usage);
+  assert.equal(purgeOfArgs(["http://a.test/x", "http://a.test/y"], {}), usage);
 });
