@@ -27,7 +27,33 @@ export interface BenchLayout {
   fpmSocket?: string;
   /** The `node` scenario: the port of the Node process nginx proxies to. */
   nodePort?: number;
+  /** The TLS scenarios: scalwsd's and nginx's own TLS listeners. */
+  tls?: TlsLayout;
 }
+
+/** The certificate kinds of the TLS scenarios: RSA-2048 and ECDSA P-256. */
+export type CertKind = "rsa" | "ecdsa";
+export const CERT_KINDS: readonly CertKind[] = ["rsa", "ecdsa"];
+
+/**
+ * The TLS scenarios' listeners: scalwsd and nginx answer {@link TLS_BODY} themselves (no
+ * member), with the same certificate per kind, TLS 1.2 and 1.3, ALPN h2 and http/1.1.
+ */
+export interface TlsLayout {
+  /** `${certDir}/rsa.pem`, `rsa.key`, `ecdsa.pem`, `ecdsa.key` (bench/tls_load.ts makes them). */
+  certDir: string;
+  /** scalwsd's TLS listener per certificate kind (its session cache is always on). */
+  scalwsd: Readonly<Record<CertKind, number>>;
+  /** nginx's TLS server per kind with `ssl_session_cache shared` and `ssl_session_tickets on`. */
+  nginx: Readonly<Record<CertKind, number>>;
+  /** The same with `ssl_session_cache off` and `ssl_session_tickets off`: no resumption. */
+  nginxNoResume: Readonly<Record<CertKind, number>>;
+}
+
+/** The TLS scenarios' host name: the certificates' only name, sent as SNI and in Host. */
+export const TLS_HOST = "bench.test";
+/** What the TLS listeners answer: 64 bytes. */
+export const TLS_BODY = "x".repeat(63) + "\n";
 
 /** PHP-FPM workers of the `php` scenario (pm = static). */
 export const FPM_WORKERS = 4;
@@ -191,8 +217,38 @@ ${l.fpmSocket !== undefined ? `  upstream fpm { server unix:${l.fpmSocket}; ${ka
       proxy_cache_background_update on;
     }
 ${nginxApps(l)}  }
-}
+${nginxTls(l)}}
 `;
+}
+
+/**
+ * nginx's TLS servers of the TLS scenarios: the same certificate and answer as scalwsd's, TLS
+ * 1.2 and 1.3 (nginx 1.22's default has no 1.3), with and without session resumption.
+ */
+function nginxTls(l: BenchLayout): string {
+  const t = l.tls;
+  if (t === undefined) return "";
+  const body = TLS_BODY.replace("\n", "\\n");
+  let out = "";
+  for (const kind of CERT_KINDS) {
+    for (const resume of [true, false]) {
+      const port = resume ? t.nginx[kind] : t.nginxNoResume[kind];
+      const sessions = resume
+        ? `ssl_session_cache shared:tls_${kind}:10m; ssl_session_tickets on;`
+        : "ssl_session_cache off; ssl_session_tickets off;";
+      out += `  server {
+    listen 127.0.0.1:${port} ssl http2 backlog=4096;
+    server_name ${TLS_HOST};
+    ssl_certificate ${t.certDir}/${kind}.pem;
+    ssl_certificate_key ${t.certDir}/${kind}.key;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ${sessions}
+    location / { default_type text/plain; return 200 "${body}"; }
+  }
+`;
+    }
+  }
+  return out;
 }
 
 /** nginx locations of the php and node scenarios (fastcgi_pass and proxy_pass, kept alive). */
@@ -276,7 +332,7 @@ export function scalwsdYaml(l: BenchLayout): string {
   listeners:
     - name: http
       address: "127.0.0.1:${l.scalwsd}"
-  access_log: off
+${scalwsdTlsListeners(l)}  access_log: off
   affinity_key_file: ${l.dir}/affinity.key
   upstream_client: { keepalive: ${l.keepalive} }
 
@@ -321,7 +377,30 @@ tenants:
           - path: /storm
             runtime: { type: proxy, upstream: "http://127.0.0.1:${a}" }
             cache: {}
-${scalwsdApps(l)}`;
+${scalwsdApps(l)}${scalwsdTlsApp(l)}`;
+}
+
+/** scalwsd's TLS listeners of the TLS scenarios, one per certificate kind. */
+function scalwsdTlsListeners(l: BenchLayout): string {
+  const t = l.tls;
+  if (t === undefined) return "";
+  return CERT_KINDS.map((kind) =>
+    `    - name: tls-${kind}
+      address: "127.0.0.1:${t.scalwsd[kind]}"
+      tls:
+        certificates:
+          - { cert: ${t.certDir}/${kind}.pem, key: ${t.certDir}/${kind}.key }
+`
+  ).join("");
+}
+
+/** The application answering the TLS scenarios' host with {@link TLS_BODY}. */
+function scalwsdTlsApp(l: BenchLayout): string {
+  if (l.tls === undefined) return "";
+  return `      - name: tls
+        domains: ["${TLS_HOST}"]
+        runtime: { type: respond, body: "${TLS_BODY.replace("\n", "\\n")}" }
+`;
 }
 
 /** scalwsd routes of the php and node scenarios: type php, and its own node pool. */

@@ -9,10 +9,12 @@ import {
   postLua,
   proxyNginxConf,
   scalwsdYaml,
+  TLS_BODY,
   varnishArgs,
   varnishVcl,
 } from "./configs.ts";
 import { findExecutable } from "./procs.ts";
+import { makeCertificates } from "./tls_load.ts";
 
 function layout(dir: string): BenchLayout {
   return {
@@ -70,6 +72,54 @@ Deno.test("wrk scripts: a POST of the given size and one cookie per thread", () 
   assert.match(lua, /wrk\.headers\["Cookie"\] = cookie/);
 });
 
+const TLS = {
+  certDir: "/tmp/c",
+  scalwsd: { rsa: 40011, ecdsa: 40012 },
+  nginx: { rsa: 40013, ecdsa: 40014 },
+  nginxNoResume: { rsa: 40015, ecdsa: 40016 },
+};
+
+const openssl = findExecutable("openssl");
+
+Deno.test({
+  name: "TLS scenarios: scalwsd and nginx answer 64 bytes on the same certificates",
+  ignore: openssl === undefined, // scalwsd's configuration check reads the certificates
+  async fn() {
+    const certDir = await Deno.makeTempDir({ prefix: "bench-certs-" });
+    try {
+      await makeCertificates(openssl!, certDir);
+      const l = { ...layout("/tmp/x"), tls: { ...TLS, certDir } };
+      assert.equal(TLS_BODY.length, 64);
+      const { config } = parseConfig(scalwsdYaml(l), "bench.yaml");
+      const listeners = config.server.listeners.filter((x) => x.tls !== undefined);
+      assert.deepEqual(listeners.map((x) => [x.name, x.port]), [["tls-rsa", 40011], [
+        "tls-ecdsa",
+        40012,
+      ]]);
+      assert.deepEqual(listeners[1].tls!.certificates, [{
+        cert: `${certDir}/ecdsa.pem`,
+        key: `${certDir}/ecdsa.key`,
+      }]);
+      const app = config.tenants[0].applications[1];
+      assert.deepEqual(app.domains, ["bench.test"]);
+      assert.deepEqual(app.runtime, { type: "respond", status: 200, body: TLS_BODY, headers: {} });
+      const n = proxyNginxConf(l);
+      assert.match(n, /listen 127\.0\.0\.1:40013 ssl http2 backlog=4096;/);
+      assert.match(
+        n,
+        /listen 127\.0\.0\.1:40016 ssl http2[^}]*ecdsa\.pem[^}]*ssl_session_cache off;/,
+      );
+      assert.equal(n.match(/ssl_protocols TLSv1\.2 TLSv1\.3;/g)?.length, 4);
+      assert.equal(n.match(/ssl_session_tickets on;/g)?.length, 2);
+      assert.equal(n.match(/ssl_session_tickets off;/g)?.length, 2);
+      assert.equal(n.match(/return 200 "x{63}\\n";/g)?.length, 4);
+      assert.doesNotMatch(scalwsdYaml(layout("/tmp/x")), /tls/);
+    } finally {
+      await Deno.remove(certDir, { recursive: true });
+    }
+  },
+});
+
 const nginx = findExecutable("nginx");
 const haproxy = findExecutable("haproxy");
 
@@ -79,7 +129,9 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "bench-conf-" });
     try {
-      const l = layout(dir);
+      const certDir = `${dir}/tls`;
+      if (openssl !== undefined) await makeCertificates(openssl, certDir);
+      const l = { ...layout(dir), ...(openssl !== undefined ? { tls: { ...TLS, certDir } } : {}) };
       for (const name of ["member-a", "nginx"]) {
         for (const t of ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]) {
           await Deno.mkdir(`${dir}/${name}-tmp/${t}`, { recursive: true });

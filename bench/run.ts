@@ -2,7 +2,8 @@
  * `deno task bench`: scalwsd, nginx (one worker) and HAProxy (one thread) side by side, each
  * proxying to the same nginx members on loopback, measured by the same wrk scenarios. Prints a
  * table (req/s, p99, ratio to nginx, proxy CPU per request, member connections opened), RSS
- * after the 512-connection run, and writes JSON to bench/out/. See bench/README.md.
+ * after the 512-connection run, and writes JSON to bench/out/. The TLS scenarios load
+ * scalwsd's and nginx's own TLS listeners with h2load instead. See bench/README.md.
  *
  *   deno task bench [--quick] [--duration 5s] [--warmup 2s] [--only get-64,pool-rr]
  *                   [--servers scalwsd,nginx] [--repeat 1] [--keepalive 32] [--profile] [--keep]
@@ -25,6 +26,8 @@ import {
   scalwsdYaml,
   smallBody,
   STATUS_PATH,
+  TLS_BODY,
+  type TlsLayout,
   varnishArgs,
   varnishVcl,
 } from "./configs.ts";
@@ -56,6 +59,14 @@ import { ratioToNginx, renderTable, type Row } from "./table.ts";
 import { FILE_16K, FILE_1M, POST_BYTES, verify, verifyCache } from "./verify.ts";
 import { closeAll, holdIdle } from "./idle.ts";
 import { parseWrk, type WrkResult } from "./wrk_output.ts";
+import {
+  type H2loadResult,
+  logTimesMs,
+  parseH2load,
+  sumH2load,
+  withPercentiles,
+} from "./h2load_output.ts";
+import { h2loadArgs, type H2loadRun, makeCertificates, resumeCount, tlsPort } from "./tls_load.ts";
 
 /** Someone else's CPU use (% of a core) above which a run is flagged as disturbed. */
 const DISTURBED_PCT = 15;
@@ -179,6 +190,9 @@ interface Tools {
   haproxy: string;
   /** Only looked for when a selected scenario runs on Varnish. */
   varnishd?: string;
+  /** Only looked for when a TLS scenario is selected. */
+  h2load?: string;
+  openssl?: string;
 }
 
 /** The wrk, nginx and haproxy executables, or an error naming every missing one. */
@@ -200,6 +214,18 @@ function tools(): Tools {
   return found as Tools;
 }
 
+/** h2load and openssl for the TLS scenarios, or an error saying how to get them. */
+function tlsTools(): { h2load: string; openssl: string } {
+  const h2load = findExecutable("h2load");
+  const openssl = findExecutable("openssl");
+  if (h2load === undefined || openssl === undefined) {
+    throw new Error(
+      "the TLS scenarios need h2load and openssl (Debian: apt-get install nghttp2-client openssl)",
+    );
+  }
+  return { h2load, openssl };
+}
+
 /** Debian's varnishd, or an error saying how to get it. */
 function varnishd(): string {
   const v = findExecutable("varnishd");
@@ -218,11 +244,46 @@ async function firstLine(procs: Procs, cmd: string, args: string[]): Promise<str
   }
 }
 
-/** One measured run: wrk's report plus the figures read around it. */
-type Run = WrkResult & Derived & {
+/** What an h2load run adds to a wrk-shaped one: the TLS session and the handshake's times. */
+type TlsFacts = Pick<
+  H2loadResult,
+  "tlsProtocol" | "cipher" | "tempKey" | "alpn" | "connectMeanMs" | "ttfbMeanMs" | "dataBytes"
+>;
+
+/** One load run, wrk's or h2load's, in wrk's shape. */
+type LoadResult = WrkResult & { tls?: TlsFacts };
+
+/** One measured run: wrk's (or h2load's) report plus the figures read around it. */
+type Run = LoadResult & Derived & {
   /** Requests that reached member a during the measured run (scenarios that count them). */
   memberRequests?: number;
 };
+
+/** An h2load report in wrk's shape (its failures count as read errors), with its TLS facts. */
+function fromH2load(r: H2loadResult): LoadResult {
+  return {
+    requestsPerSec: r.requestsPerSec,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    requests: r.requests,
+    seconds: r.seconds,
+    non2xx: r.non2xx,
+    connectErrors: 0,
+    readErrors: r.errored,
+    writeErrors: 0,
+    timeouts: r.timeouts,
+    transferPerSec: "",
+    tls: {
+      tlsProtocol: r.tlsProtocol,
+      cipher: r.cipher,
+      tempKey: r.tempKey,
+      alpn: r.alpn,
+      connectMeanMs: r.connectMeanMs,
+      ttfbMeanMs: r.ttfbMeanMs,
+      dataBytes: r.dataBytes,
+    },
+  };
+}
 
 interface Cell {
   scenario: string;
@@ -297,6 +358,45 @@ async function accepts(port: number): Promise<number | undefined> {
       // Already closed.
     }
   }
+}
+
+/**
+ * The TLS scenarios' lines below the table: scalwsd's CPU per request over nginx's against the
+ * issue's target, ECDSA P-256 against RSA-2048 for full handshakes, and what was negotiated.
+ */
+function tlsSummary(scenarios: readonly Scenario[], rows: readonly Row[], cells: readonly Cell[]) {
+  const lines: string[] = [];
+  const cpu = (scenario: string, server: string) =>
+    rows.find((r) => r.scenario === scenario && r.server === server)?.cpuUsPerReq;
+  for (const s of scenarios) {
+    if (s.tls === undefined) continue;
+    const [a, b] = [cpu(s.name, "scalwsd"), cpu(s.name, "nginx")];
+    if (a === undefined || b === undefined || b === 0) continue;
+    const x = a / b;
+    lines.push(
+      `  ${s.name.padEnd(15)} cpu/req ${a.toFixed(0)} us against ${b.toFixed(0)} us: ` +
+        `${x.toFixed(2)}x (target at most ${s.tls.cpuTarget})` +
+        (x > s.tls.cpuTarget ? "  (above the target)" : ""),
+    );
+  }
+  for (const server of ["scalwsd", "nginx"]) {
+    const [ec, rsa] = [cpu("tls-full-ecdsa", server), cpu("tls-full", server)];
+    if (ec === undefined || rsa === undefined || rsa === 0) continue;
+    lines.push(
+      `  full handshake, ECDSA P-256 against RSA-2048, ${server}: ${ec.toFixed(0)} us against ` +
+        `${rsa.toFixed(0)} us (${(ec / rsa).toFixed(2)}x)`,
+    );
+  }
+  for (const c of cells) {
+    const t = c.result.tls;
+    if (t === undefined) continue;
+    const ms = (n: number) => Number.isNaN(n) ? "?" : n.toFixed(2);
+    lines.push(
+      `  ${c.scenario}/${c.server}: ${t.tlsProtocol} ${t.cipher} ${t.tempKey} ${t.alpn}; mean ` +
+        `connect+handshake ${ms(t.connectMeanMs)} ms, first byte ${ms(t.ttfbMeanMs)} ms`,
+    );
+  }
+  return lines;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -417,6 +517,19 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   if (opt.servers.includes("varnish") && opt.scenarios.some((s) => runsOn(s, "varnish"))) {
     bin.varnishd = varnishd();
   }
+  // The TLS scenarios: certificates made afresh in bench/out/tls, listeners on both servers.
+  let tls: TlsLayout | undefined;
+  if (opt.scenarios.some((s) => s.tls !== undefined)) {
+    Object.assign(bin, tlsTools());
+    const [r1, e1, r2, e2, r3, e3] = freePorts(6);
+    tls = {
+      certDir: `${OUT_DIR}tls`,
+      scalwsd: { rsa: r1, ecdsa: e1 },
+      nginx: { rsa: r2, ecdsa: e2 },
+      nginxNoResume: { rsa: r3, ecdsa: e3 },
+    };
+    await makeCertificates(bin.openssl!, tls.certDir);
+  }
   const wants = (name: string) => opt.scenarios.some((s) => s.name === name);
   const fpm = wants("php") ? phpFpm() : undefined;
   if (wants("php") && fpm === undefined) {
@@ -438,6 +551,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     keepalive: opt.keepalive,
     ...(fpm !== undefined ? { fpmSocket: `${dir}/fpm.sock` } : {}),
     ...(node !== undefined ? { nodePort: pnode } : {}),
+    ...(tls !== undefined ? { tls } : {}),
   };
   const ports: Record<ServerName, number> = {
     scalwsd: ps,
@@ -506,6 +620,43 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     await waitReady(`http://127.0.0.1:${pnode}/`, 10_000, running(child));
     memberPids.push(child.pid);
   }
+  /** One h2load run against a TLS listener; its report and its request times (log file). */
+  const h2loadOnce = async (run: H2loadRun): Promise<[H2loadResult, number[]]> => {
+    const logFile = `${dir}/h2load-requests.log`;
+    await Deno.remove(logFile).catch(() => {});
+    const out = await procs.output(
+      "h2load",
+      bin.h2load!,
+      h2loadArgs({ ...run, logFile }),
+      sideCpus,
+    );
+    if (out.code !== 0) {
+      throw new Error(`h2load failed (exit ${out.code}): ${(out.stderr || out.stdout).trim()}`);
+    }
+    const r = parseH2load(out.stdout);
+    const times = logTimesMs(await Deno.readTextFile(logFile).catch(() => ""));
+    return [r, times];
+  };
+
+  /** Each TLS listener `server` is loaded on answers TLS_BODY over h1 (and h2 where asked). */
+  const verifyTls = async (server: ServerName) => {
+    for (const s of opt.scenarios) {
+      if (s.tls === undefined || !runsOn(s, server)) continue;
+      const port = tlsPort(l.tls!, server, s.tls);
+      const load = { ...s.tls, connection: "full" as const };
+      const [r] = await h2loadOnce({ port, load, clients: 1, threads: 1, requests: 1 });
+      const alpn = s.tls.h2 ? "h2" : "http/1.1";
+      if (
+        r.requests !== 1 || r.non2xx !== 0 || r.dataBytes !== TLS_BODY.length || r.alpn !== alpn
+      ) {
+        throw new Error(
+          `Sanity check failed for ${server} (${s.name}, TLS port ${port}): ${r.requests} ` +
+            `answers, ${r.non2xx} outside 2xx/3xx, ${r.dataBytes} body bytes, ALPN "${r.alpn}"`,
+        );
+      }
+    }
+  };
+
   const children = new Map<ServerName, Deno.ChildProcess>();
   for (const server of opt.servers) {
     let child: Deno.ChildProcess;
@@ -571,6 +722,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     children.set(server, child);
     await waitReady(`http://127.0.0.1:${ports[server]}/`, 30_000, running(child));
     if (server !== "varnish") await verify(server, ports[server], l);
+    await verifyTls(server);
     if (opt.scenarios.some((s) => s.name.startsWith("cache") || s.countMemberRequests)) {
       if (opt.scenarios.some((s) => runsOn(s, server) && s.path.startsWith("/cache"))) {
         await verifyCache(server, ports[server], () => memberRequestCount(l.members[0]));
@@ -599,7 +751,55 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     return x === undefined || y === undefined ? undefined : x + y;
   };
 
-  const wrk = async (s: Scenario, server: ServerName, secs: number): Promise<WrkResult> => {
+  /** The request rate of each TLS `resume` cell's last run, to size the next one. */
+  const lastRate = new Map<string, number>();
+
+  /** `secs` of h2load on scenario `s`'s TLS listener of `server`. */
+  const h2load = async (s: Scenario, server: ServerName, secs: number): Promise<LoadResult> => {
+    const load = s.tls!;
+    const run = {
+      port: tlsPort(l.tls!, server, load),
+      load,
+      clients: s.connections,
+      threads: opt.threads,
+    };
+    let r: H2loadResult;
+    let times: number[];
+    if (load.connection === "keep-alive") {
+      [r, times] = await h2loadOnce({ ...run, seconds: secs });
+    } else if (load.connection === "resume") {
+      const key = `${s.name}/${server}`;
+      const requests = resumeCount(lastRate.get(key), secs, s.connections);
+      [r, times] = await h2loadOnce({ ...run, requests });
+      lastRate.set(key, r.requestsPerSec);
+    } else {
+      // A new client never resumes: h2load again and again, one request per client, until
+      // `secs` have passed. The rate is h2load's (its start-up left out); the CPU figures
+      // divide by the wall time.
+      const parts: H2loadResult[] = [];
+      times = [];
+      const start = performance.now();
+      do {
+        const [part, t] = await h2loadOnce({ ...run, requests: s.connections });
+        parts.push(part);
+        for (const x of t) times.push(x);
+      } while (performance.now() - start < secs * 1000);
+      r = { ...sumH2load(parts), seconds: (performance.now() - start) / 1000 };
+    }
+    // A timed run counts the answers of its main phase, and body bytes of the ones in flight.
+    const slack = load.connection === "keep-alive" ? TLS_BODY.length * s.connections : 0;
+    const failed = r.non2xx + r.errored + r.timeouts;
+    if (failed === 0 && Math.abs(r.dataBytes - TLS_BODY.length * r.requests) > slack) {
+      throw new Error(
+        `${s.name}/${server}: ${r.dataBytes} body bytes for ${r.requests} answers ` +
+          `(${TLS_BODY.length} each expected)`,
+      );
+    }
+    return fromH2load(withPercentiles(r, times));
+  };
+
+  const wrk = async (s: Scenario, server: ServerName, secs: number): Promise<LoadResult> => {
+    if (s.tls !== undefined) return await h2load(s, server, secs);
     const args = [`-t${Math.min(opt.threads, s.connections)}`, `-c${s.connections}`, `-d${secs}s`];
     args.push("--timeout", "5s", "--latency");
     for (const h of s.headers ?? []) args.push("-H", h);
@@ -778,6 +978,8 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     );
   }
   if (cacheLines.length > 0) console.log("\nscalwsd cache:\n" + cacheLines.join("\n"));
+  const tlsLines = tlsSummary(opt.scenarios, rows, cells);
+  if (tlsLines.length > 0) console.log("\nTLS, scalwsd against nginx:\n" + tlsLines.join("\n"));
   const rssLine = (m: Map<ServerName, number | undefined>) =>
     opt.servers.filter((s) => m.has(s)).map((s) => `${s} ${mib(m.get(s))}`).join(", ");
   console.log(`\nRSS idle: ${rssLine(rssIdle)} (nginx: its worker)`);
@@ -826,6 +1028,9 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       nginx: await firstLine(procs, bin.nginx, ["-v"]),
       haproxy: await firstLine(procs, bin.haproxy, ["-v"]),
       wrk: await firstLine(procs, bin.wrk, ["-v"]),
+      ...(bin.h2load !== undefined
+        ? { h2load: await firstLine(procs, bin.h2load, ["--version"]) }
+        : {}),
     },
     settings: {
       durationS: opt.durationS,

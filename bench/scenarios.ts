@@ -1,4 +1,4 @@
-import { PATHS } from "./configs.ts";
+import { type CertKind, PATHS } from "./configs.ts";
 
 /**
  * The proxies compared; Varnish only in the scenarios that name it (the cache ones). `floor` is
@@ -30,7 +30,33 @@ export interface Scenario {
    * the proxy's RSS growth is reported.
    */
   idle?: number;
+  /** Over TLS with h2load instead of wrk, to scalwsd's and nginx's own TLS listeners. */
+  tls?: TlsLoad;
 }
+
+/**
+ * A TLS load (h2load): the listeners answer 64 bytes themselves, so what is measured is TLS and
+ * HTTP, not proxying.
+ */
+export interface TlsLoad {
+  cert: CertKind;
+  /** HTTP/2 (ALPN h2) rather than HTTP/1.1 (`--h1`). */
+  h2: boolean;
+  /**
+   * - `keep-alive`: `connections` connections kept open for the whole run;
+   * - `resume`: a new connection per request (`Connection: close`), each h2load client
+   *   resuming its TLS session (TLS 1.3 ticket); nginx with session cache and tickets on;
+   * - `full`: a new connection and a full handshake per request: h2load runs again and again
+   *   with one request per client (a new client never resumes); nginx with session cache and
+   *   tickets off.
+   */
+  connection: "keep-alive" | "resume" | "full";
+  /** scalwsd's CPU per request should be at most this many times nginx's (issue 18). */
+  cpuTarget: number;
+}
+
+/** The servers of the TLS scenarios: each answers over its own TLS listener. */
+const TLS_SERVERS: readonly ServerName[] = ["scalwsd", "nginx"];
 
 /** True when scenario `s` runs against `server`. */
 export function runsOn(s: Scenario, server: ServerName): boolean {
@@ -138,6 +164,48 @@ export const SCENARIOS: readonly Scenario[] = [
     connections: 64,
     servers: ["scalwsd", "nginx", "varnish"],
     countMemberRequests: true,
+  },
+  {
+    name: "tls-get-64",
+    what: "TLS keep-alive, HTTP/1.1 (h2load --h1), 64 connections, 64-byte answer, RSA-2048",
+    path: "/",
+    connections: 64,
+    servers: TLS_SERVERS,
+    tls: { cert: "rsa", h2: false, connection: "keep-alive", cpuTarget: 1.5 },
+  },
+  {
+    name: "tls-get-64-h2",
+    what: "TLS keep-alive, HTTP/2 (h2load, one stream per connection), 64 connections",
+    path: "/",
+    connections: 64,
+    servers: TLS_SERVERS,
+    tls: { cert: "rsa", h2: true, connection: "keep-alive", cpuTarget: 1.5 },
+  },
+  {
+    name: "tls-new",
+    what: "a new TLS connection per request (Connection: close), sessions resumed on both " +
+      "sides (TLS 1.3 tickets), 64 h2load clients, RSA-2048",
+    path: "/",
+    connections: 64,
+    servers: TLS_SERVERS,
+    tls: { cert: "rsa", h2: false, connection: "resume", cpuTarget: 2 },
+  },
+  {
+    name: "tls-full",
+    what: "a new TLS connection and a full handshake per request (nginx: resumption off), " +
+      "64 at a time, RSA-2048",
+    path: "/",
+    connections: 64,
+    servers: TLS_SERVERS,
+    tls: { cert: "rsa", h2: false, connection: "full", cpuTarget: 1.5 },
+  },
+  {
+    name: "tls-full-ecdsa",
+    what: "the same with an ECDSA P-256 certificate",
+    path: "/",
+    connections: 64,
+    servers: TLS_SERVERS,
+    tls: { cert: "ecdsa", h2: false, connection: "full", cpuTarget: 1.5 },
   },
   {
     name: "idle-10k",
