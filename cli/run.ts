@@ -20,6 +20,10 @@ export async function run(
   opts: RunOptions = { drainTimeout: DEFAULT_DRAIN_TIMEOUT },
 ): Promise<number> {
   const managed = opts.instanceId !== undefined;
+  // Deno's own JavaScript warns on the console (once, about `request.signal`'s legacy abort,
+  // which the HTTP/2 reset count reads): an event, so that standard error stays JSON lines.
+  console.warn = (...args: unknown[]) =>
+    log("warn", "deno_warning", { message: args.map(String).join(" ") });
   let server: Server;
   try {
     server = await Server.prepare(file, {

@@ -20,6 +20,7 @@ import {
   H2Raw,
   headerBlock,
   HEADERS,
+  NO_ERROR,
   REFUSED_STREAM,
   request,
   requestBlock,
@@ -117,7 +118,8 @@ Deno.test({
         }],
         admin: undefined,
         access_log: "off",
-        limits: { max_header_size: "8KiB" },
+        // The steady client is never idle; the abusers get an answer first.
+        limits: { max_header_size: "8KiB", idle_timeout: "1s" },
       },
       apps: [app(respond("ok"), {
         routes: [{
@@ -213,22 +215,93 @@ Deno.test({
       },
     );
 
-    await t.step("streams past hyper's 200 are refused with REFUSED_STREAM", async () => {
-      await using c = await connect();
-      await c.until(() => c.settings.size > 0, 3000);
-      assert.equal(c.settings.get(SETTINGS_MAX_CONCURRENT_STREAMS), 200);
-      await bounded("streams past 200", 1500, async () => {
-        const parts = [];
-        for (let id = 1; id <= 2 * 260; id += 2) parts.push(request(id, "a.test", "/slow"));
-        await c.send(concat(parts));
-        const settled = () => [...c.streams.values()].filter((s) => s.ended || s.resetCode >= 0);
-        assert.ok(await c.until(() => settled().length === 260, 5000), `${settled().length}`);
-      });
-      const refused = [...c.streams].filter(([, s]) => s.resetCode === REFUSED_STREAM);
-      assert.equal(refused.length, 60);
-      assert.ok(refused.every(([id]) => id > 2 * 200), "a stream within the first 200 was refused");
-      assert.equal(c.goaways.length, 0);
-      assert.equal(c.closed, false);
+    await t.step(
+      "streams past max_concurrent_streams get 429, past hyper's 200 REFUSED_STREAM",
+      async () => {
+        await using c = await connect();
+        await c.until(() => c.settings.size > 0, 3000);
+        assert.equal(c.settings.get(SETTINGS_MAX_CONCURRENT_STREAMS), 200);
+        await bounded("streams past the limits", 1500, async () => {
+          const parts = [];
+          for (let id = 1; id <= 2 * 260; id += 2) parts.push(request(id, "a.test", "/slow"));
+          await c.send(concat(parts));
+          const settled = () => [...c.streams.values()].filter((s) => s.ended || s.resetCode >= 0);
+          assert.ok(await c.until(() => settled().length === 260, 5000), `${settled().length}`);
+        });
+        const outcome = (id: number) => {
+          const s = c.stream(id);
+          return s.resetCode >= 0 ? `reset ${s.resetCode}` : `${s.status} ${s.body}`;
+        };
+        const seen = new Map<string, number[]>();
+        for (let id = 1; id <= 2 * 260; id += 2) {
+          const o = outcome(id);
+          seen.set(o, [...(seen.get(o) ?? []), id]);
+        }
+        // Streams 1..255 (the first 128) are answered, 257..399 (the next 72) get scalwsd's 429,
+        // 401..519 (past 200) hyper's REFUSED_STREAM.
+        const range = (ids: number[] | undefined) => ids && [ids[0], ids.at(-1), ids.length];
+        assert.deepEqual(range(seen.get("200 slow")), [1, 255, 128]);
+        assert.deepEqual(
+          range(seen.get("429 Too Many Requests: too many concurrent streams\n")),
+          [257, 399, 72],
+        );
+        assert.deepEqual(range(seen.get(`reset ${REFUSED_STREAM}`)), [401, 519, 60]);
+        assert.equal(seen.size, 3, [...seen.keys()].join(", "));
+        assert.equal(c.goaways.length, 0);
+        assert.equal(c.closed, false);
+      },
+    );
+
+    await t.step(
+      "rapid reset, each stream accepted first: scalwsd's GOAWAY past 100 a second",
+      async () => {
+        await using c = await connect();
+        let id = 1;
+        await bounded("paced rapid reset", 2000, async () => {
+          // Each stream is reset 40 streams (some 100 ms) after it was opened: accepted by
+          // then, its handler at work (300 ms), so hyper's limit on resets before accepting
+          // stays out of it.
+          const LAG = 2 * 40;
+          const end = Date.now() + 5000;
+          for (; id < 2 * 2000 && !c.closed && !c.writeFailed && Date.now() < end; id += 2) {
+            const open = request(id, "a.test", "/slow");
+            await c.send(id > LAG ? concat([open, reset(id - LAG)]) : open);
+            await sleep(2);
+          }
+          assert.ok(await c.closedWithin(3000), "the abuser was not disconnected");
+        });
+        assert.ok(id < 2 * 2000, `${(id - 1) / 2} streams reset without a GOAWAY`);
+        // hyper's graceful GOAWAY: the last stream id is 2^31-1 until the client answers a PING.
+        assert.deepEqual(c.goaways[0], { lastStreamId: 2 ** 31 - 1, code: NO_ERROR, debug: "" });
+        assert.ok(
+          scalwsd.lines.some((l) => l.includes('"event":"http2_abuse"')),
+          "no http2_abuse event logged",
+        );
+      },
+    );
+
+    await t.step("an idle connection gets GOAWAY and is closed, PING answered or not", async () => {
+      for (const answerPings of [true, false]) {
+        await using c = await H2Raw.connect({
+          port,
+          ca: pki.ca,
+          servername: "a.test",
+          answerPings,
+        });
+        await c.send(request(1, "a.test", "/"));
+        assert.ok(await c.until(() => c.stream(1).ended, 3000));
+        const start = Date.now();
+        // `idle_timeout` is 1 s here; GOAWAY_GRACE (1 s) more when the PING is not answered.
+        assert.ok(await c.closedWithin(4000), `answerPings ${answerPings}: still open`);
+        const took = Date.now() - start;
+        assert.ok(took >= 900, `closed after ${took} ms`);
+        const last = answerPings
+          ? [[2 ** 31 - 1, NO_ERROR], [1, NO_ERROR]]
+          : [[2 ** 31 - 1, NO_ERROR]];
+        assert.deepEqual(c.goaways.map((g) => [g.lastStreamId, g.code]), last);
+        assert.equal(c.pings, 1);
+      }
+      await steady.more(5);
     });
   },
 });

@@ -565,6 +565,8 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
         max_header_count: 129,
         max_uri_length: "1MiB",
         max_connections: -1,
+        max_concurrent_streams: 201,
+        max_resets_per_second: -1,
         body_timeout: "1s",
       };
     },
@@ -575,6 +577,8 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
       "server.limits.max_header_count: must be between 1 and 128",
       "server.limits.max_uri_length: must be at most 64KiB",
       "server.limits.max_connections: must be between 0 and 10000000",
+      "server.limits.max_concurrent_streams: must be between 1 and 200",
+      "server.limits.max_resets_per_second: must be between 0 and 1000000",
       'server.limits: unknown key "body_timeout"',
     ],
   },

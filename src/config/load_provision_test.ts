@@ -54,6 +54,8 @@ Deno.test("the guide's complete example provisions to the expected values and de
         max_header_count: 128,
         max_uri_length: 8_192,
         max_connections: 0,
+        max_concurrent_streams: 128,
+        max_resets_per_second: 100,
       },
       deny_paths: [],
       include: [],
@@ -410,6 +412,8 @@ server:
     max_header_count: 50
     max_uri_length: 2KiB
     max_connections: 10000
+    max_concurrent_streams: 64
+    max_resets_per_second: 0
   limit_req: {rate: 600r/m, burst: 20}
   limit_conn: 32
   deny_paths: [/.git, "/wp-admin/"]
@@ -446,6 +450,8 @@ tenants:
       max_header_count: 50,
       max_uri_length: 2_048,
       max_connections: 10_000,
+      max_concurrent_streams: 64,
+      max_resets_per_second: 0,
     });
     assert.deepEqual(s.limit_req, { rate: 10, burst: 20 });
     assert.equal(s.limit_conn, 32);

@@ -331,6 +331,9 @@ export const serverSchema = z.object({
     max_header_count: int(1, 128).optional(),
     max_uri_length: size(65_536, "64KiB").optional(),
     max_connections: int(0, 10_000_000).optional(),
+    // Deno 2.9.6's HTTP/2 server (hyper) advertises and enforces 200 itself.
+    max_concurrent_streams: int(1, 200).optional(),
+    max_resets_per_second: int(0, 1_000_000).optional(),
   }).strict().optional(),
   limit_req: limitReqSchema.optional(),
   limit_conn: int(1, 1_000_000).optional(),

@@ -451,6 +451,17 @@ export interface LimitsConfig {
   readonly max_uri_length: number;
   /** Open client connections across all listeners; more wait in the backlog. 0 (default): no cap. */
   readonly max_connections: number;
+  /**
+   * HTTP/2 requests in flight per connection; more get 429 (scalwsd's count: hyper advertises
+   * and enforces 200, its own fixed cap, with REFUSED_STREAM). Default 128, at most 200.
+   */
+  readonly max_concurrent_streams: number;
+  /**
+   * HTTP/2 streams per connection per second that end without their response sent (a client's
+   * RST_STREAM: rapid reset); past it the connection gets GOAWAY and is closed. Default 100;
+   * 0: no cap.
+   */
+  readonly max_resets_per_second: number;
 }
 
 /** A request rate per client address: a token bucket of `burst + 1` tokens. */

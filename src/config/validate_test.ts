@@ -21,6 +21,8 @@ function server(extra: Partial<ServerConfig> = {}): ServerConfig {
       max_header_count: 1,
       max_uri_length: 1,
       max_connections: 0,
+      max_concurrent_streams: 128,
+      max_resets_per_second: 100,
     },
     deny_paths: [],
     cache: { max_size: 1 << 20 },

@@ -49,6 +49,8 @@ function requestLimits(cfg: Config): RequestLimits {
     maxHeaderCount: l.max_header_count < DENO_MAX_HEADER_COUNT ? l.max_header_count : 0,
     maxHeaderSize: l.max_header_size < DENO_MAX_HEADER_SIZE ? l.max_header_size : 0,
     bodyTimeout: l.body_read_timeout,
+    maxStreams: l.max_concurrent_streams,
+    maxResets: l.max_resets_per_second,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { ServedConnection } from "./deno_internal.ts";
 import type { CertificateSet } from "./sni.ts";
-import type { TlsFront } from "./tls_front.ts";
+import type { Hop, TlsFront } from "./tls_front.ts";
 
 /**
  * A TLS listener's certificates as one connection saw them at its handshake; a reload that
@@ -26,6 +26,11 @@ export const UPGRADED = 2;
 export const CLOSED = 3;
 /** Answered with the request body unread: closed once `deadline` passes. */
 export const LINGERING = 4;
+/**
+ * HTTP/2 told GOAWAY (idle, draining or abusive): its streams in flight may finish, and it is
+ * closed once `deadline` passes with none left (an abusive one: whatever is left).
+ */
+export const GOING_AWAY = 5;
 
 /**
  * How long a connection answered with its request body unread stays open (ms): long enough
@@ -53,6 +58,15 @@ export class ClientConn {
   sni: string | null = null;
   /** Over `limit_conn`: every request gets 429 and the connection closes. */
   overLimit = false;
+  /** Served as HTTP/2 (ALPN `h2`): closed with GOAWAY first. */
+  h2 = false;
+  /** Past `max_resets_per_second`: closed at its GOAWAY deadline, streams or not. */
+  abusive = false;
+  /** HTTP/2 streams reset in flight in the second that began at `resetsSince`. */
+  private resets = 0;
+  private resetsSince = 0;
+  /** The TLS front's hop it came through (TLS listeners), which can cut it at any time. */
+  hop: Hop | null = null;
   server: ServedConnection | null = null;
   #done: (() => void) | null = null;
   #lingerOn: (() => void) | null = null;
@@ -80,6 +94,30 @@ export class ClientConn {
   /** `linger` bound once, for `info.completed` of answers that leave a body unread. */
   get lingerOn(): () => void {
     return this.#lingerOn ??= () => this.linger();
+  }
+
+  /**
+   * Counts an HTTP/2 stream the client reset while its handler worked; true when that makes
+   * more than `max` within a second.
+   */
+  resetSeen(now: number, max: number): boolean {
+    if (now - this.resetsSince >= 1000) {
+      this.resetsSince = now;
+      this.resets = 0;
+    }
+    return ++this.resets > max;
+  }
+
+  /**
+   * HTTP/2: starts a graceful shutdown (GOAWAY; hyper names the last stream it processed once
+   * the client answered its PING) and lets the connection tracker close the connection at
+   * `deadline` (performance.now() ms) if it is still open then.
+   */
+  goAway(deadline: number): void {
+    if (this.phase !== SERVING || this.server === null) return;
+    this.phase = GOING_AWAY;
+    this.deadline = deadline;
+    this.server.shutdown().catch(ignore);
   }
 
   /** The answer went out with the body unread: the connection closes after `LINGER`. */
@@ -112,10 +150,13 @@ export class ClientConn {
    */
   close(): void {
     if (this.phase === CLOSED) return;
+    const goingAway = this.phase === GOING_AWAY;
     this.phase = CLOSED;
     const server = this.server;
     if (server !== null) {
-      server.kill();
+      // Deno cannot cancel a connection once its graceful shutdown began: the TLS front can.
+      if (goingAway && this.hop !== null) this.hop.cut();
+      else server.kill();
       return;
     }
     try {

@@ -1,5 +1,18 @@
 import type { LimitsConfig } from "../config/types.ts";
-import { type ClientConn, HANDSHAKE, LINGER, LINGERING, SERVING } from "./client_conn.ts";
+import {
+  type ClientConn,
+  GOING_AWAY,
+  HANDSHAKE,
+  LINGER,
+  LINGERING,
+  SERVING,
+} from "./client_conn.ts";
+
+/**
+ * How long an HTTP/2 connection told GOAWAY may stay open with no stream left (ms): the client
+ * answers hyper's PING, gets the final GOAWAY and closes; one that does not is closed then.
+ */
+export const GOAWAY_GRACE = 1000;
 
 /** The sweep runs at a quarter of the shortest timeout, between these bounds (ms). */
 const MIN_TICK = 5;
@@ -70,9 +83,15 @@ export class ConnTracker {
     for (const c of this.conns) {
       if (c.phase === HANDSHAKE || c.phase === LINGERING) {
         if (now >= c.deadline) c.close();
+      } else if (c.phase === GOING_AWAY) {
+        if (now >= c.deadline && (c.active === 0 || c.abusive)) c.close();
       } else if (c.phase === SERVING && c.active === 0) {
         const limit = c.requests === 0 ? lim.header_read_timeout : lim.idle_timeout;
-        if (limit > 0 && now - c.idleSince >= limit) c.close();
+        if (limit > 0 && now - c.idleSince >= limit) {
+          // HTTP/2 gets GOAWAY first; HTTP/1.1 is simply closed.
+          if (c.h2) c.goAway(now + GOAWAY_GRACE);
+          else c.close();
+        }
       }
     }
     if (this.tick !== this.wantedTick(undefined)) this.stop();

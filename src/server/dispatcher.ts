@@ -29,6 +29,7 @@ function answerWith(
 }
 
 const CLOSE = { connection: "close" };
+const RETRY_SOON = { "retry-after": "1" };
 
 /** Header lines and their bytes over the limits (only called when a limit is below Deno's). */
 function headersTooLarge(headers: Headers, limits: RequestLimits): boolean {
@@ -298,6 +299,18 @@ export class Dispatcher {
     const ps = pathStart(url);
     const target = ps === 0 ? url : url.slice(ps);
     const peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
+    if (conn !== null && conn.active > this.current.limits.maxStreams) {
+      // `max_concurrent_streams`: hyper's own cap (200) is what it advertises and refuses past.
+      this.requests++;
+      return this.answerUnrouted(
+        req,
+        target,
+        peer,
+        conn,
+        info,
+        plain(429, "Too Many Requests: too many concurrent streams", RETRY_SOON),
+      );
+    }
     let authority = req.headers.get("host");
     if (authority === null) {
       // HTTP/2 carries the authority in the URL, never in a Host header.

@@ -43,6 +43,10 @@ export interface RequestLimits {
   readonly maxHeaderSize: number;
   /** Milliseconds between request body chunks (408). */
   readonly bodyTimeout: number;
+  /** HTTP/2 requests in flight per connection (429 past it). */
+  readonly maxStreams: number;
+  /** HTTP/2 streams per connection per second ended unanswered (GOAWAY past it); 0: no cap. */
+  readonly maxResets: number;
 }
 
 /**

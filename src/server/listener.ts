@@ -3,14 +3,14 @@ import { ConfigError } from "../config/errors.ts";
 import type { ListenerConfig } from "../config/types.ts";
 import { log } from "../observe/log.ts";
 import { ClientConn, CLOSED, HANDSHAKE, LINGERING, SERVING, type TlsState } from "./client_conn.ts";
-import { ConnTracker } from "./conn_tracker.ts";
+import { ConnTracker, GOAWAY_GRACE } from "./conn_tracker.ts";
 import { serveConnection, type ServedConnection } from "./deno_internal.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import { redirectPolicy } from "../pipeline/policies/redirect.ts";
 import { CertificateSet } from "./sni.ts";
 import { type Hop, TlsFront } from "./tls_front.ts";
-import { handshakeFailed } from "./tls_errors.ts";
+import { handshakeFailed, LogBudget } from "./tls_errors.ts";
 import { FrontConnection } from "../front/connection.ts";
 import { FrontServe } from "./front_conn.ts";
 import type { AcmeManager } from "../acme/manager.ts";
@@ -66,6 +66,53 @@ function overConnLimit(c: ClientConn, info: Deno.ServeHandlerInfo<Deno.Addr>): R
   return new Response("Too Many Requests: too many connections from this address\n", {
     status: 429,
     headers: OVER_LIMIT_HEADERS,
+  });
+}
+
+const abuseLog = new LogBudget();
+
+/**
+ * An HTTP/2 connection whose client reset more than `max_resets_per_second` streams within a
+ * second (rapid reset): GOAWAY, and closed at the end of `GOAWAY_GRACE` whatever is in flight.
+ * Logged as `http2_abuse` (warn), at most 10 lines per 10 s.
+ */
+function tooManyResets(c: ClientConn, listener: string, max: number): void {
+  if (c.abusive) return;
+  c.abusive = true;
+  const now = performance.now();
+  c.goAway(now + GOAWAY_GRACE);
+  if (!abuseLog.take(now)) return;
+  const fields: Record<string, unknown> = {
+    listener,
+    peer: c.peer,
+    reason: `more than ${max} streams reset within a second`,
+  };
+  if (abuseLog.suppressed > 0) {
+    fields.suppressed = abuseLog.suppressed;
+    abuseLog.suppressed = 0;
+  }
+  log("warn", "http2_abuse", fields);
+}
+
+/**
+ * `res`, calling `onReset` if the client resets the stream before it settles. (Deno 2.9.6's
+ * `request.signal` also aborts once a response was sent: only an abort before counts.)
+ */
+function resetWatch(
+  req: Request,
+  res: Promise<Response>,
+  onReset: () => void,
+): Promise<Response> {
+  let pending = true;
+  req.signal.addEventListener("abort", () => {
+    if (pending) onReset();
+  }, { once: true });
+  return res.then((r) => {
+    pending = false;
+    return r;
+  }, (err) => {
+    pending = false;
+    throw err;
   });
 }
 
@@ -377,6 +424,7 @@ export class Listener {
     client.conn = conn;
     client.tls = tls;
     client.sni = hop.sni;
+    client.hop = hop;
     (conn as Deno.TlsConn).handshake().then(
       (info) => {
         if (client.phase === HANDSHAKE) this.serve(client, info.alpnProtocol);
@@ -405,12 +453,23 @@ export class Listener {
       front.finished.then(end, end);
       return;
     }
+    c.h2 = true;
+    const reset = () => {
+      const max = d.current.limits.maxResets;
+      if (max > 0 && c.resetSeen(performance.now(), max)) tooManyResets(c, this.cfg.name, max);
+    };
     const handler = c.overLimit
       ? (_req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => overConnLimit(c, info)
-      : (req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) =>
-        this.redirect !== null
+      : (req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => {
+        const res = this.redirect !== null
           ? d.redirect(req, info, secure, c, this.redirect)
           : d.handle(req, info, secure, c);
+        // Only a stream reset while its handler works costs anything (rapid reset): one
+        // answered at once costs what a request does.
+        return res instanceof Promise && d.current.limits.maxResets > 0
+          ? resetWatch(req, res, reset)
+          : res;
+      };
     let server: ServedConnection;
     try {
       server = serveConnection(c.conn, handler, onError);
@@ -450,10 +509,15 @@ export class Listener {
     }
     this.tracker.wakeAll();
     const waits: Promise<void>[] = [];
+    const deadline = performance.now() + GOAWAY_GRACE;
     for (const c of this.mine) {
       if (c.server === null) this.forget(c);
       else if (c.phase === LINGERING) c.close(); // its unread body would hold a graceful close
-      else waits.push(c.server.shutdown().catch(() => {}));
+      else {
+        // HTTP/2: GOAWAY; closed once idle past the grace if the client never answers.
+        if (c.h2) c.goAway(deadline);
+        waits.push(c.server.shutdown().catch(() => {}));
+      }
     }
     await Promise.all(waits);
     await Promise.all(this.retiring);

@@ -27,6 +27,8 @@ export class Hop {
   claimed = false;
   /** Set once it no longer counts as waiting for the TLS side (claimed or ended). */
   settled = false;
+  /** The client's connection and the loopback one, once both are open. */
+  private pair: readonly [Deno.Conn, Deno.Conn] | null = null;
   constructor(
     /** The client's address (`remoteAddr.hostname` of the public connection). */
     readonly peer: string,
@@ -37,6 +39,18 @@ export class Hop {
     /** The connection as the listener tracks it from its accept on; null when untracked. */
     readonly client: ClientConn | null,
   ) {}
+
+  /** Records the two sockets the front pumps between. */
+  joined(conn: Deno.Conn, up: Deno.Conn): void {
+    this.pair = [conn, up];
+  }
+
+  /** Closes both sockets: ends the connection, whatever its TLS side is doing. */
+  cut(): void {
+    if (this.pair === null) return;
+    closeQuietly(this.pair[0]);
+    closeQuietly(this.pair[1]);
+  }
 }
 
 /** Where hops go: the certificates and, by certificate index, the loopback TLS ports. */
@@ -286,6 +300,7 @@ export class TlsFront {
       return hop;
     }
     const key = (up.localAddr as Deno.NetAddr).port;
+    hop.joined(conn, up);
     this.hops.set(key, hop);
     this.early.get(key)?.(hop);
     try {
