@@ -53,3 +53,20 @@ export function takeSmall(): Uint8Array<ArrayBuffer> {
 export function giveSmall(buf: Uint8Array<ArrayBuffer>): void {
   if (smallFree.length < KEEP_SMALL) smallFree.push(buf);
 }
+
+/** Size of a request body buffer: direct reads of an upload go there, 64 KiB at a time. */
+export const BODY_SIZE = 65536;
+/** Most body buffers kept for reuse. */
+const KEEP_BODY = 64;
+
+const bodyFree: Uint8Array<ArrayBuffer>[] = [];
+
+/** A buffer of `BODY_SIZE` bytes for an upload's chunks (its content is undefined). */
+export function takeBodyBuffer(): Uint8Array<ArrayBuffer> {
+  return bodyFree.pop() ?? new Uint8Array(BODY_SIZE);
+}
+
+/** Returns a buffer from `takeBodyBuffer`; nothing may use it afterwards. */
+export function giveBodyBuffer(buf: Uint8Array<ArrayBuffer>): void {
+  if (bodyFree.length < KEEP_BODY) bodyFree.push(buf);
+}

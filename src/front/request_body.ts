@@ -6,6 +6,7 @@
  * made on demand: one or the other.
  */
 
+import { BODY_SIZE, giveBodyBuffer, takeBodyBuffer } from "./buffer_pool.ts";
 import { ChunkedBody } from "./chunked_body.ts";
 import { HeadError } from "./request_head.ts";
 
@@ -48,6 +49,12 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
   private pulled = false;
   /** Rejects the pending `read`/`readInto` (`cancel` settles it at once). */
   private abort: ((err: BodyError) => void) | null = null;
+  /**
+   * Where `read` puts its chunks (pooled, taken at the first chunk): each chunk is a view of
+   * it, valid until the next `read`. It goes back to the pool at the clean end only (a read
+   * may still be pending into it after a cancel).
+   */
+  private space: Uint8Array<ArrayBuffer> | null = null;
 
   constructor(
     private readonly input: BodyInput,
@@ -76,8 +83,9 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
   }
 
   /**
-   * The next chunk (the caller's to keep), or null at the end; a `BodyError` or a framing
-   * error when it broke. `cancel` settles a pending read at once with a `BodyError`.
+   * The next chunk, or null at the end; a `BodyError` or a framing error when it broke. The
+   * chunk is a view of a buffer the next `read` reuses (nothing allocated per chunk, one copy
+   * at most). `cancel` settles a pending read at once with a `BodyError`.
    */
   read(): Promise<Uint8Array | null> {
     if (this.failed) return Promise.reject(cancelled());
@@ -86,15 +94,30 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
       // Bytes already buffered: no wait.
       const input = this.input;
       const have = input.end - input.start;
-      if (have > 0) {
-        const n = Math.min(have, this.remaining);
-        const chunk = input.buf.slice(input.start, input.start + n);
-        input.start += n;
-        this.taken(n);
-        return Promise.resolve(chunk);
-      }
+      if (have > 0) return Promise.resolve(this.lentBuffered(have));
     }
-    return this.abortable(this.next());
+    return this.abortable(this.next(true));
+  }
+
+  /** `have` buffered bytes of a Content-Length body (or as many as fit) as a lent chunk. */
+  private lentBuffered(have: number): Uint8Array {
+    const input = this.input;
+    const space = this.space ??= takeBodyBuffer();
+    const n = Math.min(have, this.remaining, space.length);
+    space.set(input.buf.subarray(input.start, input.start + n));
+    input.start += n;
+    this.taken(n);
+    return space.subarray(0, n);
+  }
+
+  /** The body was read to its clean end: its buffer goes back. */
+  private ended(): null {
+    const space = this.space;
+    if (space !== null) {
+      this.space = null;
+      giveBodyBuffer(space);
+    }
+    return null;
   }
 
   /**
@@ -198,9 +221,12 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
     return true;
   }
 
-  /** The next chunk of the body, or null at its end. */
-  async next(): Promise<Uint8Array | null> {
-    if (this.complete) return null;
+  /**
+   * The next chunk of the body, or null at its end: with `lend`, a view of the body's own
+   * buffer (see `read`), else an array the caller keeps (for the stream).
+   */
+  async next(lend = false): Promise<Uint8Array | null> {
+    if (this.complete) return lend ? this.ended() : null;
     const input = this.input;
     if (!this.continued) {
       this.continued = true;
@@ -209,17 +235,22 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
     if (this.chunks === null) {
       if (this.remaining === 0) {
         this.complete = true;
-        return null;
+        return lend ? this.ended() : null;
       }
       const have = input.end - input.start;
       if (have > 0) {
+        if (lend) return this.lentBuffered(have);
         const n = Math.min(have, this.remaining);
         const chunk = input.buf.slice(input.start, input.start + n);
         input.start += n;
         this.taken(n);
         return chunk;
       }
-      const into = new Uint8Array(Math.min(this.remaining, DIRECT_READ));
+      let into: Uint8Array;
+      if (lend) {
+        const space = this.space ??= takeBodyBuffer();
+        into = this.remaining < space.length ? space.subarray(0, this.remaining) : space;
+      } else into = new Uint8Array(Math.min(this.remaining, DIRECT_READ));
       const n = await input.readDirect(into);
       if (n === null) throw new BodyError("client closed the connection inside the body");
       this.taken(n);
@@ -229,10 +260,16 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
     for (;;) {
       if (input.start < input.end) {
         input.start = d.decode(input.buf, input.start, input.end);
-        if (d.spanEnd > d.spanStart) return input.buf.slice(d.spanStart, d.spanEnd);
+        const span = d.spanEnd - d.spanStart;
+        if (span > 0) {
+          if (!lend || span > BODY_SIZE) return input.buf.slice(d.spanStart, d.spanEnd);
+          const space = this.space ??= takeBodyBuffer();
+          space.set(input.buf.subarray(d.spanStart, d.spanEnd));
+          return space.subarray(0, span);
+        }
         if (d.done) {
           this.complete = true;
-          return null;
+          return lend ? this.ended() : null;
         }
         continue;
       }

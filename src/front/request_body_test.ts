@@ -114,3 +114,27 @@ Deno.test("RequestBody.read fails when the client closes inside the body", async
   await assert.rejects(body.read(), BodyError);
   assert.equal(body.failed, true);
 });
+
+Deno.test("RequestBody.read lends views of one pooled buffer, returned at the clean end", async () => {
+  const input = new Input("abc", ["defg", "hi"]);
+  const body = new RequestBody(input, 9, false);
+  const a = await body.read();
+  const b = await body.read();
+  const c = await body.read();
+  assert.equal(a!.buffer, b!.buffer);
+  assert.equal(b!.buffer, c!.buffer);
+  assert.equal(text(c!), "hi");
+  assert.equal(await body.read(), null);
+  // Back in the pool: the next body gets the same buffer.
+  const next = new RequestBody(new Input("xy", []), 2, false);
+  assert.equal((await next.read())!.buffer, a!.buffer);
+});
+
+Deno.test("RequestBody: the stream's chunks are the reader's to keep", async () => {
+  const body = new RequestBody(new Input("abc", ["def"]), 6, false);
+  const reader = body.stream().getReader();
+  const first = (await reader.read()).value!;
+  const second = (await reader.read()).value!;
+  assert.notEqual(first.buffer, second.buffer);
+  assert.equal(text(first) + text(second), "abcdef");
+});
