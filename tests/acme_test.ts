@@ -89,9 +89,7 @@ Deno.test("acme: pebble issues the certificate over HTTP-01; a restart loads it 
     assert.equal(count(s.logs, "acme_order_started"), 1);
     assert.equal(count(s.logs, "acme_order_succeeded"), 1);
     // Pebble's validation requests were answered on the plain listener.
-    assert.ok(
-      s.logs.some((l) => l.includes('"acme_challenge_request"') && l.includes('"status":200')),
-    );
+    assert.ok(s.logs.some((l) => l.includes('"acme_challenge_answered"')));
     fp = await presented(port);
     // The challenge path of an ACME domain is scalwsd's (404, never the application); another
     // host's is routed.

@@ -191,12 +191,10 @@ export class Dispatcher {
    */
   challenge(req: FrontRequest, conn: ClientConn, host: string, answer: string | null): Response {
     this.requests++;
-    log("info", "acme_challenge_request", {
-      host,
-      target: req.target,
-      peer: conn.peer,
-      status: answer === null ? 404 : 200,
-    });
+    // Answered ones only (a few per order); refusals are in the access log, not the event log.
+    if (answer !== null) {
+      log("info", "acme_challenge_answered", { host, target: req.target, peer: conn.peer });
+    }
     const res = answer === null ? plain(404, "Not Found") : new Response(answer, {
       status: 200,
       headers: { "content-type": "application/octet-stream" },
