@@ -278,7 +278,7 @@ Deno.test("a failed TLS handshake is logged with the TLS library's reason and th
   assert.match(lines[1].reason, /alert|certificate|UnknownCA|closed|eof/i);
 });
 
-Deno.test("TLS sessions resume (TLS 1.2 session ids, TLS 1.3 tickets)", async () => {
+Deno.test("TLS sessions resume (TLS 1.2 session ids, TLS 1.3 tickets), across reloads that keep the certificates", async () => {
   await using c = await certs();
   await using s = await startScalwsd(config(c));
   const port = s.server.bound.get("https")!.port;
@@ -310,8 +310,25 @@ Deno.test("TLS sessions resume (TLS 1.2 session ids, TLS 1.3 tickets)", async ()
     const out = new TextDecoder().decode((await cmd.output()).stdout);
     return /^(New|Reused),/m.exec(out)?.[1];
   };
+  // TLS 1.3 tickets are single use: every connection keeps the newest session.
+  const again = (version: string) =>
+    client(version, ["-sess_in", sess + version, "-sess_out", sess + version]);
   for (const version of ["-tls1_2", "-tls1_3"]) {
-    assert.equal(await client(version, ["-sess_out", sess]), "New", version);
-    assert.equal(await client(version, ["-sess_in", sess]), "Reused", version);
+    assert.equal(await client(version, ["-sess_out", sess + version]), "New", version);
+    assert.equal(await again(version), "Reused", version);
+  }
+  // A reload that keeps the certificates keeps their listeners, and so the sessions.
+  await s.write(config(c, { handshake_timeout: "9s" }));
+  assert.equal((await s.server.reload()).ok, true);
+  for (const version of ["-tls1_2", "-tls1_3"]) {
+    assert.equal(await again(version), "Reused", `${version} after a reload`);
+  }
+  // New certificates are new listeners: a full handshake, then resumption again.
+  const a2 = await c.pki.issue("a2", ["a.test", "*.a.test"]);
+  await s.write(config({ ...c, a: a2 }));
+  assert.equal((await s.server.reload()).ok, true);
+  for (const version of ["-tls1_2", "-tls1_3"]) {
+    assert.equal(await again(version), "New", `${version} after new certificates`);
+    assert.equal(await again(version), "Reused", `${version} on the new certificate`);
   }
 });

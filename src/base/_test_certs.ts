@@ -96,3 +96,31 @@ export async function makePki(): Promise<TestPki> {
     close: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
   };
 }
+
+/**
+ * An X.509 v1 certificate for subject CN `cn`, signed by `pki`'s CA: what a bare `openssl x509
+ * -req` without `-extfile` makes (no extensions, so no subject alternative names either).
+ */
+export async function issueV1(pki: TestPki, file: string, cn: string): Promise<Issued> {
+  await openssl(
+    pki.dir,
+    ["req", ...EC, "-keyout", `${file}.key`, "-out", `${file}.csr`, "-subj"]
+      .concat([`/CN=${cn}`]),
+  );
+  await openssl(pki.dir, [
+    "x509",
+    "-req",
+    "-in",
+    `${file}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    `${file}.crt`,
+    "-days",
+    "2",
+  ]);
+  return { cert: `${pki.dir}/${file}.crt`, key: `${pki.dir}/${file}.key` };
+}

@@ -1,11 +1,12 @@
 /**
  * The certificates of TLS listeners, read and checked: both PEM files readable, every
- * certificate block parses, the key parses and belongs to the first certificate, and each
- * listed domain is a name of the certificate. `scalwsd check`, every load and every reload run
+ * certificate block parses, the first is X.509 v3 (rustls refuses the rest when the listener
+ * binds), the key parses and belongs to it, and each listed domain is a name of the certificate. `scalwsd check`, every load and every reload run
  * this, so a bad certificate is refused before anything changes.
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { TlsCertificateConfig } from "./types.ts";
+import { x509Version } from "./x509_version.ts";
 
 /** A checked certificate, ready for a TLS listener. */
 export interface LoadedCertificate {
@@ -102,8 +103,30 @@ export function loadCertificate(
       errors.push(`${path}.key: does not belong to the certificate in "${entry.cert}"`);
     }
   }
+  if (leaf !== undefined) {
+    let version: number;
+    try {
+      version = x509Version(new Uint8Array(leaf.raw));
+    } catch {
+      version = 0;
+    }
+    if (version !== 3) {
+      errors.push(
+        `${path}.cert: the certificate in "${entry.cert}" is ` +
+          (version === 0 ? "not readable DER" : `X.509 v${version}`) +
+          ": TLS listeners take X.509 v3 only (rustls); a bare `openssl x509 -req` makes v1, " +
+          "give it -extfile with subjectAltName=DNS:...",
+      );
+    }
+  }
   if (leaf === undefined || errors.length !== before) return undefined;
   const own = dnsNames(leaf);
+  if (leaf.subjectAltName === undefined) {
+    warnings.push(
+      `${path}.cert: the certificate in "${entry.cert}" has no subject alternative names; ` +
+        "clients match names against them only",
+    );
+  }
   const domains = entry.domains;
   if (domains !== undefined) {
     domains.forEach((d, i) => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { makePki } from "../base/_test_certs.ts";
+import { issueV1, makePki } from "../base/_test_certs.ts";
 import { coveredBy, loadCertificate, loadCertificates } from "./certificates.ts";
 
 const read = (p: string) => Deno.readTextFileSync(p);
@@ -107,6 +107,40 @@ Deno.test("loadCertificates refuses a domain listed by two certificates", async 
       [],
     );
     assert.deepEqual(both?.map((c) => c.names), [["a.test", "b.test"], ["b.test"]]);
+  } finally {
+    await pki.close();
+  }
+});
+
+Deno.test("loadCertificate refuses an X.509 v1 certificate and warns about one without names", async () => {
+  const pki = await makePki();
+  try {
+    const v1 = await issueV1(pki, "v1", "v1.test");
+    const errors: string[] = [];
+    const warnings: string[] = [];
+    const got = loadCertificate({ cert: v1.cert, key: v1.key }, "c", read, errors, warnings);
+    assert.equal(got, undefined);
+    assert.deepEqual(errors, [
+      `c.cert: the certificate in "${v1.cert}" is X.509 v1: TLS listeners take X.509 v3 only ` +
+      "(rustls); a bare `openssl x509 -req` makes v1, give it -extfile with subjectAltName=DNS:...",
+    ]);
+    // v3 without subject alternative names: served, with a warning.
+    await Deno.writeTextFile(`${pki.dir}/bare.ext`, "basicConstraints=CA:FALSE\n");
+    const run = async (args: string[]) => {
+      const out = await new Deno.Command("openssl", { args, cwd: pki.dir, stderr: "piped" })
+        .output();
+      assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    };
+    await run(["x509", "-req", "-in", "v1.csr", "-CA", "ca.crt", "-CAkey", "ca.key"].concat(
+      ["-CAcreateserial", "-out", "bare.crt", "-days", "2", "-extfile", "bare.ext"],
+    ));
+    const bare = `${pki.dir}/bare.crt`;
+    const ok = loadCertificate({ cert: bare, key: v1.key }, "c", read, [], warnings);
+    assert.deepEqual(ok?.names, []);
+    assert.deepEqual(warnings, [
+      `c.cert: the certificate in "${bare}" has no subject alternative names; clients match ` +
+      "names against them only",
+    ]);
   } finally {
     await pki.close();
   }
