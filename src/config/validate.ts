@@ -119,6 +119,11 @@ function validateServer(server: ServerConfig, sink: Sink, readText: ReadText): v
       loadCertificates(l.tls.certificates, `${path}.tls`, readText, sink.errors, sink.warnings);
       const acme = l.tls.acme;
       if (acme !== undefined) {
+        if (!server.listeners.some((p) => p.tls === undefined)) {
+          sink.warnings.push(
+            `${path}.tls.acme: no plain listener answers the CA's HTTP-01 challenges (port 80)`,
+          );
+        }
         if (server.state_dir === undefined) {
           sink.errors.push(
             `${path}.tls.acme: needs server.state_dir (where the account and certificates are kept)`,

@@ -87,3 +87,31 @@ Deno.test("validate finds listen address conflicts across listeners, admin and m
     "server.admin.http.address: address [::1]:80 is already used by server.listeners[0].address",
   ]);
 });
+
+Deno.test("validate: tls.acme needs state_dir, and without a plain listener it warns", () => {
+  const acme = { directory: "https://ca.test/dir", domains: ["example.com"] };
+  const tlsOnly = server({
+    listeners: [{
+      name: "https",
+      address: "0.0.0.0:443",
+      hostname: "0.0.0.0",
+      port: 443,
+      tls: { certificates: [], acme, handshake_timeout: 1, strict_sni: true },
+    }],
+  });
+  const sink: Sink = { errors: [], warnings: [] };
+  validate(draft({ server: tlsOnly }), sink);
+  assert.deepEqual(sink.errors, [
+    "server.listeners[0].tls.acme: needs server.state_dir (where the account and certificates are kept)",
+  ]);
+  assert.deepEqual(sink.warnings, [
+    "server.listeners[0].tls.acme: no plain listener answers the CA's HTTP-01 challenges (port 80)",
+  ]);
+  const both = server({
+    state_dir: "/var/lib/scalws",
+    listeners: [server().listeners[0], tlsOnly.listeners[0]],
+  });
+  const ok: Sink = { errors: [], warnings: [] };
+  validate(draft({ server: both }), ok);
+  assert.deepEqual(ok, { errors: [], warnings: [] });
+});
