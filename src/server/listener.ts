@@ -179,6 +179,8 @@ export class Listener {
   private readonly tracker: ConnTracker;
   private closed = false;
   private loops: Promise<void>[] = [];
+  /** TLS handshakes under way: a drain lets them finish (within `handshake_timeout`). */
+  private readonly handshakes = new Set<Promise<void>>();
   private readonly dispatcher: Dispatcher;
   private readonly reusePort: boolean;
   /** Certificates ordered for `tls.acme`; null: none (tests, `scalwsd check`). */
@@ -425,7 +427,7 @@ export class Listener {
     client.tls = tls;
     client.sni = hop.sni;
     client.hop = hop;
-    (conn as Deno.TlsConn).handshake().then(
+    const done = (conn as Deno.TlsConn).handshake().then(
       (info) => {
         if (client.phase === HANDSHAKE) this.serve(client, info.alpnProtocol);
       },
@@ -436,6 +438,8 @@ export class Listener {
         this.forget(client);
       },
     );
+    this.handshakes.add(done);
+    done.then(() => this.handshakes.delete(done));
   }
 
   /** Serves `c`; `alpn` is what its TLS handshake chose (null for plain TCP). */
@@ -500,6 +504,9 @@ export class Listener {
       this.front.close();
       // Connections handed on but not yet accepted are still served.
       if (this.backends !== null) await this.retire(this.backends);
+      // A client whose handshake is done may have sent requests already: they are served,
+      // or (HTTP/2) its connection gets GOAWAY naming what was processed, never just closed.
+      await Promise.all(this.handshakes);
     } else {
       try {
         this.socket.close();
@@ -520,6 +527,8 @@ export class Listener {
       }
     }
     await Promise.all(waits);
+    // The front may still be copying the last answers to their clients.
+    if (this.front !== null) await this.front.flushed();
     await Promise.all(this.retiring);
     await Promise.all(this.loops);
   }

@@ -122,6 +122,8 @@ export class TlsFront {
   private readonly early = new Map<number, (hop: Hop | undefined) => void>();
   private routes: FrontRoutes;
   private closed = false;
+  /** Copies from TLS sides to clients still running: a drain waits for them before exiting. */
+  private readonly toClients = new Set<Promise<boolean>>();
   /** Settles when the accept loop has ended. */
   readonly done: Promise<void>;
 
@@ -189,6 +191,15 @@ export class TlsFront {
       clearTimeout(timer);
       for (const p of ports) this.idle.delete(p);
     });
+  }
+
+  /**
+   * Resolves once every byte the TLS sides of the connections open now have written has been
+   * passed on to their clients (each TLS side closed): what a drain waits for before the
+   * process exits, or the last answers would be lost.
+   */
+  async flushed(): Promise<void> {
+    await Promise.all(this.toClients);
   }
 
   /** Stops accepting (closes the public socket); hops under way go on. */
@@ -312,6 +323,8 @@ export class TlsFront {
       return hop;
     }
     const back = pump(up, conn, new Uint8Array(PUMP_BUFFER));
+    this.toClients.add(back);
+    back.then(() => this.toClients.delete(back));
     // A ClientHello that outgrew the first buffer leaves a large one: trade it for a small one.
     const forth = pump(
       conn,

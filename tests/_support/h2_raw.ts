@@ -236,7 +236,8 @@ export class H2Raw implements AsyncDisposable {
   readonly done: Promise<void>;
   private buf = new Uint8Array(64 * 1024);
   private len = 0;
-  private wake: (() => void) | null = null;
+  /** Waiters of `until`, woken on every frame batch, write failure and close. */
+  private readonly waiters = new Set<() => void>();
   private writing: Promise<void> = Promise.resolve();
   private readonly answerPings: boolean;
 
@@ -272,7 +273,7 @@ export class H2Raw implements AsyncDisposable {
         while (off < bytes.length) off += await this.conn.write(bytes.subarray(off));
       } catch {
         this.writeFailed = true;
-        this.wake?.();
+        this.wake();
       }
     });
     return this.writing;
@@ -293,18 +294,23 @@ export class H2Raw implements AsyncDisposable {
     return s;
   }
 
+  private wake(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
   /** Waits until `cond()` holds or the connection closes, at most `ms`; returns `cond()`. */
   async until(cond: () => boolean, ms: number): Promise<boolean> {
     const end = Date.now() + ms;
     while (!cond() && !this.closed && Date.now() < end) {
       await new Promise<void>((r) => {
-        const t = setTimeout(r, Math.min(50, Math.max(1, end - Date.now())));
-        this.wake = () => {
+        const wake = () => {
           clearTimeout(t);
+          this.waiters.delete(wake);
           r();
         };
+        const t = setTimeout(wake, Math.min(50, Math.max(1, end - Date.now())));
+        this.waiters.add(wake);
       });
-      this.wake = null;
     }
     return cond();
   }
@@ -342,13 +348,13 @@ export class H2Raw implements AsyncDisposable {
         this.buf.set(chunk.subarray(0, n), this.len);
         this.len += n;
         this.parse();
-        this.wake?.();
+        this.wake();
       }
     } catch {
       // reset or closed by us
     }
     this.closed = true;
-    this.wake?.();
+    this.wake();
   }
 
   private parse(): void {
