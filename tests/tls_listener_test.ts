@@ -278,19 +278,19 @@ Deno.test("a failed TLS handshake is logged with the TLS library's reason and th
   assert.match(lines[1].reason, /alert|certificate|UnknownCA|closed|eof/i);
 });
 
-Deno.test("TLS sessions resume (TLS 1.2 session ids, TLS 1.3 tickets), across reloads that keep the certificates", async () => {
+Deno.test("TLS sessions resume (TLS 1.2 session ids, TLS 1.3 tickets), across reloads that keep them", async () => {
   await using c = await certs();
   await using s = await startScalwsd(config(c));
   const port = s.server.bound.get("https")!.port;
   const sess = `${c.pki.dir}/session.pem`;
-  const client = async (version: string, session: string[]) => {
+  const client = async (version: string, session: string[], host = "a.test") => {
     const cmd = new Deno.Command("openssl", {
       args: [
         "s_client",
         "-connect",
         `127.0.0.1:${port}`,
         "-servername",
-        "a.test",
+        host,
         version,
         "-CAfile",
         c.pki.caFile,
@@ -304,26 +304,29 @@ Deno.test("TLS sessions resume (TLS 1.2 session ids, TLS 1.3 tickets), across re
     const w = cmd.stdin.getWriter();
     // A request and its answer: the TLS 1.3 tickets arrive after the handshake.
     await w.write(
-      new TextEncoder().encode("GET / HTTP/1.1\r\nhost: a.test\r\nconnection: close\r\n\r\n"),
+      new TextEncoder().encode(`GET / HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`),
     );
     await w.close();
     const out = new TextDecoder().decode((await cmd.output()).stdout);
     return /^(New|Reused),/m.exec(out)?.[1];
   };
   // TLS 1.3 tickets are single use: every connection keeps the newest session.
-  const again = (version: string) =>
-    client(version, ["-sess_in", sess + version, "-sess_out", sess + version]);
+  const again = (version: string, host = "a.test") =>
+    client(version, ["-sess_in", sess + version + host, "-sess_out", sess + version + host], host);
   for (const version of ["-tls1_2", "-tls1_3"]) {
-    assert.equal(await client(version, ["-sess_out", sess + version]), "New", version);
+    assert.equal(await client(version, ["-sess_out", sess + version + "a.test"]), "New", version);
     assert.equal(await again(version), "Reused", version);
   }
+  const b = "b.test";
+  assert.equal(await client("-tls1_3", ["-sess_out", sess + "-tls1_3" + b], b), "New");
   // A reload that keeps the certificates keeps their listeners, and so the sessions.
   await s.write(config(c, { handshake_timeout: "9s" }));
   assert.equal((await s.server.reload()).ok, true);
   for (const version of ["-tls1_2", "-tls1_3"]) {
     assert.equal(await again(version), "Reused", `${version} after a reload`);
   }
-  // New certificates are new listeners: a full handshake, then resumption again.
+  // A new certificate is a new listener: a full handshake, then resumption again. The other
+  // certificate keeps its listener and its sessions.
   const a2 = await c.pki.issue("a2", ["a.test", "*.a.test"]);
   await s.write(config({ ...c, a: a2 }));
   assert.equal((await s.server.reload()).ok, true);
@@ -331,4 +334,10 @@ Deno.test("TLS sessions resume (TLS 1.2 session ids, TLS 1.3 tickets), across re
     assert.equal(await again(version), "New", `${version} after new certificates`);
     assert.equal(await again(version), "Reused", `${version} on the new certificate`);
   }
+  assert.equal(await again("-tls1_3", b), "Reused", "b.test's certificate did not change");
+  // The kept listener serves with the new configuration: strict SNI against the new set.
+  const onB = await TlsClient.connect(port, c.pki.ca, b);
+  assert.deepEqual(await onB.get(b), { status: 200, body: "app b" });
+  assert.equal((await onB.get("a.test")).status, 421);
+  await onB.close();
 });

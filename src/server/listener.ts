@@ -29,11 +29,17 @@ const ALPN = ["h2", "http/1.1"];
  */
 const RETIRE_WAIT = 10_000;
 
+/** What a loopback TLS listener's accept loop serves with; kept listeners get the new state. */
+interface BackendState {
+  tls: TlsState;
+}
+
 /** The loopback TLS listeners of one certificate set, one per certificate. */
 interface Backends {
   readonly tls: TlsState;
   readonly ports: number[];
   readonly sockets: Deno.TlsListener[];
+  readonly states: BackendState[];
 }
 
 const trackers = new WeakMap<Dispatcher, ConnTracker>();
@@ -232,11 +238,29 @@ export class Listener {
     this.loops.push(front.done);
   }
 
-  /** Binds a fixed-certificate TLS listener on loopback per certificate of `tls`. */
-  private bindBackends(tls: TlsState): Backends {
-    const b: Backends = { tls, ports: [], sockets: [] };
+  /**
+   * Binds a fixed-certificate TLS listener on loopback per certificate of `tls`. A certificate
+   * and key that `reuse` already serves keep their listener (it serves with `tls` from now on),
+   * and with it the TLS sessions it can resume: renewing one certificate of a listener does not
+   * cost the others' returning clients a full handshake.
+   */
+  private bindBackends(tls: TlsState, reuse: Backends | null = null): Backends {
+    const b: Backends = { tls, ports: [], sockets: [], states: [] };
+    const taken = new Set<number>();
+    const fresh: Deno.TlsListener[] = [];
     try {
       for (const pair of tls.certs.pairs) {
+        const old = reuse?.tls.certs.pairs.findIndex((p, i) =>
+          !taken.has(i) && p.cert === pair.cert && p.key === pair.key
+        ) ?? -1;
+        if (old >= 0) {
+          taken.add(old);
+          const state = reuse!.states[old];
+          b.sockets.push(reuse!.sockets[old]);
+          b.ports.push(reuse!.ports[old]);
+          b.states.push(state);
+          continue;
+        }
         const l = Deno.listenTls({
           hostname: LOOPBACK,
           port: 0,
@@ -244,19 +268,24 @@ export class Listener {
           key: pair.key,
           alpnProtocols: ALPN,
         });
+        fresh.push(l);
+        const state = { tls };
         b.sockets.push(l);
         b.ports.push((l.addr as Deno.NetAddr).port);
-        this.loops.push(this.acceptLoop(l, tls));
+        b.states.push(state);
+        this.loops.push(this.acceptLoop(l, state));
       }
     } catch (err) {
-      this.closeBackends(b);
+      this.closeSockets(fresh);
       throw err;
     }
+    // Only now, once nothing can fail: the kept listeners serve with the new state.
+    for (const state of b.states) state.tls = tls;
     return b;
   }
 
-  private closeBackends(b: Backends): void {
-    for (const l of b.sockets) {
+  private closeSockets(sockets: readonly Deno.TlsListener[]): void {
+    for (const l of sockets) {
       try {
         l.close();
       } catch {
@@ -265,11 +294,17 @@ export class Listener {
     }
   }
 
-  /** Closes `b` once every connection handed to it was accepted. */
-  private retire(b: Backends): Promise<void> {
+  /**
+   * Closes the listeners of `b` that `next` did not keep, once every connection handed to them
+   * was accepted.
+   */
+  private retire(b: Backends, next: Backends | null = null): Promise<void> {
+    const kept = new Set(next?.sockets ?? []);
+    const ports = b.ports.filter((_, i) => !kept.has(b.sockets[i]));
+    const sockets = b.sockets.filter((l) => !kept.has(l));
     const front = this.front;
-    const wait = front === null ? Promise.resolve() : front.retire(b.ports, RETIRE_WAIT);
-    const done = wait.then(() => this.closeBackends(b));
+    const wait = front === null ? Promise.resolve() : front.retire(ports, RETIRE_WAIT);
+    const done = wait.then(() => this.closeSockets(sockets));
     this.retiring.push(done);
     return done;
   }
@@ -285,7 +320,8 @@ export class Listener {
 
   /**
    * Applies a reloaded configuration of this address. New certificates on a TLS listener are
-   * new loopback TLS listeners behind the same public socket: no connection is refused, new
+   * new loopback TLS listeners behind the same public socket (a certificate and key that stay
+   * keep theirs, and their sessions): no connection is refused, new
    * connections get the new certificates, accepted ones keep what they negotiated. A switch
    * between plain and TLS needs a new socket: the old one closes and the new one binds the
    * same port as soon as Deno lets go of the old (a few ms, during which connection attempts
@@ -312,10 +348,11 @@ export class Listener {
       const old = this.backends!;
       this.tls = next;
       next.front = front;
-      this.backends = this.bindBackends(next);
+      this.backends = this.bindBackends(next, old);
       front.route({ certs: next.certs, ports: this.backends.ports });
-      this.retire(old);
-      log("info", "tls_certificates_loaded", { listener: cfg.name });
+      this.retire(old, this.backends);
+      const kept = this.backends.ports.filter((p) => old.ports.includes(p)).length;
+      log("info", "tls_certificates_loaded", { listener: cfg.name, kept });
       return;
     }
     this.tls = next;
@@ -344,10 +381,10 @@ export class Listener {
     log("info", "listener_rebound", { listener: cfg.name, tls: next !== null });
   }
 
-  /** Accepts on the public socket (plain HTTP) or on a loopback TLS listener (`tls`). */
-  private async acceptLoop(socket: Deno.Listener, tls: TlsState | null): Promise<void> {
+  /** Accepts on the public socket (plain HTTP) or on a loopback TLS listener (`at`). */
+  private async acceptLoop(socket: Deno.Listener, at: BackendState | null): Promise<void> {
     for (;;) {
-      if (tls === null) {
+      if (at === null) {
         // A TLS listener's front waits for a slot before it accepts.
         const wait = this.tracker.slot(
           this.dispatcher.current.config.server.limits.max_connections,
@@ -359,7 +396,7 @@ export class Listener {
       try {
         conn = await socket.accept();
       } catch (err) {
-        if (this.closed || (tls === null && socket !== this.socket)) return;
+        if (this.closed || (at === null && socket !== this.socket)) return;
         if (err instanceof Deno.errors.BadResource || err instanceof Deno.errors.Interrupted) {
           return;
         }
@@ -367,7 +404,7 @@ export class Listener {
         await new Promise((r) => setTimeout(r, ACCEPT_RETRY));
         continue;
       }
-      this.open(conn, tls);
+      this.open(conn, at === null ? null : at.tls);
     }
   }
 
