@@ -201,7 +201,9 @@ export async function writeAnswer(
       out.set(small, n);
       n += small.length;
     }
-    await writeAll(conn, out.subarray(0, n));
+    const view = out.subarray(0, n);
+    const k = await conn.write(view);
+    if (k < n) await writeAll(conn, view.subarray(k));
   } catch {
     if (stream !== null) drop(stream);
     (answer as FrontAnswer).onWritten?.(false);
