@@ -6,7 +6,14 @@
 
 import { type Answer, FrontAnswer, type PullBody } from "./answer.ts";
 import { log } from "../observe/log.ts";
-import { giveBuffer, POOLED_SIZE, takeBuffer } from "./buffer_pool.ts";
+import {
+  BODY_SIZE,
+  giveBodyBuffer,
+  giveBuffer,
+  POOLED_SIZE,
+  takeBodyBuffer,
+  takeBuffer,
+} from "./buffer_pool.ts";
 import { ChunkedWriter } from "./chunked_writer.ts";
 
 /** The byte stream of a client connection (a `Deno.Conn` or a test double). */
@@ -190,10 +197,14 @@ export async function writeAnswer(
   const text = "HTTP/1.1 " + status + " " + reason + "\r\n" + lines + date() + framing +
     connection + "\r\n";
 
+  // A byte body goes out behind the head in one write, copied into a pooled buffer (16 or
+  // 64 KiB) at once: it may be a view of a member connection's buffer, which is reused as soon
+  // as this function awaits.
   const small = !noBody && bytes !== null ? bytes : null;
   const total = text.length + (small === null ? 0 : small.length);
   const pooled = total <= POOLED_SIZE ? takeBuffer() : null;
-  const out = pooled ?? new Uint8Array(total + text.length * 2);
+  const big = pooled === null && total <= BODY_SIZE ? takeBodyBuffer() : null;
+  const out = pooled ?? big ?? new Uint8Array(total + text.length * 2);
   try {
     let n = encodeLatin1(text, out, 0);
     if (n < 0) throw new Error("answer head too large");
@@ -210,6 +221,7 @@ export async function writeAnswer(
     return false;
   } finally {
     if (pooled !== null) giveBuffer(pooled);
+    else if (big !== null) giveBodyBuffer(big);
   }
   if (stream === null) {
     if (answer instanceof FrontAnswer) answer.onWritten?.(true);
