@@ -281,7 +281,15 @@ export class AcmeManager {
     }
     if (t.stopped) return;
     const checked = checkIssued(issued, cfg.domains, "issued certificate", this.o.clock.now());
-    await t.store.saveCertificate(t.id, issued);
+    try {
+      await t.store.saveCertificate(t.id, issued);
+    } catch (err) {
+      // Serve it anyway: ordering again would not make the disk writable, and CAs rate-limit.
+      log("error", "acme_certificate_store_failed", {
+        file: t.store.certificateFile(t.id),
+        error: String(err),
+      });
+    }
     t.failures = 0;
     this.adopt(t, checked);
     this.o.metrics?.orders.with(t.domain, "ok").inc();
