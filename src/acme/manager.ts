@@ -56,7 +56,8 @@ export interface AcmeManagerOptions {
   readonly fetchFor?: (caFile: string | undefined, signal: AbortSignal) => OrderFetch;
   /** A follower looks at the stored certificate again after this (ms); default 2 s. */
   readonly lockWaitMs?: number;
-  /** A lock older than this was left by a dead order (ms); default 10 min. */
+  /** A lock older than this was left by a dead order (ms); default 10 min. A lock of a gone
+   * process of this host is taken over at once. */
   readonly lockStaleMs?: number;
   /** Bound of one order (ms); default 2 min. */
   readonly orderDeadlineMs?: number;
@@ -82,6 +83,8 @@ class Task {
   timer: ReturnType<typeof setTimeout> | undefined;
   running: Promise<void> | undefined;
   stopped = false;
+  /** The lock was held by another instance at the last look. */
+  waiting = false;
   readonly abort = new AbortController();
 
   constructor(readonly id: string, cfg: AcmeConfig, stateDir: string) {
@@ -237,9 +240,17 @@ export class AcmeManager {
         return tryLock(t.store.lockFile(t.id), now, this.o.lockStaleMs ?? 600_000);
       });
       if (lock === null) {
-        log("info", "acme_order_waiting", { domains: t.cfg.domains, reason: "locked" });
+        // Once per wait: another instance is ordering (or died holding the lock).
+        if (!t.waiting) {
+          log("info", "acme_order_waiting", {
+            domains: t.cfg.domains,
+            lock: t.store.lockFile(t.id),
+          });
+        }
+        t.waiting = true;
         return this.schedule(t, now + (this.o.lockWaitMs ?? 2_000));
       }
+      t.waiting = false;
       try {
         // Another instance may have finished while this one waited.
         if (await this.adoptStored(t) && this.o.clock.now() < t.renewAt) {
