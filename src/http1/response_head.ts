@@ -32,6 +32,9 @@ for (let c = 0; c < 256; c++) {
  * A line may end in CRLF or a bare LF.
  */
 export function findHeadEnd(buf: Uint8Array, from: number, end: number): number {
+  // Nothing to scan: `indexOf` would search the stale rest of the buffer (64 KiB of an earlier
+  // body on a connection that carried a large one).
+  if (from >= end) return ~Math.max(from, end - 1);
   let pos = from;
   for (;;) {
     const lf = buf.indexOf(LF, pos);

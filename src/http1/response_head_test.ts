@@ -45,6 +45,9 @@ Deno.test("findHeadEnd finds CRLFCRLF and LFLF and reports where to resume", () 
   assert.equal(findHeadEnd(d, ~r, d.length), d.length);
   // Bytes past `end` are ignored.
   assert.ok(findHeadEnd(d, 0, d.length - 1) < 0);
+  // Nothing to scan yet (an empty read buffer holding an earlier answer): resume where it is.
+  assert.equal(findHeadEnd(d, 0, 0), ~0);
+  assert.equal(findHeadEnd(d, 5, 5), ~5);
 });
 
 Deno.test("parseResponseHead reads status, reason and headers", () => {
