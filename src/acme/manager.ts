@@ -56,8 +56,7 @@ export interface AcmeManagerOptions {
   readonly fetchFor?: (caFile: string | undefined, signal: AbortSignal) => OrderFetch;
   /** A follower looks at the stored certificate again after this (ms); default 2 s. */
   readonly lockWaitMs?: number;
-  /** A lock older than this was left by a dead order (ms); default 10 min. A lock of a gone
-   * process of this host is taken over at once. */
+  /** A lock older than this was left by a dead order (ms); default 10 min. */
   readonly lockStaleMs?: number;
   /** Bound of one order (ms); default 2 min. */
   readonly orderDeadlineMs?: number;
