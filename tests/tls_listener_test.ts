@@ -51,6 +51,20 @@ function config(
   });
 }
 
+/** The ClientHello a Deno TLS client sends for `name` (caught by a listener that answers nothing). */
+async function clientHello(name: string): Promise<Uint8Array> {
+  using catcher = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const tcp = await Deno.connect({ hostname: "127.0.0.1", port: catcher.addr.port });
+  const client = Deno.startTls(tcp, { hostname: name }).then((t) => t.handshake().then(() => t))
+    .catch(() => null);
+  const conn = await catcher.accept();
+  const buf = new Uint8Array(4096);
+  const n = await conn.read(buf);
+  conn.close();
+  (await client)?.close();
+  return buf.slice(0, n ?? 0);
+}
+
 /** An HTTP/2 GET on an open session; `authority` overrides the session's. */
 function h2get(session: http2.ClientHttp2Session, path: string, authority?: string) {
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -179,6 +193,20 @@ Deno.test("a connection that does not finish its TLS handshake in time is droppe
     const get = new TextEncoder().encode("GET / HTTP/1.1\r\nhost: a.test\r\n\r\n");
     const n = await late.write(get).then(() => late.read(new Uint8Array(100))).catch(() => null);
     assert.equal(n, null);
+    // Both are logged: no ClientHello in time, and a ClientHello whose handshake never ended.
+    const stalled = await Deno.connect({ hostname: "127.0.0.1", port });
+    await stalled.write(await clientHello("a.test"));
+    const reasons = await waitUntil(() => {
+      const r = s.logs.map((l) => JSON.parse(l)).filter((l) => l.event === "tls_handshake_failed");
+      return r.length >= 2 ? r : undefined;
+    }, { what: "two tls_handshake_failed lines", timeoutMs: 5_000 }).finally(() => stalled.close());
+    assert.deepEqual(
+      reasons.map((l) => [l.listener, l.sni, l.reason]),
+      [
+        ["https", undefined, "no ClientHello within handshake_timeout (200 ms)"],
+        ["https", "a.test", "handshake not finished within handshake_timeout (200 ms)"],
+      ],
+    );
   } catch (err) {
     try {
       raw.close();

@@ -471,6 +471,11 @@ export class Listener {
       (err) => {
         if (client.phase === HANDSHAKE) {
           handshakeFailed({ listener: this.cfg.name, peer: hop.peer, sni: hop.sni, err });
+        } else if (!this.closed && performance.now() >= client.deadline) {
+          // Closed by the sweep at its deadline: the ClientHello came, the handshake did not end.
+          const reason =
+            `handshake not finished within handshake_timeout (${tls.handshakeTimeout} ms)`;
+          handshakeFailed({ listener: this.cfg.name, peer: hop.peer, sni: hop.sni, err: reason });
         }
         this.forget(client);
       },

@@ -8,6 +8,7 @@ import {
 } from "./client_hello.ts";
 import type { ClientConn } from "./client_conn.ts";
 import type { CertificateSet } from "./sni.ts";
+import { handshakeFailed } from "./tls_errors.ts";
 
 /**
  * The TCP side of a TLS listener. Deno 2.9.6 neither tells a TLS server a connection's SNI
@@ -268,10 +269,19 @@ export class TlsFront {
     let len = 0;
     const hello = new HelloResult();
     let late = false;
+    const limit = this.opts.helloTimeout();
+    const started = performance.now();
     const timer = setTimeout(() => {
       late = true;
       closeQuietly(conn);
-    }, this.opts.helloTimeout());
+    }, limit);
+    // Closed at the deadline, by this timer or by the listener's sweep: logged like any failed
+    // handshake. A client that closes before sending anything (a TCP health check) is not.
+    const timedOut = () => {
+      if (!late && performance.now() - started < limit - 10) return;
+      const err = `no ClientHello within handshake_timeout (${limit} ms)`;
+      handshakeFailed({ listener: this.opts.name, peer, sni: null, err });
+    };
     try {
       while (readClientHello(buf, len, hello).state === NEED_MORE) {
         if (len === buf.length) {
@@ -283,17 +293,22 @@ export class TlsFront {
         const n = await conn.read(buf.subarray(len));
         if (n === null) {
           closeQuietly(conn);
+          timedOut();
           return null;
         }
         len += n;
       }
     } catch {
       closeQuietly(conn);
+      timedOut();
       return null;
     } finally {
       clearTimeout(timer);
     }
-    if (late) return null;
+    if (late) {
+      timedOut();
+      return null;
+    }
     // Whatever is not a readable ClientHello goes to the first certificate's listener, whose
     // TLS library refuses it with an alert (and the refusal is logged there).
     const sni = hello.state === FOUND ? hello.name : "";
