@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import tls from "node:tls";
-import { get, startScalwsd, tempDir, waitUntil } from "./_support/mod.ts";
+import { get, startPki, startScalwsd, tempDir, waitUntil } from "./_support/mod.ts";
 import { freePort, type Pebble, startPebble } from "./_support/pebble.ts";
-import { TlsClient } from "./_support/tls_client.ts";
+import { fingerprint, TlsClient } from "./_support/tls_client.ts";
 
 function config(
   o: { httpPort: number; pebble: Pebble; state: string; httpsPort?: number; reusePort?: boolean },
@@ -203,4 +203,34 @@ Deno.test("acme: two instances sharing state_dir and reusePort ports: one orders
     seen.add(await presented(httpsPort));
   }
   assert.equal(seen.size, 1);
+});
+
+Deno.test("acme: a reload that adds tls.acme beside a certificate serves that certificate until the ordered one replaces it", async () => {
+  await using state = await tempDir();
+  await using pki = await startPki();
+  const own = await pki.issue("own", ["a.test"]);
+  const httpPort = freePort();
+  await using pebble = await startPebble({ httpPort, names: ["a.test"] });
+  const withAcme = config({ httpPort, pebble, state: state.path }).replace(
+    "      tls:\n",
+    `      tls:\n        certificates: [{cert: ${own.cert}, key: ${own.key}}]\n`,
+  );
+  const without = withAcme.replace(/ {8}acme:\n( {10}.*\n)+/, "");
+  assert.ok(!without.includes("acme:") && without.includes("certificates:"));
+  await using s = await startScalwsd(without);
+  const port = s.server.bound.get("https")!.port;
+  const ownFp = await fingerprint(own.cert);
+  assert.equal(await presented(port), ownFp);
+  await s.write(withAcme);
+  assert.equal((await s.server.reload()).ok, true);
+  // Until the order succeeds, the configured certificate keeps serving.
+  assert.equal(await presented(port), ownFp);
+  const root = await pebble.issuerRoot();
+  const r = await waitUntil(() => verifiedGet(port, root), {
+    what: "the ordered certificate",
+    timeoutMs: 15_000,
+    intervalMs: 50,
+  });
+  assert.deepEqual(r, { status: 200, body: "app a" });
+  assert.notEqual(await presented(port), ownFp);
 });
