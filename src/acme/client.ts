@@ -94,7 +94,13 @@ export class AcmeClient {
       } catch {
         throw new AcmeProtocolError(`${url}: answered ${res.status} without a problem document`);
       }
-      const err = new AcmeProblem(problem.type, problem.detail, res.status, url);
+      const err = new AcmeProblem(
+        problem.type,
+        problem.detail,
+        res.status,
+        url,
+        res.headers.get("retry-after"),
+      );
       if (err.short === "badNonce" && attempt < BAD_NONCE_RETRIES) continue;
       throw err;
     }

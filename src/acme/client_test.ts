@@ -35,7 +35,11 @@ function fakeServer(answer: (url: string, nonce: string | null) => Response) {
 const problem = (type: string, status: number, nonce: string) =>
   new Response(JSON.stringify({ type: `urn:ietf:params:acme:error:${type}`, detail: "d" }), {
     status,
-    headers: { "content-type": "application/problem+json", "replay-nonce": nonce },
+    headers: {
+      "content-type": "application/problem+json",
+      "replay-nonce": nonce,
+      ...(status === 429 ? { "retry-after": "3600" } : {}),
+    },
   });
 
 Deno.test("AcmeClient: a badNonce answer is retried with the nonce it carried", async () => {
@@ -72,7 +76,9 @@ Deno.test("AcmeClient: badNonce gives up after its retries; other problems are t
   const other = fakeServer(() => problem("rateLimited", 429, "z"));
   const c2 = new AcmeClient({ directoryUrl: `${CA}/dir`, fetch: other.fetch, key });
   c2.kid = `${CA}/acct/1`;
-  await assert.rejects(c2.post(`${CA}/order`, {}), /429 urn:ietf:params:acme:error:rateLimited: d/);
+  const limited = await c2.post(`${CA}/order`, {}).catch((e) => e);
+  assert.match(limited.message, /429 urn:ietf:params:acme:error:rateLimited: d/);
+  assert.equal(limited.retryAfter, "3600");
   assert.equal(other.seen.filter((s) => s.method === "POST").length, 1);
 });
 

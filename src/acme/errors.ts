@@ -9,6 +9,8 @@ export class AcmeProblem extends Error {
     readonly detail: string,
     readonly status: number,
     readonly url: string,
+    /** The answer's `Retry-After` (a rate limit says when to come back), or null. */
+    readonly retryAfter: string | null = null,
   ) {
     super(`${url}: ${status} ${type || "problem"}${detail ? `: ${detail}` : ""}`);
   }

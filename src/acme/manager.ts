@@ -25,7 +25,8 @@ import { type CheckedCertificate, checkIssued } from "./issued.ts";
 import type { Fetch } from "./nonce.ts";
 import { tryLock } from "./order_lock.ts";
 import { orderCertificate } from "./order_flow.ts";
-import { renewalTime, retryDelay } from "./schedule.ts";
+import { renewalTime, retryAfterMs, retryDelay } from "./schedule.ts";
+import { AcmeProblem } from "./errors.ts";
 import { selfSigned } from "./self_signed.ts";
 import { AcmeStore, certificateId } from "./store.ts";
 
@@ -314,7 +315,8 @@ export class AcmeManager {
 
   private failed(t: Task, err: unknown): void {
     t.failures++;
-    const delay = retryDelay(t.failures, this.o.random);
+    const asked = err instanceof AcmeProblem ? retryAfterMs(err.retryAfter, this.o.clock.now()) : 0;
+    const delay = Math.max(retryDelay(t.failures, this.o.random), asked);
     this.o.metrics?.orders.with(t.domain, "error").inc();
     log("error", "acme_order_failed", {
       domains: t.cfg.domains,

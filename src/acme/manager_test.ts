@@ -17,8 +17,13 @@ function configOf(stateDir: string): Config {
   } as unknown as Config;
 }
 
-/** A manager on a temporary state directory whose fetch fails and is counted. */
-async function setup(now = Date.now()) {
+type FakeFetch = (url: string, init: RequestInit) => Promise<Response>;
+
+const refused: FakeFetch = () =>
+  Promise.reject(new TypeError("error sending request: connection refused"));
+
+/** A manager on a temporary state directory whose fetch (`answer`) is counted. */
+async function setup(answer: FakeFetch = refused, now = Date.now()) {
   const dir = await Deno.makeTempDir();
   const logs: string[] = [];
   setLogSink((l) => logs.push(l));
@@ -36,9 +41,9 @@ async function setup(now = Date.now()) {
     onChange: () => changes++,
     metrics,
     fetchFor: () => ({
-      fetch: (url) => {
+      fetch: (url, init) => {
         fetches.push(url);
-        return Promise.reject(new TypeError("error sending request: connection refused"));
+        return answer(url, init);
       },
       close: () => {},
     }),
@@ -65,6 +70,15 @@ async function store(dir: string, notBeforeMs: number, days: number) {
 }
 
 const fp = (pem: string) => new X509Certificate(pem).fingerprint256;
+
+async function failedLine(logs: string[]) {
+  for (let i = 0; i < 200; i++) {
+    const l = logs.find((l) => l.includes('"acme_order_failed"'));
+    if (l !== undefined) return JSON.parse(l);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error("no acme_order_failed");
+}
 
 Deno.test("AcmeManager: without a stored certificate, a placeholder only for a listener with none of its own; no order before start", async () => {
   await using t = await setup();
@@ -98,14 +112,7 @@ Deno.test("AcmeManager: an expired stored certificate is ignored; a failed order
   assert.ok(t.logs.some((l) => l.includes('"acme_certificate_ignored"') && l.includes("expired")));
   const placeholder = fp(t.m.certificatesFor(ACME, true)[0].cert);
   t.m.start();
-  const line = await (async () => {
-    for (let i = 0; i < 200; i++) {
-      const l = t.logs.find((l) => l.includes('"acme_order_failed"'));
-      if (l !== undefined) return JSON.parse(l);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error("no acme_order_failed");
-  })();
+  const line = await failedLine(t.logs);
   assert.deepEqual(t.fetches, ["https://ca.test/dir"]);
   assert.match(line.error, /connection refused/);
   assert.equal(line.failures, 1);
@@ -115,4 +122,31 @@ Deno.test("AcmeManager: an expired stored certificate is ignored; a failed order
   assert.match(t.registry.render(), /scalws_acme_orders_total\{domain="a.test",result="error"\} 1/);
   // The account key was made and kept even though the order failed.
   assert.equal([...Deno.readDirSync(`${t.dir}/acme/accounts`)].length, 1);
+});
+
+Deno.test("AcmeManager: a rate limit's Retry-After makes the next try wait longer than the backoff", async () => {
+  const answer: FakeFetch = (url, init) => {
+    if (url.endsWith("/dir")) {
+      return Promise.resolve(Response.json({
+        newNonce: "https://ca.test/nonce",
+        newAccount: "https://ca.test/acct",
+        newOrder: "https://ca.test/order",
+      }));
+    }
+    if (init.method === "HEAD") {
+      return Promise.resolve(new Response(null, { headers: { "replay-nonce": "n1" } }));
+    }
+    return Promise.resolve(
+      new Response(
+        JSON.stringify({ type: "urn:ietf:params:acme:error:rateLimited", detail: "too many" }),
+        { status: 429, headers: { "retry-after": "7200", "replay-nonce": "n2" } },
+      ),
+    );
+  };
+  await using t = await setup(answer);
+  await t.m.sync(configOf(t.dir));
+  t.m.start();
+  const line = await failedLine(t.logs);
+  assert.match(line.error, /rateLimited: too many/);
+  assert.equal(line.retry_in_s, 7200);
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { seeded } from "../base/random.ts";
-import { renewalTime, retryDelay } from "./schedule.ts";
+import { renewalTime, RETRY_AFTER_MAX, retryAfterMs, retryDelay } from "./schedule.ts";
 
 const DAY = 86_400_000;
 
@@ -26,4 +26,15 @@ Deno.test("retryDelay: 1 min doubling to 1 h, +-10%", () => {
   assert.equal(retryDelay(1, () => 0), 54_000);
   assert.equal(retryDelay(1, () => 0.999999), 66_000);
   assert.equal(retryDelay(0, mid), 60_000);
+});
+
+Deno.test("retryAfterMs: seconds or an HTTP date, at most a day, 0 when unusable", () => {
+  const now = Date.UTC(2026, 11, 1, 12, 0, 0);
+  assert.equal(retryAfterMs("3600", now), 3_600_000);
+  assert.equal(retryAfterMs("Tue, 01 Dec 2026 13:00:00 GMT", now), 3_600_000);
+  assert.equal(retryAfterMs("Tue, 01 Dec 2026 11:00:00 GMT", now), 0);
+  assert.equal(retryAfterMs("999999999", now), RETRY_AFTER_MAX);
+  assert.equal(retryAfterMs(null, now), 0);
+  assert.equal(retryAfterMs("soon", now), 0);
+  assert.equal(retryAfterMs("-1", now), 0);
 });
