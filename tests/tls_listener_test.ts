@@ -175,7 +175,8 @@ Deno.test("strict_sni: false serves any configured host on a TLS connection", as
 
 Deno.test("a connection that does not finish its TLS handshake in time is dropped and no longer counted", async () => {
   await using c = await certs();
-  await using s = await startScalwsd(config(c, { handshake_timeout: "200ms" }, { limit_conn: 1 }));
+  // 500 ms: curl's own handshakes must fit in it on a busy machine.
+  await using s = await startScalwsd(config(c, { handshake_timeout: "500ms" }, { limit_conn: 1 }));
   const port = s.server.bound.get("https")!.port;
   const ca = c.pki.caFile;
   const raw = await Deno.connect({ hostname: "127.0.0.1", port });
@@ -185,7 +186,7 @@ Deno.test("a connection that does not finish its TLS handshake in time is droppe
     const refused = await curl(port, ca, "a.test", "/", ["--http1.1"]);
     assert.equal(refused.status, 429);
     // ...until its handshake time runs out.
-    await sleep(400);
+    await sleep(700);
     const ok = await curl(port, ca, "a.test", "/", ["--http1.1"]);
     assert.deepEqual([ok.status, ok.body], [200, "app a"]);
     // A handshake finished late gets a connection that serves nothing.
@@ -196,16 +197,17 @@ Deno.test("a connection that does not finish its TLS handshake in time is droppe
     // Both are logged: no ClientHello in time, and a ClientHello whose handshake never ended.
     const stalled = await Deno.connect({ hostname: "127.0.0.1", port });
     await stalled.write(await clientHello("a.test"));
-    const reasons = await waitUntil(() => {
-      const r = s.logs.map((l) => JSON.parse(l)).filter((l) => l.event === "tls_handshake_failed");
-      return r.length >= 2 ? r : undefined;
-    }, { what: "two tls_handshake_failed lines", timeoutMs: 5_000 }).finally(() => stalled.close());
-    assert.deepEqual(
-      reasons.map((l) => [l.listener, l.sni, l.reason]),
-      [
-        ["https", undefined, "no ClientHello within handshake_timeout (200 ms)"],
-        ["https", "a.test", "handshake not finished within handshake_timeout (200 ms)"],
-      ],
+    const failed = () =>
+      s.logs.map((l) => JSON.parse(l)).filter((l) => l.event === "tls_handshake_failed")
+        .map((l) => [l.listener, l.sni, l.reason].join(" "));
+    const stalledLine = "https a.test handshake not finished within handshake_timeout (500 ms)";
+    await waitUntil(() => failed().includes(stalledLine), {
+      what: "the stalled handshake's tls_handshake_failed line",
+      timeoutMs: 5_000,
+    }).finally(() => stalled.close());
+    assert.ok(
+      failed().includes("https  no ClientHello within handshake_timeout (500 ms)"),
+      failed().join("\n"),
     );
   } catch (err) {
     try {
