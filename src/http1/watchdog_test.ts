@@ -51,3 +51,23 @@ Deno.test("Watchdog fires from its own timer", async () => {
   await new Promise((r) => setTimeout(r, 15)); // lets the next tick stop the timer
   w.sweep();
 });
+
+Deno.test("Watchdog: a disarmed item never expires, and arming it again counts", () => {
+  let now = 0;
+  const w = new Watchdog(10, () => now);
+  const a = new Item();
+  w.arm(a, 10);
+  w.disarm(a);
+  assert.equal(w.armed, 0);
+  now = 50;
+  w.sweep();
+  assert.equal(a.expired, 0);
+  w.arm(a, 10);
+  w.disarm(a);
+  w.arm(a, 10);
+  assert.equal(w.armed, 1);
+  now = 60;
+  w.sweep();
+  assert.equal(a.expired, 1);
+  assert.equal(w.armed, 0);
+});
