@@ -88,15 +88,20 @@ Deno.test("deploy/kubernetes: manifests parse and reference the right ports, pat
   assert.equal(pre[0], "/bin/sleep");
   assert.ok(pod.terminationGracePeriodSeconds > Number(pre[1]) + 30);
 
-  // RBAC: reads only, exactly what scalwsd ingress watches; bound to the pod's account.
-  for (const r of role.rules) assert.deepEqual(r.verbs, ["get", "list", "watch"]);
-  const resources = role.rules.flatMap((r: Obj) => r.resources).sort();
-  assert.deepEqual(resources, [
+  // RBAC: reads of exactly what scalwsd ingress watches, and a patch of the Ingresses' status
+  // (--publish-status-address) only; bound to the pod's account.
+  const reads = role.rules.filter((r: Obj) => !r.resources.includes("ingresses/status"));
+  for (const r of reads) assert.deepEqual(r.verbs, ["get", "list", "watch"]);
+  assert.deepEqual(reads.flatMap((r: Obj) => r.resources).sort(), [
     "endpointslices",
     "ingressclasses",
     "ingresses",
     "secrets",
     "services",
+  ]);
+  const writes = role.rules.filter((r: Obj) => r.resources.includes("ingresses/status"));
+  assert.deepEqual(writes.map((r: Obj) => [r.apiGroups, r.resources, r.verbs]), [
+    [["networking.k8s.io"], ["ingresses/status"], ["patch"]],
   ]);
   assert.equal(pod.serviceAccountName, sa.metadata.name);
   assert.deepEqual(binding.subjects, [{
