@@ -28,7 +28,7 @@ export const USAGE = `usage:
       status | reload | rollback | scale N | enable | disable | upstreams [show NAME] | stop
   scalwsd controller --config FILE  start and manage instances (README, "Controller")
   scalwsd ingress --base-config FILE --config-out FILE [--kubeconfig FILE]
-      [--ingress-class NAME] [--https-address ADDR]
+      [--ingress-class NAME] [--https-address ADDR] [--publish-status-address ADDR,...]
                                     Kubernetes ingress controller (README, "Kubernetes")
   scalwsd run flags (the controller passes them to each instance):
       --instance-id ID              managed: listeners are bound on SIGUSR2, SIGHUP is ignored
