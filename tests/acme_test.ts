@@ -129,8 +129,8 @@ Deno.test("acme: pebble issues the certificate over HTTP-01; a restart loads it 
 Deno.test("acme: short-lived certificates renew without a failed connection; a failed renewal keeps the old one and logs why", async () => {
   await using state = await tempDir();
   const httpPort = freePort();
-  await using pebble = await startPebble({ httpPort, names: ["a.test"], validitySeconds: 3 });
-  // No jitter: renewal at exactly two thirds of the 3 s lifetime.
+  await using pebble = await startPebble({ httpPort, names: ["a.test"], validitySeconds: 4 });
+  // No jitter: renewal at exactly two thirds of the 4 s lifetime (margin for a loaded machine).
   await using s = await startScalwsd(config({ httpPort, pebble, state: state.path }), {
     acme: { random: () => 0 },
   });
