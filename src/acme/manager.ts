@@ -85,6 +85,8 @@ class Task {
   stopped = false;
   /** The lock was held by another instance at the last look. */
   waiting = false;
+  /** Why the stored file was last ignored (logged once per reason). */
+  ignored = "";
   readonly abort = new AbortController();
 
   constructor(readonly id: string, cfg: AcmeConfig, stateDir: string) {
@@ -101,6 +103,8 @@ export class AcmeManager {
   private readonly tasks = new Map<string, Task>();
   /** Orders wait for `start()`: the CA's validation needs the plain listeners bound. */
   private started = false;
+  /** `server.state_dir` of the last `sync`. */
+  private dir: string | undefined;
 
   constructor(private readonly o: AcmeManagerOptions) {}
 
@@ -120,8 +124,11 @@ export class AcmeManager {
     }
     this.o.challenges.setDomains(domains);
     this.o.challenges.sharedDir = dir === undefined ? null : new AcmeStore(dir).challengeDir;
+    // A new state_dir holds other files: every task starts again from it.
+    const moved = dir !== this.dir;
+    this.dir = dir;
     for (const [id, t] of this.tasks) {
-      if (!wanted.has(id)) {
+      if (moved || !wanted.has(id)) {
         this.tasks.delete(id);
         await this.stopTask(t);
       }
@@ -198,7 +205,10 @@ export class AcmeManager {
       if (stored === undefined) return false;
       checked = checkIssued(stored, t.cfg.domains, file, this.o.clock.now());
     } catch (err) {
-      log("warn", "acme_certificate_ignored", { file, error: (err as Error).message });
+      // Once per reason: a follower looks again every few seconds while another orders.
+      const error = (err as Error).message;
+      if (error !== t.ignored) log("warn", "acme_certificate_ignored", { file, error });
+      t.ignored = error;
       return false;
     }
     if (t.current !== undefined && checked.loaded.cert === t.current.loaded.cert) return false;
