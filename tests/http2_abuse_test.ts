@@ -249,6 +249,18 @@ Deno.test({
         assert.equal(seen.size, 3, [...seen.keys()].join(", "));
         assert.equal(c.goaways.length, 0);
         assert.equal(c.closed, false);
+        // Going on past the limits: refusals cost little, hyper keeps the connection open.
+        let id = 2 * 260 + 1;
+        await bounded("5,000 streams past the limits", 1500, async () => {
+          await flood(c, 20, () => {
+            const parts = [];
+            for (let k = 0; k < 250; k++, id += 2) parts.push(request(id, "a.test", "/slow"));
+            return concat(parts);
+          });
+          const last = c.stream(id - 2);
+          assert.ok(await c.until(() => last.ended || last.resetCode >= 0, 5000));
+        });
+        assert.equal(c.closed, false);
       },
     );
 
