@@ -217,6 +217,30 @@ Deno.test("a connection that does not finish its TLS handshake in time is droppe
   }
 });
 
+Deno.test("a drain waits a moment for TLS handshakes under way, then drops a stalled one", async () => {
+  await using c = await certs();
+  const s = await startScalwsd(config(c));
+  const port = s.server.bound.get("https")!.port;
+  // A ClientHello, then silence: the handshake never ends.
+  const stalled = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    await stalled.write(await clientHello("a.test"));
+    await sleep(200);
+    const start = Date.now();
+    const drained = await Promise.race([s.close().then(() => true), sleep(5000).then(() => false)]);
+    const took = Date.now() - start;
+    assert.ok(drained && took < 3000, `the drain took ${took} ms (done: ${drained})`);
+    // The client is disconnected too (its ServerHello may come first).
+    const buf = new Uint8Array(16 * 1024);
+    const end = Date.now() + 3000;
+    let n: number | null = 0;
+    while (n !== null && Date.now() < end) n = await stalled.read(buf).catch(() => null);
+    assert.equal(n, null, "the stalled client is still connected");
+  } finally {
+    stalled.close();
+  }
+});
+
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
 async function check(file: string): Promise<{ code: number; stderr: string }> {

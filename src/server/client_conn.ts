@@ -146,7 +146,8 @@ export class ClientConn {
 
   /**
    * Closes the connection at once, in whatever phase. (Deno keeps the socket of a stalled TLS
-   * handshake open until the peer sends or closes; it is no longer served or counted.)
+   * handshake open until the peer sends or closes; the TLS front's sockets are cut, which ends
+   * it for the client too.)
    */
   close(): void {
     if (this.phase === CLOSED) return;
@@ -164,5 +165,7 @@ export class ClientConn {
     } catch {
       ignore();
     }
+    // The TLS front keeps copying until both sides end: end them too.
+    this.hop?.cut();
   }
 }

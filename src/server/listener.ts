@@ -185,7 +185,7 @@ export class Listener {
   private readonly tracker: ConnTracker;
   private closed = false;
   private loops: Promise<void>[] = [];
-  /** TLS handshakes under way: a drain lets them finish (within `handshake_timeout`). */
+  /** TLS handshakes under way: a drain lets them finish (for `GOAWAY_GRACE` at most). */
   private readonly handshakes = new Set<Promise<void>>();
   private readonly dispatcher: Dispatcher;
   private readonly reusePort: boolean;
@@ -548,7 +548,13 @@ export class Listener {
       if (this.backends !== null) await this.retire(this.backends);
       // A client whose handshake is done may have sent requests already: they are served,
       // or (HTTP/2) its connection gets GOAWAY naming what was processed, never just closed.
-      await Promise.all(this.handshakes);
+      // A handshake still stalled after a moment is closed below, as before.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.all(this.handshakes),
+        new Promise((r) => (timer = setTimeout(r, GOAWAY_GRACE))),
+      ]);
+      clearTimeout(timer);
     } else {
       try {
         this.socket.close();
