@@ -1,10 +1,10 @@
 /**
  * The certificates of TLS listeners, read and checked: both PEM files readable, every
  * certificate block parses, the first is X.509 v3 (rustls refuses the rest when the listener
- * binds), the key parses and belongs to it, and each listed domain is a name of the certificate. `scalwsd check`, every load and every reload run
+ * binds), the key parses, is of a kind rustls signs with, and belongs to it, and each listed domain is a name of the certificate. `scalwsd check`, every load and every reload run
  * this, so a bad certificate is refused before anything changes.
  */
-import { createPrivateKey, X509Certificate } from "node:crypto";
+import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import type { TlsCertificateConfig } from "./types.ts";
 import { x509Version } from "./x509_version.ts";
 
@@ -24,6 +24,32 @@ export interface LoadedCertificate {
 export type ReadText = (path: string) => string;
 
 const BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** The curves of ECDSA keys that rustls (aws-lc-rs) signs with, by OpenSSL's names. */
+const CURVES: Record<string, string> = {
+  prime256v1: "P-256",
+  secp384r1: "P-384",
+  secp521r1: "P-521",
+};
+
+/**
+ * Why rustls (aws-lc-rs) would refuse `key` when the listener binds ("failed to parse private
+ * key"), or null when it takes it: RSA of 2048 bits or more, ECDSA P-256/P-384/P-521, Ed25519.
+ */
+export function unusableKey(key: KeyObject): string | null {
+  const type = key.asymmetricKeyType;
+  const details = key.asymmetricKeyDetails ?? {};
+  if (type === "ed25519") return null;
+  if (type === "rsa") {
+    const bits = details.modulusLength ?? 0;
+    return bits >= 2048 ? null : `an RSA key of ${bits} bits (2048 or more are needed)`;
+  }
+  if (type === "ec") {
+    const curve = details.namedCurve ?? "unknown";
+    return curve in CURVES ? null : `an ECDSA key on ${curve} (P-256, P-384 or P-521 are needed)`;
+  }
+  return `a key of type ${type ?? "unknown"} (RSA, ECDSA or Ed25519 are needed)`;
+}
 
 /** DNS names of a certificate's subject alternative names, lower-cased. */
 export function dnsNames(cert: X509Certificate): string[] {
@@ -99,7 +125,10 @@ export function loadCertificate(
     } catch {
       errors.push(`${path}.key: "${entry.key}" holds no valid PEM private key`);
     }
-    if (key !== undefined && leaf !== undefined && !leaf.checkPrivateKey(key)) {
+    const unusable = key === undefined ? null : unusableKey(key);
+    if (unusable !== null) {
+      errors.push(`${path}.key: "${entry.key}" holds ${unusable}: the TLS library refuses it`);
+    } else if (key !== undefined && leaf !== undefined && !leaf.checkPrivateKey(key)) {
       errors.push(`${path}.key: does not belong to the certificate in "${entry.cert}"`);
     }
   }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { issueV1, makePki } from "../base/_test_certs.ts";
-import { coveredBy, loadCertificate, loadCertificates } from "./certificates.ts";
+import { generateKeyPairSync } from "node:crypto";
+import { coveredBy, loadCertificate, loadCertificates, unusableKey } from "./certificates.ts";
 
 const read = (p: string) => Deno.readTextFileSync(p);
 
@@ -140,6 +141,50 @@ Deno.test("loadCertificate refuses an X.509 v1 certificate and warns about one w
     assert.deepEqual(warnings, [
       `c.cert: the certificate in "${bare}" has no subject alternative names; clients match ` +
       "names against them only",
+    ]);
+  } finally {
+    await pki.close();
+  }
+});
+
+Deno.test("unusableKey: RSA of 2048 bits or more, ECDSA P-256/P-384/P-521 and Ed25519 only", () => {
+  const key = (type: string, options: Record<string, unknown> = {}) =>
+    // deno-lint-ignore no-explicit-any
+    (generateKeyPairSync as any)(type, options).privateKey;
+  // RSA-2048 (slow to make here) is bench/configs_test.ts's certificate.
+  assert.equal(unusableKey(key("ec", { namedCurve: "prime256v1" })), null);
+  assert.equal(unusableKey(key("ec", { namedCurve: "secp384r1" })), null);
+  assert.equal(unusableKey(key("ed25519")), null);
+  assert.equal(
+    unusableKey(key("rsa", { modulusLength: 1024 })),
+    "an RSA key of 1024 bits (2048 or more are needed)",
+  );
+  assert.equal(
+    unusableKey(key("ec", { namedCurve: "secp256k1" })),
+    "an ECDSA key on secp256k1 (P-256, P-384 or P-521 are needed)",
+  );
+  assert.equal(
+    unusableKey(key("x25519")),
+    "a key of type x25519 (RSA, ECDSA or Ed25519 are needed)",
+  );
+});
+
+Deno.test("loadCertificate refuses a key rustls cannot sign with (RSA-1024), naming the key", async () => {
+  const pki = await makePki();
+  try {
+    const out = await new Deno.Command("openssl", {
+      args: ["req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", "r.key", "-out", "r.crt"]
+        .concat(["-days", "2", "-subj", "/CN=r.test", "-addext", "subjectAltName=DNS:r.test"]),
+      cwd: pki.dir,
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const errors: string[] = [];
+    const [cert, key] = [`${pki.dir}/r.crt`, `${pki.dir}/r.key`];
+    assert.equal(loadCertificate({ cert, key }, "c", read, errors, []), undefined);
+    assert.deepEqual(errors, [
+      `c.key: "${key}" holds an RSA key of 1024 bits (2048 or more are needed): the TLS library ` +
+      "refuses it",
     ]);
   } finally {
     await pki.close();
