@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { x509Version } from "../src/config/x509_version.ts";
 import { parseConfig } from "../src/config/load.ts";
 import {
   type BenchLayout,
@@ -82,12 +84,22 @@ const TLS = {
 const openssl = findExecutable("openssl");
 
 Deno.test({
-  name: "TLS scenarios: scalwsd and nginx answer 64 bytes on the same certificates",
+  name: "TLS scenarios: fresh v3 certificates; scalwsd and nginx answer 64 bytes on them",
   ignore: openssl === undefined, // scalwsd's configuration check reads the certificates
   async fn() {
     const certDir = await Deno.makeTempDir({ prefix: "bench-certs-" });
     try {
       await makeCertificates(openssl!, certDir);
+      // X.509 v3 naming bench.test, RSA-2048 and ECDSA P-256 keys.
+      for (const [kind, type, detail] of [["rsa", "rsa", 2048], ["ecdsa", "ec", "prime256v1"]]) {
+        const cert = new X509Certificate(await Deno.readTextFile(`${certDir}/${kind}.pem`));
+        assert.equal(x509Version(new Uint8Array(cert.raw)), 3);
+        assert.equal(cert.subjectAltName, "DNS:bench.test");
+        const key = createPrivateKey(await Deno.readTextFile(`${certDir}/${kind}.key`));
+        assert.equal(key.asymmetricKeyType, type);
+        const d = key.asymmetricKeyDetails!;
+        assert.equal(d.modulusLength ?? d.namedCurve, detail);
+      }
       const l = { ...layout("/tmp/x"), tls: { ...TLS, certDir } };
       assert.equal(TLS_BODY.length, 64);
       const { config } = parseConfig(scalwsdYaml(l), "bench.yaml");

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import type { TlsLayout } from "./configs.ts";
-import { findExecutable } from "./procs.ts";
 import { SCENARIOS, type TlsLoad } from "./scenarios.ts";
-import { certArgs, h2loadArgs, makeCertificates, resumeCount, tlsPort } from "./tls_load.ts";
+import { certArgs, h2loadArgs, resumeCount, tlsPort } from "./tls_load.ts";
 
 const T: TlsLayout = {
   certDir: "/tmp/c",
@@ -105,28 +104,4 @@ Deno.test("certArgs: RSA-2048 and ECDSA P-256, the bench host as subject alterna
   assert.match(rsa, /-newkey rsa:2048 -nodes -keyout \/d\/rsa\.key -out \/d\/rsa\.pem/);
   assert.match(rsa, /-addext subjectAltName=DNS:bench\.test$/);
   assert.match(certArgs("ecdsa", "/d").join(" "), /-newkey ec -pkeyopt ec_paramgen_curve:P-256/);
-});
-
-const openssl = findExecutable("openssl");
-
-Deno.test({
-  name: "makeCertificates writes X.509 v3 certificates of both kinds",
-  ignore: openssl === undefined,
-  async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "bench-certs-" });
-    try {
-      await makeCertificates(openssl!, dir);
-      for (const [kind, key] of [["rsa", "2048 bit"], ["ecdsa", "prime256v1"]]) {
-        const out = await new Deno.Command(openssl!, {
-          args: ["x509", "-in", `${dir}/${kind}.pem`, "-noout", "-text"],
-        }).output();
-        const text = new TextDecoder().decode(out.stdout);
-        assert.match(text, /Version: 3/);
-        assert.match(text, /DNS:bench\.test/);
-        assert.ok(text.includes(key), `${kind}: ${key}`);
-      }
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
 });
