@@ -237,16 +237,18 @@ Deno.test({
           const o = outcome(id);
           seen.set(o, [...(seen.get(o) ?? []), id]);
         }
-        // Streams 1..255 (the first 128) are answered, 257..399 (the next 72) get scalwsd's 429,
-        // 401..519 (past 200) hyper's REFUSED_STREAM.
-        const range = (ids: number[] | undefined) => ids && [ids[0], ids.at(-1), ids.length];
-        assert.deepEqual(range(seen.get("200 slow")), [1, 255, 128]);
-        assert.deepEqual(
-          range(seen.get("429 Too Many Requests: too many concurrent streams\n")),
-          [257, 399, 72],
-        );
-        assert.deepEqual(range(seen.get(`reset ${REFUSED_STREAM}`)), [401, 519, 60]);
-        assert.equal(seen.size, 3, [...seen.keys()].join(", "));
+        // Streams 1..255 (the first 128) are answered; past them scalwsd's 429 while 128 are in
+        // flight, and past the 200th (id 401 on) hyper's REFUSED_STREAM. When the machine is
+        // slow, some of the first answers are done before the last streams come, and fewer are
+        // turned away (a quiet run: 128 answered, 72 429s, 60 refusals).
+        const ok = seen.get("200 slow") ?? [];
+        const busy = seen.get("429 Too Many Requests: too many concurrent streams\n") ?? [];
+        const refused = seen.get(`reset ${REFUSED_STREAM}`) ?? [];
+        assert.deepEqual(ok.slice(0, 128), Array.from({ length: 128 }, (_, i) => 2 * i + 1));
+        assert.ok(busy.length > 0 && busy[0] > 255, `429s: ${busy.length}, first ${busy[0]}`);
+        assert.ok(refused.every((id) => id >= 401), `refused from ${refused[0]}`);
+        assert.ok(refused.length <= 60, `${refused.length} refused`);
+        assert.equal(ok.length + busy.length + refused.length, 260, [...seen.keys()].join(", "));
         assert.equal(c.goaways.length, 0);
         assert.equal(c.closed, false);
         // Going on past the limits: refusals cost little, hyper keeps the connection open.
