@@ -48,14 +48,14 @@ Deno.test("a successful unsafe request invalidates its URL, Location and Content
   assert.equal(m.count, before + 1);
 });
 
-Deno.test("DELETE and PATCH invalidate; other methods pass through the cache untouched", async () => {
+Deno.test("DELETE, PATCH and methods of unknown safety invalidate; safe methods leave the store alone", async () => {
   await using m = scriptedMember((req) => ({
     status: req.method === "GET" ? 200 : 200,
     body: req.method,
     headers: req.method === "GET" ? { "cache-control": "max-age=600" } : {},
   }));
   await using s = await startScalwsd(cachedApp(m));
-  for (const method of ["DELETE", "PATCH"]) {
+  for (const method of ["DELETE", "PATCH", "M-SEARCH"]) {
     await get(s.url + "/d", { host: "a.test" });
     assert.equal(s.server.cache.store.objects, 1);
     const r = await request(s.url + "/d", { method, headers: { host: "a.test" }, body: "" });

@@ -37,10 +37,14 @@ export function freshnessLifetime(
   return Math.max(0, Math.floor((e - date) / 1000));
 }
 
-/** `Age` header value in seconds: a non-negative integer, else 0 (RFC 9111 5.1). */
+/**
+ * `Age` header value in seconds: a non-negative integer, else 0 (RFC 9111 5.1). Of a list
+ * (`7200, 0`, or two `Age` lines joined), the first member counts, as 5.1 says.
+ */
 export function parseAge(value: string | null): number {
   if (value === null) return 0;
-  const v = value.trim();
+  const comma = value.indexOf(",");
+  const v = (comma < 0 ? value : value.slice(0, comma)).trim();
   if (!/^[0-9]+$/.test(v)) return 0;
   return Math.min(Number(v), 2_147_483_648);
 }
@@ -56,4 +60,13 @@ export function initialAge(b: AgeBasis): number {
 /** current_age in whole seconds at clock time `now`. */
 export function currentAge(b: AgeBasis, now: number): number {
   return Math.floor(initialAge(b) + Math.max(0, (now - b.responseTime) / 1000));
+}
+
+/**
+ * True when an entry `staleness` seconds past its lifetime may still be served under a
+ * `stale-while-revalidate` or `stale-if-error` window of `window` seconds. A window of 0 (the
+ * directive absent) allows nothing, not even an entry that has only just become stale.
+ */
+export function inStaleWindow(staleness: number, window: number): boolean {
+  return window > 0 && staleness <= window;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parseCacheControl } from "./cache_control.ts";
-import { currentAge, freshnessLifetime, initialAge, parseAge } from "./freshness.ts";
+import { currentAge, freshnessLifetime, initialAge, inStaleWindow, parseAge } from "./freshness.ts";
 import { formatHttpDate } from "./http_date.ts";
 import { ManualClock } from "../base/clock.ts";
 
@@ -30,6 +30,21 @@ Deno.test("parseAge accepts digits only", () => {
   assert.equal(parseAge("-3"), 0);
   assert.equal(parseAge("1.5"), 0);
   assert.equal(parseAge(null), 0);
+});
+
+Deno.test("parseAge takes the first member of a list (RFC 9111 5.1)", () => {
+  assert.equal(parseAge("7200, 0"), 7200);
+  assert.equal(parseAge("0, 7200"), 0);
+  assert.equal(parseAge("7200,0"), 7200);
+  assert.equal(parseAge("x, 7200"), 0);
+});
+
+Deno.test("inStaleWindow: an absent window (0) allows no staleness, not even 0 s", () => {
+  assert.equal(inStaleWindow(0, 0), false);
+  assert.equal(inStaleWindow(0, 5), true);
+  assert.equal(inStaleWindow(5, 5), true);
+  assert.equal(inStaleWindow(6, 5), false);
+  assert.equal(inStaleWindow(-3, 5), true);
 });
 
 Deno.test("currentAge adds the member's Age, the response delay and the time in cache", () => {

@@ -1,15 +1,16 @@
 /**
- * Invalidation by unsafe methods (RFC 9111 4.4): a `POST`, `PUT`, `DELETE` or `PATCH` that
- * the member answered with a non-error status removes the stored entries of its own URL and
- * of the URLs in its `Location` and `Content-Location` when they are on the same host.
+ * Invalidation by unsafe methods (RFC 9111 4.4): a request whose method is not known to be
+ * safe (`POST`, `PUT`, `DELETE`, `PATCH`, and any method scalwsd does not know, such as
+ * `M-SEARCH`) that the member answered with a non-error status removes the stored entries of
+ * its own URL and of the URLs in its `Location` and `Content-Location` on the same host.
  */
 
-/** Methods whose success invalidates. */
-export const UNSAFE = new Set(["POST", "PUT", "DELETE", "PATCH"]);
+/** Methods registered as safe (RFC 9110 9.2.1 and the IANA method registry): never invalidate. */
+export const SAFE = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PROPFIND", "REPORT", "SEARCH"]);
 
 /** True when `method` answered with `status` must invalidate. */
 export function invalidates(method: string, status: number): boolean {
-  return UNSAFE.has(method) && status >= 200 && status < 400;
+  return !SAFE.has(method) && status >= 200 && status < 400;
 }
 
 /**

@@ -20,6 +20,14 @@ function rangeApplies(ifRange: string | null, e: Entry): boolean {
   return e.lastModified !== null && parseHttpDate(v) === parseHttpDate(e.lastModified);
 }
 
+/**
+ * The stored `Date`, else the second the answer was received (RFC 9111 4.3.2: what a client's
+ * `If-Modified-Since` is compared with when the entry has no `Last-Modified`).
+ */
+function storedDate(e: Entry): number {
+  return Number.isNaN(e.dateValue) ? Math.floor(e.responseTime / 1000) * 1000 : e.dateValue;
+}
+
 /** The answer from entry `e`, `age` seconds old, with `Cache-Status: status`. */
 export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): Answer {
   const h = ex.req.headers;
@@ -27,7 +35,7 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
   const ims = inm === null ? h.get("if-modified-since") : null;
   if (
     (inm !== null || ims !== null) && e.status === 200 &&
-    notModified({ ifNoneMatch: inm, ifModifiedSince: ims }, e.etag, e.lastModified, e.dateValue)
+    notModified({ ifNoneMatch: inm, ifModifiedSince: ims }, e.etag, e.lastModified, storedDate(e))
   ) {
     const headers: [string, string][] = [];
     for (const f of e.headers) if (NOT_MODIFIED_HEADERS.has(f[0])) headers.push(f);

@@ -51,3 +51,22 @@ Deno.test("hitAnswer: whole, 304 on a matching ETag, ranges with If-Range, HEAD"
   const r = hitAnswer(exchange(false, { range: "bytes=2-4" }), e, 0, "s") as Response;
   assert.equal((await r.bytes()).length, 3);
 });
+
+Deno.test("hitAnswer: If-Modified-Since without Last-Modified or Date compares the time received", () => {
+  // Received at 1_000_500 ms: the second 1_000_000 (an HTTP date has whole seconds).
+  const e = entryForTest({ t: 1_000_500 });
+  e.dateValue = NaN;
+  const at = (ms: number) => new Date(ms).toUTCString();
+  assert.equal(
+    hitAnswer(exchange(true, { "if-modified-since": at(1_003_000) }), e, 0, "s").status,
+    304,
+  );
+  assert.equal(
+    hitAnswer(exchange(true, { "if-modified-since": at(1_000_000) }), e, 0, "s").status,
+    304,
+  );
+  assert.equal(
+    hitAnswer(exchange(true, { "if-modified-since": at(999_000) }), e, 0, "s").status,
+    200,
+  );
+});

@@ -22,8 +22,8 @@ import { cacheKey, keyHost } from "../cache/cache_key.ts";
 import { type Forward, forwardStatus, hitStatus } from "../cache/cache_status.ts";
 import type { Entry } from "../cache/entry.ts";
 import { ForwardHeaders } from "../cache/forward_headers.ts";
-import { currentAge } from "../cache/freshness.ts";
-import { invalidates, sameHostTarget, UNSAFE } from "../cache/invalidation.ts";
+import { currentAge, inStaleWindow } from "../cache/freshness.ts";
+import { invalidates, sameHostTarget } from "../cache/invalidation.ts";
 import { selects, validators } from "../cache/revalidation.ts";
 import { varyMatches } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/types.ts";
@@ -175,7 +175,7 @@ export class CachedHandler implements Handler {
       }
       if (ttl <= 0 && !e.noCache && !e.mustRevalidate && !clientRevalidates) {
         if (rcc.maxStale >= -ttl) return this.serve(ex, e, age, hitStatus(ttl), STALE);
-        if (-ttl <= e.staleWhileRevalidate) {
+        if (inStaleWindow(-ttl, e.staleWhileRevalidate)) {
           this.refresh(ex, key, e);
           return this.serve(ex, e, age, hitStatus(ttl), STALE);
         }
@@ -226,7 +226,7 @@ export class CachedHandler implements Handler {
 
   private bypassed(ex: Exchange, method: string, res: Answer): Answer {
     if (res.status === 101) return res;
-    if (UNSAFE.has(method) && invalidates(method, res.status)) {
+    if (invalidates(method, res.status)) {
       this.invalidate(ex, fieldsOf(res));
     }
     setField(res, "cache-status", forwardStatus({ fwd: "bypass", status: res.status }));
@@ -357,7 +357,7 @@ export class CachedHandler implements Handler {
     }
     if (res.status >= 500 && store.has(e)) {
       const age = currentAge(e, clock.now());
-      if (!e.mustRevalidate && !e.noCache && age - e.lifetime <= e.staleIfError) {
+      if (!e.mustRevalidate && !e.noCache && inStaleWindow(age - e.lifetime, e.staleIfError)) {
         discard(ex, res);
         if (lead) collapser.done(key);
         return this.serve(ex, e, age, hitStatus(e.lifetime - age, "stale-if-error"), STALE);

@@ -191,3 +191,35 @@ Deno.test("a member's 304 to a revalidation with a pulled body: the body is canc
   assert.equal(n, 2);
   assert.ok(bodies[1].cancelled);
 });
+
+Deno.test("an entry with a lifetime of 0 is stored but never served without asking the member", async () => {
+  // Expires equal to Date (or max-age=0): stale at once; no stale-while-revalidate allows it.
+  const inner = new Inner(() => new TextEncoder().encode("x"), [["cache-control", "max-age=0"]]);
+  const c = cached(inner);
+  const miss = await c.handle(exchange(true));
+  assert.ok(miss instanceof FrontAnswer);
+  assert.match(field(miss, "cache-status")!, /stored; ttl=0$/);
+  const again = await c.handle(exchange(true));
+  assert.ok(again instanceof FrontAnswer);
+  assert.equal(field(again, "cache-status"), "scalwsd; fwd=stale; fwd-status=200; stored; ttl=0");
+  assert.equal(inner.calls, 2);
+});
+
+Deno.test("a member's 5xx for an entry that has just gone stale is passed on without stale-if-error", async () => {
+  const clock = new ManualClock();
+  let n = 0;
+  const inner: Handler = {
+    handle(): Answer {
+      n++;
+      const headers: [string, string][] = [["cache-control", "max-age=1"]];
+      return new FrontAnswer(n === 1 ? 200 : 503, headers, new TextEncoder().encode("b" + n));
+    },
+  };
+  const c = cached(inner, clock);
+  assert.equal(await text(await c.handle(exchange(true))), "b1");
+  clock.advance(1_000);
+  const r = await c.handle(exchange(true));
+  assert.ok(r instanceof FrontAnswer);
+  assert.equal(r.status, 503);
+  assert.equal(await text(r), "b2");
+});
