@@ -74,7 +74,7 @@ autoscaling: off
         assert.deepEqual(await c.get("a.test"), { status: 200, body: "app a" });
       }
     } finally {
-      await ctl.stop();
+      await ctl.stopAll(`${dir}/state/control.sock`, dir);
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },

@@ -129,6 +129,31 @@ export class ControllerProcess {
     return st;
   }
 
+  /**
+   * Ends the controller and its instances (a controller stopped by a signal leaves them running,
+   * to re-adopt them): `POST /v1/stop` on its socket drains every instance; what still runs after
+   * `timeoutMs` (the controller, or a process whose command line names `dir`) is killed.
+   */
+  async stopAll(socket: string, dir: string, timeoutMs = 10_000): Promise<void> {
+    try {
+      await unixFetch(socket, "/v1/stop", { method: "POST" });
+    } catch { /* not listening (yet, or any more) */ }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ended = await Promise.race([
+      this.child.status.then(() => true),
+      new Promise<false>((r) => timer = setTimeout(() => r(false), timeoutMs)),
+    ]);
+    clearTimeout(timer);
+    if (!ended) await this.stop("SIGKILL");
+    else await this.reading;
+    // Reading /proc needs --allow-all: pkill finds the instances by their configuration's path.
+    await new Deno.Command("pkill", {
+      args: ["-KILL", "-f", dir],
+      stdout: "null",
+      stderr: "null",
+    }).output().catch(() => {});
+  }
+
   async exited(): Promise<Deno.CommandStatus> {
     const st = await this.child.status;
     await this.reading;
