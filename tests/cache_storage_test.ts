@@ -7,12 +7,15 @@ import { cachedApp, get, request, scriptedMember, startScalwsd } from "./_suppor
 
 const DATE = new Date().toUTCString();
 const LATER = new Date(Date.now() + 120_000).toUTCString();
+/** A member clock 240 s fast: its Expires (120 s ahead of ours) is already past its Date. */
+const FAST_DATE = new Date(Date.now() + 240_000).toUTCString();
 
 /** Path -> the member's answer headers (and status). */
 const CASES: Record<string, { headers: Record<string, string>; status?: number }> = {
   "/max-age": { headers: { "cache-control": "max-age=60" } },
   "/s-maxage": { headers: { "cache-control": "s-maxage=60, max-age=0" } },
   "/expires": { headers: { expires: LATER, date: DATE } },
+  "/expires-before-date": { headers: { expires: LATER, date: FAST_DATE } },
   "/heuristic": { headers: { "last-modified": "Thu, 01 Jan 2026 00:00:00 GMT" } },
   "/public-only": { headers: { "cache-control": "public" } },
   "/no-store": { headers: { "cache-control": "no-store, max-age=60" } },

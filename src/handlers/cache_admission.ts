@@ -54,11 +54,22 @@ export interface StoreRules {
 export interface ExchangeTimes {
   readonly requestTime: number;
   readonly responseTime: number;
+  /** The member's `Date` when the answer's fields leave it out (`Exchange.memberDate`). */
+  readonly memberDate?: string | null;
 }
 
-/** The member's Date (when it was kept) in ms, else `received`. */
-export function dateOr(h: RequestFields, received: number): number {
-  const d = parseHttpDate(h.get("date"));
+/**
+ * What `Expires` is measured from (RFC 9111 4.2.1: `Expires` minus `Date`): the member's
+ * `Date` in ms, from the answer's fields or the one its HTTP/1 client kept apart
+ * (`memberDate`), else `received` (RFC 9110 6.6.1). Ages are still computed from the fields'
+ * `Date` only: a member's clock does not make scalwsd's entries older.
+ */
+export function expiresBase(
+  h: RequestFields,
+  memberDate: string | null | undefined,
+  received: number,
+): number {
+  const d = parseHttpDate(h.get("date") ?? memberDate ?? null);
   return Number.isNaN(d) ? received : d;
 }
 
@@ -89,7 +100,7 @@ export function admission(
       status: res.status,
       cc,
       expires: rh.get("expires"),
-      date: dateOr(rh, responseTime),
+      date: expiresBase(rh, ex.memberDate, responseTime),
       vary: rh.get("vary"),
       setCookie: rh.get("set-cookie") !== null,
     },
@@ -153,10 +164,12 @@ export function refreshEntry(
   e.hitHeaders = null;
   e.requestTime = requestTime;
   e.responseTime = responseTime;
-  e.dateValue = parseHttpDate(e.header("date"));
+  // The 304's own Date (not the stored one): the age now counts from this exchange.
+  e.dateValue = parseHttpDate(h.get("date"));
   e.ageValue = parseAge(h.get("age"));
   const cc = parseCacheControl(e.header("cache-control"));
-  const lifetime = freshnessLifetime(cc, e.header("expires"), dateOr(h, responseTime));
+  const base = expiresBase(h, times.memberDate, responseTime);
+  const lifetime = freshnessLifetime(cc, e.header("expires"), base);
   if (lifetime >= 0) e.lifetime = lifetime;
   e.noCache = cc.noCache;
   e.mustRevalidate = cc.mustRevalidate || cc.proxyRevalidate;

@@ -333,7 +333,11 @@ export class CachedHandler implements Handler {
         discard(ex, res);
         const fields = fieldsOf(res);
         if (selects(e, fields.get("etag")) && store.has(e)) {
-          refreshEntry(this.rules, e, fields, { requestTime, responseTime: clock.now() });
+          refreshEntry(this.rules, e, fields, {
+            requestTime,
+            responseTime: clock.now(),
+            memberDate: ex.memberDate,
+          });
           store.resize(e);
           if (lead) collapser.done(key);
           return this.serve(
@@ -393,7 +397,11 @@ export class CachedHandler implements Handler {
       discard(bg, res);
       const fields = fieldsOf(res);
       if (selects(e, fields.get("etag")) && store.has(e)) {
-        refreshEntry(this.rules, e, fields, { requestTime, responseTime });
+        refreshEntry(this.rules, e, fields, {
+          requestTime,
+          responseTime,
+          memberDate: bg.memberDate,
+        });
         store.resize(e);
       }
       return;

@@ -223,3 +223,22 @@ Deno.test("a member's 5xx for an entry that has just gone stale is passed on wit
   assert.equal(r.status, 503);
   assert.equal(await text(r), "b2");
 });
+
+Deno.test("Expires counts from the member's Date its client kept apart, not from the arrival time", async () => {
+  // The member's clock is 400 s ahead; its Expires is 300 s ahead of ours: already expired.
+  const clock = new ManualClock(Date.UTC(2026, 11, 1, 12, 0, 0));
+  const at = (s: number) => new Date(clock.now() + s * 1000).toUTCString();
+  const inner: Handler = {
+    handle(ex: Exchange): Answer {
+      ex.memberDate = at(400);
+      return new FrontAnswer(200, [["expires", at(300)]], new TextEncoder().encode("x"));
+    },
+  };
+  let calls = 0;
+  const c = cached({ handle: (ex) => (calls++, inner.handle(ex)) }, clock);
+  const miss = await c.handle(exchange(true));
+  assert.ok(miss instanceof FrontAnswer);
+  assert.match(field(miss, "cache-status")!, /stored; ttl=0$/);
+  await c.handle(exchange(true));
+  assert.equal(calls, 2, "the stale entry went back to the member");
+});

@@ -115,6 +115,7 @@ export function toResponse(
   }
   ex.status = res.status;
   ex.fromMember = true;
+  ex.memberDate = res.date ?? null;
   // scalwsd's own front writes the member's answer as it is: no Response, no Headers, and
   // a streamed body pulled straight from the member's connection.
   if (ex.rawAnswer) {

@@ -63,6 +63,8 @@ export class ResponseHead {
   chunked = false;
   /** The member allows another request on this connection after this response. */
   keepAlive = true;
+  /** The member's first `Date`, kept here when `headers` leaves it out (the cache needs it). */
+  date: string | null = null;
 }
 
 // Offsets of each field line relative to the head start: name start/end, value start/end.
@@ -259,9 +261,12 @@ export function parseResponseHead(buf: Uint8Array, start: number, end: number): 
         if (!keepAll) continue;
         break;
       case "date":
-      case "server":
+        head.date ??= value;
         // Like nginx (proxy_hide_header's defaults), the member's Date and Server stay behind;
         // Deno.serve writes its own Date.
+        if (!keepAll) continue;
+        break;
+      case "server":
         if (!keepAll) continue;
         break;
       case "keep-alive":

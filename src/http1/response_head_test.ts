@@ -193,3 +193,13 @@ Deno.test("parseResponseHead refuses a status outside 100-599 (the client gets 5
   assert.equal(parse("HTTP/1.1 599 Edge\r\n\r\n").status, 599);
   assert.equal(parse("HTTP/1.1 100 Continue\r\n\r\n").status, 100);
 });
+
+Deno.test("parseResponseHead keeps the member's first Date apart from the headers", () => {
+  const h = parse(
+    "HTTP/1.1 200 OK\r\nDate: Tue, 01 Dec 2026 10:00:00 GMT\r\nDate: Wed, 02 Dec 2026 10:00:00 GMT\r\n" +
+      "Server: x\r\nContent-Length: 0\r\n\r\n",
+  );
+  assert.equal(h.date, "Tue, 01 Dec 2026 10:00:00 GMT");
+  assert.deepEqual(h.headers.map((p) => p[0]), ["content-length"]);
+  assert.equal(parse("HTTP/1.1 204 No Content\r\n\r\n").date, null);
+});

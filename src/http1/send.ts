@@ -295,7 +295,13 @@ function done(
   const surplus = conn.start !== conn.end;
   pool.release(conn, head.keepAlive && !surplus);
   opts.onFinish?.bodyFinished(true, body === null ? 0 : body.length, false, surplus);
-  return { status: head.status, statusText: head.statusText, headers: head.headers, body };
+  return {
+    status: head.status,
+    statusText: head.statusText,
+    headers: head.headers,
+    date: head.date,
+    body,
+  };
 }
 
 function streamed(
@@ -316,6 +322,7 @@ class StreamedResponse implements UpstreamResponse {
   readonly status: number;
   readonly statusText: string;
   readonly headers: [string, string][];
+  readonly date: string | null;
   readonly reader: BodySource;
   bodyCut = false;
   #stream: ReadableStream<Bytes> | null = null;
@@ -324,6 +331,7 @@ class StreamedResponse implements UpstreamResponse {
     this.status = head.status;
     this.statusText = head.statusText;
     this.headers = head.headers;
+    this.date = head.date;
     this.reader = source;
   }
 

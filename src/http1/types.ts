@@ -145,6 +145,8 @@ export interface UpstreamResponse {
    * `content-length` is kept (Deno.serve corrects it for byte bodies and keeps it for HEAD).
    */
   readonly headers: [string, string][];
+  /** The member's `Date`, which `headers` leaves out (null when it sent none). */
+  readonly date?: string | null;
   /**
    * `null` (HEAD, 1xx, 204, 304, 101); a `Uint8Array` for small bodies received whole, which
    * may be a view of the connection's read buffer: hand it to `new Response()` (which copies)

@@ -153,6 +153,11 @@ export class Exchange {
   upstreamHost: string | null = null;
   /** Set when the answer is a member's (not one scalwsd made itself). */
   fromMember = false;
+  /**
+   * The member's `Date` when its answer's headers leave it out (scalwsd's HTTP/1 client does,
+   * like nginx): the cache computes freshness and age with it (RFC 9111 4.2). Null: none.
+   */
+  memberDate: string | null = null;
   /** Served by scalwsd's own HTTP/1.1 front: the raw connection for an upgrade; else null. */
   front: FrontUpgrade | null = null;
   /**
