@@ -14,7 +14,7 @@
 import process from "node:process";
 import { parseConfig } from "../src/config/load.ts";
 import { ConnPool } from "../src/http1/conn_pool.ts";
-import type { Socket, SocketFactory } from "../src/http1/types.ts";
+import type { SocketFactory } from "../src/http1/types.ts";
 import { AccessLog } from "../src/observe/access_log.ts";
 import { createMetrics } from "../src/observe/families.ts";
 import { systemClock } from "../src/base/clock.ts";
@@ -25,6 +25,7 @@ import { Dispatcher } from "../src/server/dispatcher.ts";
 import { ClientConn } from "../src/server/client_conn.ts";
 import { FrontServe } from "../src/server/front_conn.ts";
 import { FrontConnection } from "../src/front/connection.ts";
+import { MemoryMember } from "./_memory_member.ts";
 
 const ANSWER = new TextEncoder().encode(
   "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Tue, 01 Dec 2026 12:00:00 GMT\r\n" +
@@ -35,36 +36,6 @@ const CLOSE = Deno.env.get("MODE") === "close";
 const REQUEST = new TextEncoder().encode(
   `GET / HTTP/1.1\r\nHost: a.test\r\n${CLOSE ? "Connection: close\r\n" : ""}\r\n`,
 );
-
-/** A member in memory: every request head written gets the same answer. */
-class Member implements Socket {
-  #ready = 0;
-  #wait: ((n: number | null) => void) | null = null;
-  #buf: Uint8Array | null = null;
-
-  read(p: Uint8Array): Promise<number | null> {
-    if (this.#ready > 0) return Promise.resolve(this.#fill(p));
-    return new Promise((resolve) => {
-      this.#buf = p;
-      this.#wait = resolve;
-    });
-  }
-  #fill(p: Uint8Array): number {
-    this.#ready--;
-    p.set(ANSWER);
-    return ANSWER.length;
-  }
-  write(p: Uint8Array): Promise<number> {
-    this.#ready++;
-    const w = this.#wait;
-    if (w !== null) {
-      this.#wait = null;
-      w(this.#fill(this.#buf!));
-    }
-    return Promise.resolve(p.length);
-  }
-  close(): void {}
-}
 
 /** A keep-alive client in memory: sends the next request once the previous answer arrived. */
 class Client {
@@ -125,7 +96,7 @@ const gen = buildGeneration(cfg, 1, {
   clock: systemClock,
 });
 registry.commit(plan);
-const memory: SocketFactory = { connect: () => Promise.resolve(new Member()) };
+const memory: SocketFactory = { connect: () => Promise.resolve(new MemoryMember(ANSWER)) };
 for (const h of gen.handlers) {
   if ("conns" in h) (h as { conns: ConnPool }).conns = new ConnPool(memory);
 }

@@ -13,7 +13,7 @@
 import process from "node:process";
 import { parseConfig } from "../src/config/load.ts";
 import { ConnPool } from "../src/http1/conn_pool.ts";
-import type { Socket, SocketFactory } from "../src/http1/types.ts";
+import type { SocketFactory } from "../src/http1/types.ts";
 import { AccessLog } from "../src/observe/access_log.ts";
 import { createMetrics } from "../src/observe/families.ts";
 import { systemClock } from "../src/base/clock.ts";
@@ -21,42 +21,13 @@ import { AffinityKey } from "../src/upstream/affinity.ts";
 import { PoolRegistry } from "../src/upstream/registry.ts";
 import { buildGeneration } from "../src/server/build.ts";
 import { Dispatcher } from "../src/server/dispatcher.ts";
+import { MemoryMember } from "./_memory_member.ts";
 
 const ANSWER = new TextEncoder().encode(
   "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok",
 );
 
-/** A member in memory: every request head written gets the same small answer. */
-class Responder implements Socket {
-  #ready = 0;
-  #wait: ((n: number | null) => void) | null = null;
-  #buf: Uint8Array | null = null;
-
-  read(p: Uint8Array): Promise<number | null> {
-    if (this.#ready > 0) return Promise.resolve(this.#fill(p));
-    return new Promise((resolve) => {
-      this.#buf = p;
-      this.#wait = resolve;
-    });
-  }
-  #fill(p: Uint8Array): number {
-    this.#ready--;
-    p.set(ANSWER);
-    return ANSWER.length;
-  }
-  write(p: Uint8Array): Promise<number> {
-    this.#ready++;
-    const w = this.#wait;
-    if (w !== null) {
-      this.#wait = null;
-      w(this.#fill(this.#buf!));
-    }
-    return Promise.resolve(p.length);
-  }
-  close(): void {}
-}
-
-const memory: SocketFactory = { connect: () => Promise.resolve(new Responder()) };
+const memory: SocketFactory = { connect: () => Promise.resolve(new MemoryMember(ANSWER)) };
 
 const CONFIG = `
 server:
