@@ -43,7 +43,12 @@ function serverName(authority: string): string {
   return colon < 0 ? authority : authority.slice(0, colon);
 }
 
-function serverPort(authority: string, secure: boolean): string {
+/** The listener's port when known (as nginx's `$server_port`), else the Host header's. */
+function serverPort(ex: Exchange): string {
+  return ex.serverPort > 0 ? String(ex.serverPort) : hostPort(ex.authority, ex.secure);
+}
+
+function hostPort(authority: string, secure: boolean): string {
   const close = authority.lastIndexOf("]");
   const colon = authority.lastIndexOf(":");
   if (colon > close && colon < authority.length - 1) return authority.slice(colon + 1);
@@ -63,7 +68,7 @@ export function buildParams(out: ParamsBuffer, ex: Exchange, p: ParamsInput): vo
   out.add("REQUEST_SCHEME", ex.secure ? "https" : "http");
   if (ex.secure) out.add("HTTPS", "on");
   out.add("SERVER_NAME", serverName(ex.authority));
-  out.add("SERVER_PORT", serverPort(ex.authority, ex.secure));
+  out.add("SERVER_PORT", serverPort(ex));
   out.add("REMOTE_ADDR", ex.client);
   out.add("REQUEST_METHOD", req.method);
   out.add("REQUEST_URI", url.slice(pathStart(url)) || "/");

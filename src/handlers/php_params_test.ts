@@ -62,7 +62,7 @@ Deno.test("buildParams: the CGI/1.1 set, HTTP_* without Proxy or underscores, ex
   assert.deepEqual(pairs.at(-1), ["SERVER_NAME", "override"]);
 });
 
-Deno.test("buildParams: no body is an empty CONTENT_LENGTH; a port comes from the Host", () => {
+Deno.test("buildParams: no body is an empty CONTENT_LENGTH; SERVER_PORT from the listener, else the Host", () => {
   const out = new ParamsBuffer();
   const ex = exchange("http://[::1]:8080/", { host: "[::1]:8080" });
   buildParams(out, ex, {
@@ -78,4 +78,15 @@ Deno.test("buildParams: no body is an empty CONTENT_LENGTH; a port comes from th
   assert.equal(p.get("SERVER_PORT"), "8080");
   assert.equal(p.get("HTTPS"), undefined);
   assert.equal(p.get("PATH_TRANSLATED"), undefined);
+
+  // The listener's port when the front knows it.
+  ex.serverPort = 18080;
+  buildParams(out, ex, {
+    script: { kind: "script", filename: "/r/index.php", scriptName: "/index.php", pathInfo: "" },
+    root: "/r",
+    path: "/",
+    contentLength: -1,
+    extra: {},
+  });
+  assert.equal(new Map(decodeParams(out.buf.subarray(0, out.length))).get("SERVER_PORT"), "18080");
 });

@@ -158,6 +158,8 @@ export class Exchange {
    * like nginx): the cache computes freshness and age with it (RFC 9111 4.2). Null: none.
    */
   memberDate: string | null = null;
+  /** The port of the listener that accepted the request (PHP's `SERVER_PORT`); 0: unknown. */
+  serverPort = 0;
   /** Served by scalwsd's own HTTP/1.1 front: the raw connection for an upgrade; else null. */
   front: FrontUpgrade | null = null;
   /**

@@ -56,6 +56,8 @@ export class ClientConn {
   deadline = 0;
   /** The SNI name the connection was opened with ("" for none); null when unknown. */
   sni: string | null = null;
+  /** The port of the listener the client connected to (`SERVER_PORT` of PHP); 0: unknown. */
+  port = 0;
   /** Over `limit_conn`: every request gets 429 and the connection closes. */
   overLimit = false;
   /** Served as HTTP/2 (ALPN `h2`): closed with GOAWAY first. */

@@ -416,6 +416,7 @@ export class Dispatcher {
       start: performance.now(),
       log: this.log,
     });
+    if (conn !== null) ex.serverPort = conn.port;
     if (front !== null) {
       ex.front = front;
       ex.rawAnswer = true;

@@ -422,6 +422,7 @@ export class Listener {
 
   private track(conn: Deno.Conn, peer: string, tls: TlsState | null): ClientConn {
     const c = new ClientConn(conn, peer, tls, performance.now());
+    c.port = this.addr.port;
     const gen = this.dispatcher.current;
     const perPeer = this.tracker.add(c);
     this.mine.add(c);
