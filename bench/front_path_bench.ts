@@ -12,20 +12,14 @@
  */
 
 import process from "node:process";
-import { parseConfig } from "../src/config/load.ts";
 import { ConnPool } from "../src/http1/conn_pool.ts";
 import type { SocketFactory } from "../src/http1/types.ts";
 import { AccessLog } from "../src/observe/access_log.ts";
-import { createMetrics } from "../src/observe/families.ts";
-import { systemClock } from "../src/base/clock.ts";
-import { AffinityKey } from "../src/upstream/affinity.ts";
-import { PoolRegistry } from "../src/upstream/registry.ts";
-import { buildGeneration } from "../src/server/build.ts";
 import { Dispatcher } from "../src/server/dispatcher.ts";
 import { ClientConn } from "../src/server/client_conn.ts";
 import { FrontServe } from "../src/server/front_conn.ts";
 import { FrontConnection } from "../src/front/connection.ts";
-import { MemoryMember } from "./_memory_member.ts";
+import { benchGeneration, MemoryMember } from "./_in_process.ts";
 
 const ANSWER = new TextEncoder().encode(
   "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Tue, 01 Dec 2026 12:00:00 GMT\r\n" +
@@ -85,17 +79,7 @@ tenants:
         runtime: {type: proxy, upstream: "http://127.0.0.1:9000"}
 `;
 
-const cfg = parseConfig(CONFIG, "bench.yaml").config;
-const metrics = createMetrics();
-const registry = new PoolRegistry({ metrics, key: new AffinityKey(), clock: systemClock });
-const plan = registry.plan(cfg, { readPem: () => "" });
-const gen = buildGeneration(cfg, 1, {
-  metrics,
-  pools: plan.pools,
-  addresses: plan.addresses,
-  clock: systemClock,
-});
-registry.commit(plan);
+const { gen, metrics, registry } = benchGeneration(CONFIG);
 const memory: SocketFactory = { connect: () => Promise.resolve(new MemoryMember(ANSWER)) };
 for (const h of gen.handlers) {
   if ("conns" in h) (h as { conns: ConnPool }).conns = new ConnPool(memory);

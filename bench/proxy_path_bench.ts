@@ -11,17 +11,11 @@
  */
 
 import process from "node:process";
-import { parseConfig } from "../src/config/load.ts";
 import { ConnPool } from "../src/http1/conn_pool.ts";
 import type { SocketFactory } from "../src/http1/types.ts";
 import { AccessLog } from "../src/observe/access_log.ts";
-import { createMetrics } from "../src/observe/families.ts";
-import { systemClock } from "../src/base/clock.ts";
-import { AffinityKey } from "../src/upstream/affinity.ts";
-import { PoolRegistry } from "../src/upstream/registry.ts";
-import { buildGeneration } from "../src/server/build.ts";
 import { Dispatcher } from "../src/server/dispatcher.ts";
-import { MemoryMember } from "./_memory_member.ts";
+import { benchGeneration, MemoryMember } from "./_in_process.ts";
 
 const ANSWER = new TextEncoder().encode(
   "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok",
@@ -46,17 +40,7 @@ tenants:
           - {path: /ck, runtime: {type: proxy, upstream: {pool: ck}}}
 `;
 
-const cfg = parseConfig(CONFIG, "bench.yaml").config;
-const metrics = createMetrics();
-const registry = new PoolRegistry({ metrics, key: new AffinityKey(), clock: systemClock });
-const plan = registry.plan(cfg, { readPem: () => "" });
-const gen = buildGeneration(cfg, 1, {
-  metrics,
-  pools: plan.pools,
-  addresses: plan.addresses,
-  clock: systemClock,
-});
-registry.commit(plan);
+const { gen, metrics, registry } = benchGeneration(CONFIG);
 // Every member and the single address talk to memory instead of the network.
 for (const pool of registry.pools.values()) {
   for (const m of pool.set.members) (m as { conns: ConnPool }).conns = new ConnPool(memory);
