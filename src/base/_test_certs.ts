@@ -36,6 +36,26 @@ async function openssl(dir: string, args: string[]): Promise<void> {
 
 const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
 
+/** Signs `<file>.csr` in `dir` with the test CA into `<file>.crt` (extensions from `ext`). */
+async function signCsr(dir: string, file: string, ext: string | null): Promise<void> {
+  await openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    `${file}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    `${file}.crt`,
+    "-days",
+    "2",
+    ...(ext === null ? [] : ["-extfile", ext]),
+  ]);
+}
+
 /** Creates the CA; `issue` then signs server certificates with it. */
 export async function makePki(): Promise<TestPki> {
   const dir = await Deno.makeTempDir({ prefix: "scalwsd-pki-" });
@@ -74,23 +94,7 @@ export async function makePki(): Promise<TestPki> {
         "-subj",
         `/CN=${names[0]}`,
       ]);
-      await openssl(dir, [
-        "x509",
-        "-req",
-        "-in",
-        `${file}.csr`,
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        `${file}.crt`,
-        "-days",
-        "2",
-        "-extfile",
-        `${file}.ext`,
-      ]);
+      await signCsr(dir, file, `${file}.ext`);
       return { cert: `${dir}/${file}.crt`, key: `${dir}/${file}.key` };
     },
     close: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
@@ -107,20 +111,6 @@ export async function issueV1(pki: TestPki, file: string, cn: string): Promise<I
     ["req", ...EC, "-keyout", `${file}.key`, "-out", `${file}.csr`, "-subj"]
       .concat([`/CN=${cn}`]),
   );
-  await openssl(pki.dir, [
-    "x509",
-    "-req",
-    "-in",
-    `${file}.csr`,
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    `${file}.crt`,
-    "-days",
-    "2",
-  ]);
+  await signCsr(pki.dir, file, null);
   return { cert: `${pki.dir}/${file}.crt`, key: `${pki.dir}/${file}.key` };
 }
