@@ -1,0 +1,70 @@
+/**
+ * Every YAML example of README.md and docs/ (and every file in examples/) passes what
+ * `scalwsd check` does, so the docs cannot drift from the loader. Blocks fenced ```yaml fragment
+ * are parts of a file and skipped; ```yaml controller blocks are controller files.
+ */
+import assert from "node:assert/strict";
+import { checkFile } from "../cli/check.ts";
+import { loadControllerConfig } from "../src/controller/config.ts";
+import { yamlBlocks } from "../tools/doc_examples.ts";
+import { tempDir } from "./_support/mod.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+/** README.md and every Markdown file under docs/, as paths relative to the repository. */
+function pages(): string[] {
+  const found = ["README.md"];
+  const walk = (dir: string) => {
+    for (const e of Deno.readDirSync(ROOT + dir)) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory) walk(path);
+      else if (e.name.endsWith(".md")) found.push(path);
+    }
+  };
+  walk("docs");
+  return found.sort();
+}
+
+async function problemsOf(file: string, kind: "config" | "controller"): Promise<string[]> {
+  if (kind === "config") return [...(await checkFile(file)).errors];
+  try {
+    await loadControllerConfig(file);
+    return [];
+  } catch (e) {
+    return [e instanceof Error ? e.message : String(e)];
+  }
+}
+
+Deno.test("docs: every yaml example in README.md and docs/ passes scalwsd check", async () => {
+  await using dir = await tempDir("scalwsd-docs-");
+  const failures: string[] = [];
+  let checked = 0;
+  for (const page of pages()) {
+    const blocks = yamlBlocks(await Deno.readTextFile(ROOT + page));
+    for (const b of blocks) {
+      if (b.kind === "fragment") continue;
+      const file = `${dir.path}/${page.replaceAll("/", "_")}_${b.line}.yaml`;
+      await Deno.writeTextFile(file, b.text);
+      const problems = await problemsOf(file, b.kind);
+      checked++;
+      if (problems.length > 0) {
+        failures.push(
+          `${page}:${b.line}: the yaml block fails scalwsd check (fence it as \`\`\`yaml fragment ` +
+            `if it is only part of a file):\n  ${problems.join("\n").replaceAll("\n", "\n  ")}`,
+        );
+      }
+    }
+  }
+  if (failures.length > 0) assert.fail(failures.join("\n"));
+  assert.ok(checked >= 5, `only ${checked} complete yaml examples found`);
+});
+
+Deno.test("docs: every yaml file in examples/ passes scalwsd check", async () => {
+  const failures: string[] = [];
+  for (const e of Deno.readDirSync(ROOT + "examples")) {
+    if (!e.isFile || !e.name.endsWith(".yaml")) continue;
+    const { errors } = await checkFile(`${ROOT}examples/${e.name}`);
+    if (errors.length > 0) failures.push(`examples/${e.name}:\n  ${errors.join("\n  ")}`);
+  }
+  if (failures.length > 0) assert.fail(failures.join("\n"));
+});
