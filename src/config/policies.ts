@@ -207,7 +207,7 @@ const compressSchema = z.object({
 }).strict();
 
 /** Checks one policy's value against its schema. */
-const SCHEMAS = {
+export const POLICY_SCHEMAS = {
   rewrite: rewriteSchema,
   redirect: redirectSchema,
   headers: headersSchema,
@@ -270,12 +270,12 @@ export function provisionPolicy(
 ): PolicyConfig | undefined {
   const path = formatPath(at);
   if (name === "error_pages") return errorPages(value, path, ctx);
-  if (!(name in SCHEMAS)) {
+  if (!(name in POLICY_SCHEMAS)) {
     const p = formatPath(at.slice(0, -1));
     ctx.errors.push(`${p}: unknown policy "${name}"; must be one of ${POLICY_NAMES.join(", ")}`);
     return undefined;
   }
-  const raw = parseUnit(SCHEMAS[name as keyof typeof SCHEMAS], value, at, ctx.errors);
+  const raw = parseUnit(POLICY_SCHEMAS[name as keyof typeof POLICY_SCHEMAS], value, at, ctx.errors);
   if (raw === undefined) return undefined;
   switch (name) {
     case "rewrite":

@@ -143,7 +143,8 @@ export function parseCpuList(value: unknown): number[] {
   return [...out].sort((x, y) => x - y);
 }
 
-const schema = z.object({
+/** The controller file (`scalwsd controller --config`). */
+export const controllerSchema = z.object({
   state_dir: text(),
   config: text(),
   socket: text().optional(),
@@ -196,7 +197,7 @@ export function parseControllerConfig(
   }
   const errors: string[] = [];
   const data = doc.toJS({ maxAliasCount: 100 }) ?? {};
-  const raw = parseUnit(schema, data, [], errors);
+  const raw = parseUnit(controllerSchema, data, [], errors);
   if (raw === undefined) throw new ConfigError(file, errors);
   const base = dirname(resolve(file));
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
