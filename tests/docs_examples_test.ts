@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { checkFile } from "../cli/check.ts";
+import { loadConfig } from "../src/config/load.ts";
 import { loadControllerConfig } from "../src/controller/config.ts";
 import { yamlBlocks } from "../tools/doc_examples.ts";
 import { tempDir } from "./_support/mod.ts";
@@ -67,4 +68,25 @@ Deno.test("docs: every yaml file in examples/ passes scalwsd check", async () =>
     if (errors.length > 0) failures.push(`examples/${e.name}:\n  ${errors.join("\n  ")}`);
   }
   if (failures.length > 0) assert.fail(failures.join("\n"));
+});
+
+Deno.test("examples/multi-site.yaml holds every part of the multi-site example", async () => {
+  const { config } = await loadConfig(`${ROOT}examples/multi-site.yaml`);
+  const apps = config.tenants.flatMap((t) => t.applications);
+  const json = JSON.stringify(apps);
+  const has = (what: string, ok: boolean) => assert.ok(ok, `multi-site.yaml lacks ${what}`);
+  has("a static site", json.includes('"type":"static"'));
+  has("a PHP site", json.includes('"type":"php"'));
+  has("basic authentication", json.includes('"policy":"basic_auth"'));
+  has("an address list", json.includes('"policy":"allow"'));
+  has("CORS", json.includes('"policy":"cors"'));
+  has("a cached API", apps.some((a) => a.cache !== undefined));
+  const pools = Object.values(config.upstreams);
+  has("a pool with health checks", pools.some((p) => p.health_check !== undefined));
+  has("sticky sessions", pools.some((p) => p.sticky !== undefined));
+  has(
+    "http -> https",
+    config.server.listeners.some((l) => l.redirect?.to.startsWith("https://") === true),
+  );
+  has("a TLS listener", config.server.listeners.some((l) => l.tls !== undefined));
 });
