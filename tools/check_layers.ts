@@ -21,6 +21,8 @@
  * - `controller` sits with `server`: it drives scalwsd processes, never their internals.
  * - `fastcgi` sits just above `http1`: it rides on its connection pool and connections.
  * - `cli` sits above `admin`: `scalwsd run` starts the admin listeners.
+ * - `wire` (the HTTP/1 codec: head scanning, chunked decoding and framing, the body pump,
+ *   status texts) sits below `http1`, `fastcgi` and `front`, which all read and write it.
  * - `acme` (the ACME client, certificate storage and renewal) sits with `http1`: it needs
  *   `config` and below, and `server` drives it.
  */
@@ -29,6 +31,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["net"],
   ["observe"],
   ["config"],
+  ["wire"],
   ["http1", "acme"],
   ["fastcgi"],
   ["upstream", "discovery", "front"],

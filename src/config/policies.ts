@@ -5,6 +5,7 @@
  * here, at load, so `scalwsd check` and a reload see them as a request would.
  */
 import { z } from "zod";
+import { HOP_BY_HOP } from "../base/hop_by_hop.ts";
 import { cidrError } from "../net/ip.ts";
 import { ValueError } from "./errors.ts";
 import { formatPath, parseUnit, type Path } from "./issues.ts";
@@ -71,14 +72,8 @@ export const DEFAULT_COMPRESS_TYPES = [
  * Headers that describe one connection, not the message (RFC 9110 7.6.1), and framing headers
  * scalwsd writes itself: never set, added or removed by a `headers` policy.
  */
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
+const NOT_EDITABLE = new Set([
+  ...HOP_BY_HOP,
   "proxy-authenticate",
   "proxy-authorization",
   "content-length",
@@ -364,7 +359,7 @@ function edits(
   };
   const check = (op: string, name: string, shown: string) => {
     const at = op === "remove" ? `${path}.remove` : `${path}.${op}.${shown}`;
-    if (HOP_BY_HOP.has(name)) {
+    if (NOT_EDITABLE.has(name)) {
       ctx.errors.push(`${at}: "${shown}" is a hop-by-hop or framing header and cannot be changed`);
     } else if (name === "host") {
       if (!request) ctx.errors.push(`${at}: Host is a request header`);

@@ -4,6 +4,7 @@
  * means 302; otherwise 200.
  */
 
+import { HOP_BY_HOP } from "../wire/mod.ts";
 import { malformed } from "../http1/upstream_error.ts";
 
 /** Largest header block accepted (bytes up to and including the empty line). */
@@ -20,16 +21,7 @@ export interface CgiHead {
 }
 
 /** Headers that belong to a connection, not to the response: never passed on. */
-const DROPPED = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "status",
-]);
+const DROPPED = new Set([...HOP_BY_HOP, "status"]);
 
 /**
  * Index just after the empty line that ends the head in `buf[from, end)`, or `~scan` (a

@@ -3,13 +3,14 @@
  * PARAMS and STDIN out; STDOUT (CGI head, then body), STDERR and END_REQUEST in.
  */
 
+import { pumpBody } from "../wire/mod.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import type { Http1Conn } from "../http1/connection.ts";
 import { writeAll, writeRest } from "../http1/request_body.ts";
 import { mayResendStale } from "../http1/stale.ts";
 import { asPull } from "../http1/stream_pull.ts";
 import type { BodyPull, Bytes, SendOptions, UpstreamResponse } from "../http1/types.ts";
-import { ioError, malformed, UpstreamError } from "../http1/upstream_error.ts";
+import { clientError, ioError, malformed, UpstreamError } from "../http1/upstream_error.ts";
 import { watchdog } from "../http1/watchdog.ts";
 import type { ParamsBuffer } from "./params.ts";
 import {
@@ -159,62 +160,32 @@ async function writeStdinBytes(conn: Http1Conn, body: Uint8Array): Promise<void>
   await writeAll(conn, last);
 }
 
-function clientError(message: string, cause?: unknown, timeout = false): UpstreamError {
-  return new UpstreamError("write", "client", message, false, timeout, cause);
-}
-
 /** Sends the client's pulled body as STDIN records of exactly `length` bytes in all. */
 async function writeStdinStream(
   conn: Http1Conn,
   body: BodyPull,
   length: number,
 ): Promise<void> {
-  let total = 0;
-  let ok = false;
-  try {
-    for (;;) {
-      conn.upload = body;
-      let chunk: Uint8Array | null;
-      try {
-        chunk = await body.read();
-      } catch (err) {
-        if (conn.timedOut) {
-          throw clientError("request body still arriving at the response timeout", err, true);
-        }
-        throw clientError("reading the request body failed", err);
-      }
-      conn.upload = null;
-      if (conn.timedOut) {
-        throw clientError("request body still arriving at the response timeout", undefined, true);
-      }
-      if (chunk === null) break;
-      if (chunk.length === 0) continue;
-      total += chunk.length;
-      if (total > length) {
-        throw clientError(`request body longer than its Content-Length ${length}`);
-      }
-      for (let off = 0; off < chunk.length; off += MAX_CONTENT) {
-        const len = Math.min(MAX_CONTENT, chunk.length - off);
-        const out = conn.out;
-        if (len <= COALESCE_LIMIT) {
-          out.ensure(len + HEADER_LEN);
-          writeHeader(out.buf, 0, STDIN, len);
-          out.buf.set(chunk.subarray(off, off + len), HEADER_LEN);
-          await writeAll(conn, out.buf.subarray(0, len + HEADER_LEN));
-        } else {
-          writeHeader(out.buf, 0, STDIN, len);
-          await writeAll(conn, out.buf.subarray(0, HEADER_LEN));
-          await writeAll(conn, chunk.subarray(off, off + len));
-        }
-      }
+  await pumpBody(conn, body, { length, write: (c) => writeStdin(conn, c), clientError });
+  writeHeader(conn.out.buf, 0, STDIN, 0);
+  await writeAll(conn, conn.out.buf.subarray(0, HEADER_LEN));
+}
+
+/** One pulled chunk as STDIN records, each small one copied behind its header. */
+async function writeStdin(conn: Http1Conn, chunk: Uint8Array): Promise<void> {
+  for (let off = 0; off < chunk.length; off += MAX_CONTENT) {
+    const len = Math.min(MAX_CONTENT, chunk.length - off);
+    const out = conn.out;
+    if (len <= COALESCE_LIMIT) {
+      out.ensure(len + HEADER_LEN);
+      writeHeader(out.buf, 0, STDIN, len);
+      out.buf.set(chunk.subarray(off, off + len), HEADER_LEN);
+      await writeAll(conn, out.buf.subarray(0, len + HEADER_LEN));
+    } else {
+      writeHeader(out.buf, 0, STDIN, len);
+      await writeAll(conn, out.buf.subarray(0, HEADER_LEN));
+      await writeAll(conn, chunk.subarray(off, off + len));
     }
-    if (total < length) throw clientError(`request body ended after ${total} of ${length} bytes`);
-    writeHeader(conn.out.buf, 0, STDIN, 0);
-    await writeAll(conn, conn.out.buf.subarray(0, HEADER_LEN));
-    ok = true;
-  } finally {
-    conn.upload = null;
-    if (!ok) body.cancel();
   }
 }
 

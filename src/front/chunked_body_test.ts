@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { bytes } from "./_bytes.ts";
-import { ChunkedBody, ChunkError } from "./chunked_body.ts";
+import { ChunkedDecoder } from "../wire/mod.ts";
+import { ChunkError, REQUEST_CHUNKED } from "./chunked_body.ts";
 
 /** Decodes `input` fed in pieces of `step` bytes: the body and where it ended, or the error. */
 function decode(input: string, step = Infinity): { body: string; rest: number; done: boolean } {
   const buf = bytes(input);
-  const d = new ChunkedBody();
+  const d = new ChunkedDecoder(REQUEST_CHUNKED);
   let body = "";
   let pos = 0;
   while (pos < buf.length && !d.done) {
@@ -76,7 +77,7 @@ Deno.test("ChunkedBody refuses invalid sizes, extensions, line ends and trailers
 });
 
 Deno.test("ChunkedBody counts the body bytes it reported", () => {
-  const d = new ChunkedBody();
+  const d = new ChunkedDecoder(REQUEST_CHUNKED);
   const buf = bytes("3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
   let pos = 0;
   while (!d.done) pos = d.decode(buf, pos, buf.length);

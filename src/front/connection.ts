@@ -16,7 +16,8 @@ import {
 } from "./buffer_pool.ts";
 import { FrontRequest } from "./front_request.ts";
 import { BodyInput, RequestBody } from "./request_body.ts";
-import { findHeadEnd, HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./request_head.ts";
+import { findHeadEnd } from "../wire/mod.ts";
+import { HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./request_head.ts";
 import { type ClientSocket, writeAll, writeAnswer } from "./response_writer.ts";
 
 /** Bytes of the buffer each connection keeps while idle. */

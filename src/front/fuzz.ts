@@ -9,8 +9,9 @@
  * `deno run src/front/fuzz.ts [cases] [seed]` runs any other amount.
  */
 
-import { ChunkedBody } from "./chunked_body.ts";
-import { findHeadEnd, HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./request_head.ts";
+import { ChunkedDecoder, findHeadEnd } from "../wire/mod.ts";
+import { REQUEST_CHUNKED } from "./chunked_body.ts";
+import { HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./request_head.ts";
 
 /** A small seeded generator (mulberry32) of numbers in [0, 1). */
 function prng(seed: number): () => number {
@@ -361,7 +362,7 @@ function decodeChunked(
   buf: Uint8Array,
   from: number,
 ): { body: string; length: number } | null | undefined {
-  const d = new ChunkedBody();
+  const d = new ChunkedDecoder(REQUEST_CHUNKED);
   let body = "";
   let pos = from;
   try {

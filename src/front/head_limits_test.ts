@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { bytes } from "./_bytes.ts";
 import { headLimitStatus } from "./head_limits.ts";
-import { findHeadEnd, parseRequestHead, RequestHead } from "./request_head.ts";
+import { findHeadEnd } from "../wire/mod.ts";
+import { parseRequestHead, RequestHead } from "./request_head.ts";
 
 function head(s: string): RequestHead {
   const b = bytes(s);

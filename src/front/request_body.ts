@@ -7,7 +7,8 @@
  */
 
 import { BODY_SIZE, giveBodyBuffer, takeBodyBuffer } from "./buffer_pool.ts";
-import { ChunkedBody } from "./chunked_body.ts";
+import { ChunkedDecoder } from "../wire/mod.ts";
+import { REQUEST_CHUNKED } from "./chunked_body.ts";
 import { HeadError } from "./request_head.ts";
 
 /** The connection side the body reads from: its buffer and a way to get more bytes. */
@@ -42,7 +43,7 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
   /** Reading failed (the connection cannot carry another request). */
   failed = false;
   private remaining: number;
-  private readonly chunks: ChunkedBody | null;
+  private readonly chunks: ChunkedDecoder | null;
   private continued: boolean;
   private made: ReadableStream<Uint8Array> | null = null;
   /** Read without a stream (`read`, `readInto`). */
@@ -63,7 +64,7 @@ export class RequestBody implements UnderlyingDefaultSource<Uint8Array> {
     expectContinue: boolean,
   ) {
     this.remaining = length;
-    this.chunks = length < 0 ? new ChunkedBody() : null;
+    this.chunks = length < 0 ? new ChunkedDecoder(REQUEST_CHUNKED) : null;
     this.continued = !expectContinue;
   }
 

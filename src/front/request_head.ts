@@ -3,33 +3,42 @@
  * framing they declare, read from bytes with no `Headers` and no split. Strict where RFC 9112
  * lets a server refuse: anything that could be read two ways (request smuggling) or that it
  * does not understand is refused with 400 and the connection is closed.
+ * The byte-level scanning (field lines, the end of the head) is the shared codec's
+ * (`wire/parse_head.ts`); what the fields mean for a server is decided here.
  */
+
+import {
+  CommonNames,
+  FIELD_BLANK_CR,
+  FIELD_FOLDED,
+  FIELD_NAME,
+  FIELD_NAME_EMPTY,
+  FIELD_TOO_MANY,
+  FIELD_VALUE_CR,
+  FieldLines,
+  headText,
+  latin1,
+  LENGTH_DIFFERENT,
+  LENGTH_TOO_LONG,
+  readContentLength,
+  sameToken,
+  scanFieldLines,
+  TCHAR,
+} from "../wire/mod.ts";
 
 /** Longest accepted request head (request line, fields and the blank line), in bytes. */
 export const MAX_HEAD = 65536;
 /** Most field lines accepted in one head, whatever `max_header_count` says. */
 export const MAX_FIELD_LINES = 128;
-/** Most digits of a Content-Length: 15 stay exact in a double (2^53 is 16 digits). */
-const MAX_LENGTH_DIGITS = 15;
 
 const LF = 0x0a;
 const CR = 0x0d;
 const SP = 0x20;
 const HTAB = 0x09;
-const COLON = 0x3a;
 
-/** tchar (RFC 9110 5.6.2): 1 for bytes allowed in a method or a field name. */
-const TCHAR = new Uint8Array(256);
-/** 1 for bytes allowed in a field value: HTAB, SP, VCHAR, obs-text. */
-const TEXT = new Uint8Array(256);
 /** 1 for bytes allowed in a request target: VCHAR only (hyper refuses obs-text there too). */
 const TARGET = new Uint8Array(256);
-for (let c = 0; c < 256; c++) {
-  TEXT[c] = c === HTAB || (c >= 0x20 && c !== 0x7f) ? 1 : 0;
-  TARGET[c] = c > 0x20 && c < 0x7f ? 1 : 0;
-  const alnum = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
-  TCHAR[c] = alnum || "!#$%&'*+-.^_`|~".includes(String.fromCharCode(c)) ? 1 : 0;
-}
+for (let c = 0; c < 256; c++) TARGET[c] = c > 0x20 && c < 0x7f ? 1 : 0;
 
 /** Why a head was refused; always answered with 400 and a close. */
 export class HeadError extends Error {
@@ -106,7 +115,7 @@ function lower(name: string): string {
 }
 
 /** Frequent request field names, interned instead of allocated per request. */
-const COMMON_NAMES = [
+const COMMON_NAMES = new CommonNames([
   "accept",
   "accept-encoding",
   "accept-language",
@@ -138,20 +147,7 @@ const COMMON_NAMES = [
   "x-forwarded-proto",
   "x-real-ip",
   "x-request-id",
-];
-const NAMES_BY_LENGTH: string[][] = [];
-for (const name of COMMON_NAMES) (NAMES_BY_LENGTH[name.length] ??= []).push(name);
-
-function commonName(buf: Uint8Array, at: number, len: number): string | undefined {
-  const candidates = NAMES_BY_LENGTH[len];
-  if (candidates === undefined) return undefined;
-  next: for (const name of candidates) {
-    // tchar bytes | 0x20 lower-case letters and leave '-' and digits alone.
-    for (let i = 0; i < len; i++) if ((buf[at + i] | 0x20) !== name.charCodeAt(i)) continue next;
-    return name;
-  }
-  return undefined;
-}
+]);
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"];
 
@@ -165,55 +161,12 @@ function method(buf: Uint8Array, at: number, len: number): string {
   return latin1(buf, at, at + len);
 }
 
-function latin1(buf: Uint8Array, from: number, to: number): string {
-  let s = "";
-  for (let i = from; i < to; i += 4096) {
-    s += String.fromCharCode.apply(
-      null,
-      buf.subarray(i, Math.min(to, i + 4096)) as unknown as number[],
-    );
-  }
-  return s;
-}
-
-const ascii = new TextDecoder();
-
-/**
- * Looks for the blank line that ends a head in `buf[from, end)`. Returns the offset just past
- * it, or, when there is none yet, `~resume` (negative) where `resume` is where to scan next.
- * Lines end in CRLF or (RFC 9112 2.2 lets a recipient accept it) a bare LF.
- */
-export function findHeadEnd(buf: Uint8Array, from: number, end: number): number {
-  let pos = from;
-  for (;;) {
-    const lf = buf.indexOf(LF, pos);
-    if (lf < 0 || lf >= end) return ~Math.max(from, end - 1);
-    if (lf + 1 >= end) return ~lf;
-    const next = buf[lf + 1];
-    if (next === LF) return lf + 2;
-    if (next === CR) {
-      if (lf + 2 >= end) return ~lf;
-      if (buf[lf + 2] === LF) return lf + 3;
-    }
-    pos = lf + 1;
-  }
-}
-
 /** Skips a line end at `p` (CRLF or LF); throws on anything else. */
 function lineEnd(buf: Uint8Array, p: number, what: string): number {
   const c = buf[p];
   if (c === LF) return p + 1;
   if (c === CR && buf[p + 1] === LF) return p + 2;
   throw new HeadError(c === CR ? `bare CR in ${what}` : `invalid byte in ${what}`);
-}
-
-/** `value` equals lower-case ASCII `token`, ignoring case. */
-function sameToken(value: string, from: number, to: number, token: string): boolean {
-  if (to - from !== token.length) return false;
-  for (let i = 0; i < token.length; i++) {
-    if ((value.charCodeAt(from + i) | 0x20) !== token.charCodeAt(i)) return false;
-  }
-  return true;
 }
 
 const C_CLOSE = 1;
@@ -240,27 +193,11 @@ function connectionTokens(value: string): number {
 
 /** A Content-Length value (a list of equal lengths is one length); throws when invalid. */
 function contentLength(value: string): number {
-  let n = -1;
-  let i = 0;
-  for (;;) {
-    while (i < value.length && (value.charCodeAt(i) === SP || value.charCodeAt(i) === HTAB)) i++;
-    const from = i;
-    let v = 0;
-    while (i < value.length) {
-      const d = value.charCodeAt(i) - 0x30;
-      if (d < 0 || d > 9) break;
-      v = v * 10 + d;
-      i++;
-    }
-    if (i === from) throw new HeadError("invalid Content-Length");
-    if (i - from > MAX_LENGTH_DIGITS) throw new HeadError("Content-Length too large");
-    if (n >= 0 && v !== n) throw new HeadError("different Content-Lengths");
-    n = v;
-    while (i < value.length && (value.charCodeAt(i) === SP || value.charCodeAt(i) === HTAB)) i++;
-    if (i === value.length) return n;
-    if (value.charCodeAt(i) !== 0x2c) throw new HeadError("invalid Content-Length");
-    i++;
-  }
+  const n = readContentLength(value);
+  if (n >= 0) return n;
+  if (n === LENGTH_TOO_LONG) throw new HeadError("Content-Length too large");
+  if (n === LENGTH_DIFFERENT) throw new HeadError("different Content-Lengths");
+  throw new HeadError("invalid Content-Length");
 }
 
 /** Whether the comma-separated `value` names the token `token` (lower-case). */
@@ -280,8 +217,28 @@ function listHas(value: string, token: string): boolean {
   return false;
 }
 
-// Field line spans relative to the head start: name start, name end, value start, value end.
-const spans = new Int32Array(MAX_FIELD_LINES * 4);
+/** The field lines of the head being parsed (one head at a time: parsing never awaits). */
+const lines = new FieldLines(MAX_FIELD_LINES);
+
+/** The refusal for a `scanFieldLines` fault. */
+function fieldError(code: number): HeadError {
+  switch (code) {
+    case FIELD_FOLDED:
+      return new HeadError("obsolete line folding");
+    case FIELD_NAME_EMPTY:
+      return new HeadError("empty or invalid field name");
+    case FIELD_NAME:
+      return new HeadError("invalid field name");
+    case FIELD_VALUE_CR:
+      return new HeadError("bare CR in a field value");
+    case FIELD_BLANK_CR:
+      return new HeadError("bare CR in the head");
+    case FIELD_TOO_MANY:
+      return new HeadError("too many field lines");
+    default:
+      return new HeadError("invalid byte in a field value");
+  }
+}
 
 /**
  * Parses the complete head `buf[start, end)` (`end` just past its blank line, as
@@ -315,46 +272,14 @@ export function parseRequestHead(
   p = lineEnd(buf, p + 8, "the request line");
 
   // Field lines: scanned and checked first, decoded once after.
-  let n = 0;
-  for (;;) {
-    const c = buf[p];
-    if (c === LF) {
-      p++;
-      break;
-    }
-    if (c === CR) {
-      p = lineEnd(buf, p, "the head");
-      break;
-    }
-    if (c === SP || c === HTAB) throw new HeadError("obsolete line folding");
-    const nameStart = p;
-    while (TCHAR[buf[p]] === 1) p++;
-    if (p === nameStart) throw new HeadError("empty or invalid field name");
-    if (buf[p] !== COLON) throw new HeadError("invalid field name");
-    const nameEnd = p++;
-    while (buf[p] === SP || buf[p] === HTAB) p++;
-    const valueStart = p;
-    let valueEnd = p;
-    for (;;) {
-      const b = buf[p];
-      if (TEXT[b] !== 1) break;
-      high |= b;
-      p++;
-      if (b !== SP && b !== HTAB) valueEnd = p;
-    }
-    p = lineEnd(buf, p, "a field value");
-    if (n === MAX_FIELD_LINES) throw new HeadError("too many field lines");
-    const k = n * 4;
-    spans[k] = nameStart;
-    spans[k + 1] = nameEnd;
-    spans[k + 2] = valueStart;
-    spans[k + 3] = valueEnd;
-    n++;
-  }
-  if (p !== end) throw new HeadError("invalid end of head");
+  const n = scanFieldLines(buf, p, lines);
+  if (n < 0) throw fieldError(n);
+  if (lines.end !== end) throw new HeadError("invalid end of head");
+  high |= lines.high;
+  const spans = lines.spans;
 
   // One string for the whole head: ASCII decodes fast; other bytes stand for themselves.
-  const text = high < 0x80 ? ascii.decode(buf.subarray(start, end)) : latin1(buf, start, end);
+  const text = headText(buf, start, end, high);
   head.method = method(buf, start, methodEnd - start);
   let target = text.slice(targetStart - start, targetEnd - start);
   if (target.charCodeAt(0) !== 0x2f) target = absoluteTarget(target, head);
@@ -369,7 +294,11 @@ export function parseRequestHead(
   for (let i = 0; i < n; i++) {
     const k = i * 4;
     const a = spans[k], b = spans[k + 1];
-    const name = commonName(buf, a, b - a) ?? text.slice(a - start, b - start).toLowerCase();
+    let name = COMMON_NAMES.find(buf, a, b - a);
+    if (name === undefined) {
+      name = text.slice(a - start, b - start);
+      if (lines.upper[i] === 1) name = name.toLowerCase();
+    }
     const value = text.slice(spans[k + 2] - start, spans[k + 3] - start);
     fields.push(name, value);
     bytes += name.length + value.length + 4;

@@ -14,48 +14,11 @@ import {
   takeBodyBuffer,
   takeBuffer,
 } from "./buffer_pool.ts";
+import { statusText } from "../wire/mod.ts";
 import { ChunkedWriter } from "./chunked_writer.ts";
 
 /** The byte stream of a client connection (a `Deno.Conn` or a test double). */
 export type ClientSocket = Pick<Deno.Conn, "read" | "write" | "close">;
-
-const REASONS: Record<number, string> = {
-  100: "Continue",
-  101: "Switching Protocols",
-  200: "OK",
-  201: "Created",
-  202: "Accepted",
-  204: "No Content",
-  206: "Partial Content",
-  301: "Moved Permanently",
-  302: "Found",
-  303: "See Other",
-  304: "Not Modified",
-  307: "Temporary Redirect",
-  308: "Permanent Redirect",
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  408: "Request Timeout",
-  409: "Conflict",
-  413: "Content Too Large",
-  414: "URI Too Long",
-  416: "Range Not Satisfiable",
-  421: "Misdirected Request",
-  429: "Too Many Requests",
-  431: "Request Header Fields Too Large",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-};
-
-/** The reason phrase scalwsd sends for `status` (Deno.serve sends these too). */
-export function reasonPhrase(status: number): string {
-  return REASONS[status] ?? "";
-}
 
 const encoder = new TextEncoder();
 
@@ -193,7 +156,7 @@ export async function writeAnswer(
     : "";
   const reason = answer instanceof Response && answer.statusText !== ""
     ? answer.statusText
-    : reasonPhrase(status);
+    : statusText(status);
   const text = "HTTP/1.1 " + status + " " + reason + "\r\n" + lines + date() + framing +
     connection + "\r\n";
 

@@ -9,6 +9,7 @@ import type {
 import type { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import { plain } from "../base/plain.ts";
+import { statusText } from "../wire/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";
 import { tunnel, upgradeHeaders } from "./websocket.ts";
 
@@ -59,24 +60,14 @@ export function outbound(a: AttemptTarget): OutboundRequest {
   };
 }
 
-/** Text bodies of scalwsd's own answers by status. */
+/**
+ * Text bodies of scalwsd's own answers by status: the reason phrase of the statuses it answers
+ * on a member's or a client body's behalf (400, 408, 413, 502, 503, 504), else "Error".
+ */
 export function reason(status: number): string {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 408:
-      return "Request Timeout";
-    case 413:
-      return "Content Too Large";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "Error";
-  }
+  const own = status === 400 || status === 408 || status === 413 ||
+    (status >= 502 && status <= 504);
+  return own ? statusText(status) : "Error";
 }
 
 const CLOSE = { connection: "close" };

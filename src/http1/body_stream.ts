@@ -4,7 +4,8 @@
  * keep-alive allows, and closes it on error or cancel.
  */
 
-import { ChunkedDecoder } from "./chunked.ts";
+import { ChunkedDecoder } from "../wire/mod.ts";
+import { RESPONSE_CHUNKED } from "./chunked.ts";
 import type { ConnPool } from "./conn_pool.ts";
 import type { Http1Conn } from "./connection.ts";
 import type { BodyReader, Bytes, FinishListener } from "./types.ts";
@@ -54,7 +55,7 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
     this.#remaining = length;
     this.#keepAlive = keepAlive && mode !== BODY_CLOSE;
     this.#listener = listener;
-    this.#decoder = mode === BODY_CHUNKED ? new ChunkedDecoder() : null;
+    this.#decoder = mode === BODY_CHUNKED ? new ChunkedDecoder(RESPONSE_CHUNKED) : null;
   }
 
   /** As a stream's source: one chunk per pull, nothing read ahead (highWaterMark 0). */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { ChunkedDecoder } from "./chunked.ts";
+import { ChunkedDecoder } from "../wire/mod.ts";
+import { RESPONSE_CHUNKED } from "./chunked.ts";
 import { UpstreamError } from "./upstream_error.ts";
 
 function bytes(s: string): Uint8Array {
@@ -11,7 +12,7 @@ function bytes(s: string): Uint8Array {
 /** Decodes `input` fed in pieces of `step` bytes; returns body and the position after it. */
 function decode(input: string, step = Infinity): { body: string; rest: number; done: boolean } {
   const buf = bytes(input);
-  const d = new ChunkedDecoder();
+  const d = new ChunkedDecoder(RESPONSE_CHUNKED);
   let body = "";
   let pos = 0;
   while (pos < buf.length && !d.done) {
@@ -48,7 +49,7 @@ Deno.test("ChunkedDecoder reports not done until the final CRLF", () => {
 });
 
 Deno.test("ChunkedDecoder lets the caller read chunk data directly", () => {
-  const d = new ChunkedDecoder();
+  const d = new ChunkedDecoder(RESPONSE_CHUNKED);
   const head = bytes("10\r\n");
   assert.equal(d.decode(head, 0, head.length), head.length);
   assert.equal(d.inData, true);
@@ -86,7 +87,7 @@ Deno.test("ChunkedDecoder refuses bad framing", () => {
 });
 
 Deno.test("ChunkedDecoder accepts a size of 13 hex digits", () => {
-  const d = new ChunkedDecoder();
+  const d = new ChunkedDecoder(RESPONSE_CHUNKED);
   const b = bytes("fffffffffffff\r\n");
   d.decode(b, 0, b.length);
   assert.equal(d.remaining, 0xfffffffffffff);

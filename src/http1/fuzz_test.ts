@@ -7,9 +7,10 @@
 
 import assert from "node:assert/strict";
 import { FakeFactory, FakeSocket } from "./_fake_socket.ts";
-import { ChunkedDecoder } from "./chunked.ts";
+import { ChunkedDecoder, findHeadEnd } from "../wire/mod.ts";
+import { RESPONSE_CHUNKED } from "./chunked.ts";
 import { ConnPool } from "./conn_pool.ts";
-import { findHeadEnd, parseResponseHead } from "./response_head.ts";
+import { parseResponseHead } from "./response_head.ts";
 import { send } from "./send.ts";
 import type { OutboundRequest, SendOptions } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
@@ -292,7 +293,7 @@ Deno.test("fuzz: random bytes into ChunkedDecoder make progress and throw only m
   const alphabet = enc.encode("0123456789abcdefABCDEF;= \t\r\n\r\nxyz");
   for (let i = 0; i < 50_000 && performance.now() < until; i++) {
     const input = new Uint8Array(1 + g.int(200)).map(() => alphabet[g.int(alphabet.length)]);
-    const d = new ChunkedDecoder();
+    const d = new ChunkedDecoder(RESPONSE_CHUNKED);
     let pos = 0;
     try {
       for (let step = 0; pos < input.length && !d.done; step++) {

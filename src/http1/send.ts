@@ -1,12 +1,13 @@
 /** One request/response exchange with a member over a pooled connection. */
 
 import { BODY_CHUNKED, BODY_CLOSE, BODY_LENGTH, BodySource } from "./body_stream.ts";
-import { ChunkedDecoder } from "./chunked.ts";
+import { ChunkedDecoder, findHeadEnd } from "../wire/mod.ts";
+import { RESPONSE_CHUNKED } from "./chunked.ts";
 import type { ConnPool } from "./conn_pool.ts";
 import type { Http1Conn } from "./connection.ts";
 import { COALESCE_LIMIT, writeAll, writeRest, writeStreamBody } from "./request_body.ts";
 import { buildRequestHead, requestFraming } from "./request_head.ts";
-import { findHeadEnd, MAX_HEAD, parseResponseHead, type ResponseHead } from "./response_head.ts";
+import { MAX_HEAD, parseResponseHead, type ResponseHead } from "./response_head.ts";
 import { mayResendStale } from "./stale.ts";
 import { asPull } from "./stream_pull.ts";
 import type { Bytes, OutboundRequest, SendOptions, UpstreamResponse } from "./types.ts";
@@ -371,7 +372,7 @@ async function readSmallBody(
  * (the buffer is then left as it was for the streaming decoder).
  */
 function wholeChunked(conn: Http1Conn): Bytes | null {
-  const d = new ChunkedDecoder();
+  const d = new ChunkedDecoder(RESPONSE_CHUNKED);
   const buf = conn.buf;
   const end = conn.end;
   let pos = conn.start;

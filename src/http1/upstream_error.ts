@@ -46,6 +46,14 @@ export function malformed(message: string, phase: UpstreamPhase = "head"): Upstr
   return new UpstreamError(phase, "malformed", message, true);
 }
 
+/**
+ * A failure of the request body the caller supplied (phase `write`, kind `client`): its pull
+ * failed, it ran short or long, or it was still arriving when `timeout` ended the attempt.
+ */
+export function clientError(message: string, cause?: unknown, timeout = false): UpstreamError {
+  return new UpstreamError("write", "client", message, false, timeout, cause);
+}
+
 const IO_ERRORS: ReadonlySet<unknown> = new Set(Object.values(Deno.errors));
 
 /** True for the runtime's I/O errors (`Deno.errors.*`), false for bugs such as a TypeError. */
