@@ -318,7 +318,13 @@ Deno.test("every key provisions to its value", () => {
   assert.deepEqual(www.routes[0], {
     path: "/static",
     exact: false,
-    runtime: { type: "static", root: "/srv/www", index: "index.html" },
+    runtime: {
+      type: "static",
+      root: "/srv/www",
+      index: "index.html",
+      follow_symlinks: "inside_root",
+      allowed_roots: [],
+    },
     max_body: 512,
     policies: [],
     inherit: true,

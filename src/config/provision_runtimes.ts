@@ -55,7 +55,13 @@ export function chooseRuntime(
         headers: Object.fromEntries(Object.entries(runtime.headers ?? {})),
       };
     case "static":
-      return { type: "static", root: runtime.root, index: runtime.index ?? "index.html" };
+      return {
+        type: "static",
+        root: runtime.root,
+        index: runtime.index ?? "index.html",
+        follow_symlinks: runtime.follow_symlinks ?? "inside_root",
+        allowed_roots: runtime.allowed_roots ?? [],
+      };
     case "php":
       return provisionPhp(runtime, `${path}.runtime`, draft);
     case "app":
@@ -71,7 +77,7 @@ export const DEFAULT_FASTCGI = "unix:/run/php/php-fpm.sock";
 
 /**
  * A PHP runtime: defaults `fastcgi: unix:/run/php/php-fpm.sock`, `index: index.php`,
- * `params: {}`, `connect_timeout: 5s`, `response_timeout: 60s`.
+ * `follow_symlinks: inside_root`, `allowed_roots: []`, `params: {}`, `connect_timeout: 5s`, `response_timeout: 60s`.
  */
 function provisionPhp(raw: RawPhp, path: string, draft: Draft): PhpRuntime {
   let fastcgi: FastcgiTarget;
@@ -91,6 +97,8 @@ function provisionPhp(raw: RawPhp, path: string, draft: Draft): PhpRuntime {
     root: raw.root,
     index: raw.index ?? "index.php",
     ...(raw.front_controller !== undefined ? { front_controller: raw.front_controller } : {}),
+    follow_symlinks: raw.follow_symlinks ?? "inside_root",
+    allowed_roots: raw.allowed_roots ?? [],
     params: Object.fromEntries(Object.entries(raw.params ?? {})),
     connect_timeout: raw.connect_timeout ?? 5_000,
     response_timeout: raw.response_timeout ?? 60_000,

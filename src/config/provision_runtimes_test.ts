@@ -32,6 +32,8 @@ Deno.test("chooseRuntime: php defaults and its pool reference", () => {
     },
     root: "/srv",
     index: "index.php",
+    follow_symlinks: "inside_root",
+    allowed_roots: [],
     params: {},
     connect_timeout: 5_000,
     response_timeout: 60_000,

@@ -36,6 +36,8 @@ Deno.test("php runtime: defaults", () => {
     },
     root: "/srv/www",
     index: "index.php",
+    follow_symlinks: "inside_root",
+    allowed_roots: [],
     params: {},
     connect_timeout: 5_000,
     response_timeout: 60_000,
@@ -149,5 +151,32 @@ Deno.test("app runtimes: a command must be told where to listen", () => {
   ]);
   assert.deepEqual(errors({ type: "node", entry: "s.js", workers: 0 }), [
     "tenants[0].applications[0].runtime.workers: must be between 1 and 256",
+  ]);
+});
+
+Deno.test("static and php runtimes: follow_symlinks and allowed_roots", () => {
+  for (const type of ["static", "php"]) {
+    const rt = load({
+      type,
+      root: "/usr/share/wordpress",
+      follow_symlinks: "owner_match",
+      allowed_roots: ["/usr/share/javascript", "/usr/share/php"],
+    });
+    assert.ok(rt.type === "static" || rt.type === "php");
+    if (rt.type !== "static" && rt.type !== "php") return;
+    assert.equal(rt.follow_symlinks, "owner_match");
+    assert.deepEqual(rt.allowed_roots, ["/usr/share/javascript", "/usr/share/php"]);
+    assert.equal(
+      (load({ type, root: "/srv", follow_symlinks: "always" }) as typeof rt)
+        .follow_symlinks,
+      "always",
+    );
+  }
+  assert.deepEqual(errors({ type: "static", root: "/x", follow_symlinks: "yes" }), [
+    'tenants[0].applications[0].runtime.follow_symlinks: invalid value "yes"; must be one of ' +
+    "inside_root, owner_match, always",
+  ]);
+  assert.deepEqual(errors({ type: "php", root: "/x", allowed_roots: ["usr/share"] }), [
+    'tenants[0].applications[0].runtime.allowed_roots[0]: invalid path "usr/share": must be absolute',
   ]);
 });

@@ -17,6 +17,7 @@ import { formatDuration, parseDuration } from "./duration.ts";
 import { ValueError } from "./errors.ts";
 import { cidrError, parseIP } from "../net/ip.ts";
 import { parseSize } from "./size.ts";
+import { FOLLOW_SYMLINKS } from "./types.ts";
 import {
   domainError,
   headerValueError,
@@ -445,6 +446,16 @@ const fastcgiAddress = z.string().transform((value, ctx) => {
 const paramName = () =>
   checked((s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) ? undefined : `invalid param name "${s}"`);
 
+/** `follow_symlinks` and `allowed_roots` of `static` and `php`. */
+const symlinkFields = {
+  follow_symlinks: oneOf(FOLLOW_SYMLINKS).optional(),
+  allowed_roots: z.array(
+    checked((s) =>
+      s.startsWith("/") && !s.includes("\0") ? undefined : `invalid path "${s}": must be absolute`
+    ),
+  ).optional(),
+};
+
 /** Keys every supervised application runtime (`app`, `node`, `python`, `deno`) takes. */
 const appFields = {
   workers: int(1, 256).optional(),
@@ -475,7 +486,12 @@ export const runtimeSchema = z.discriminatedUnion("type", [
     body: leaf(string).optional(),
     headers: z.record(headerName(), headerValue()).optional(),
   }).strict(),
-  z.object({ type: z.literal("static"), root: text(), index: fileName().optional() }).strict(),
+  z.object({
+    type: z.literal("static"),
+    root: text(),
+    index: fileName().optional(),
+    ...symlinkFields,
+  }).strict(),
   z.object({
     type: z.literal("php"),
     fastcgi: z.union([poolRef, fastcgiAddress], {
@@ -488,6 +504,7 @@ export const runtimeSchema = z.discriminatedUnion("type", [
     root: text(),
     index: fileName().optional(),
     front_controller: probePath().optional(),
+    ...symlinkFields,
     params: z.record(paramName(), leaf(string)).optional(),
     connect_timeout: duration(1).optional(),
     response_timeout: duration(1).optional(),

@@ -147,11 +147,20 @@ export interface RespondRuntime {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/** `follow_symlinks` of `static` and `php` runtimes (see `src/handlers/symlinks.ts`). */
+export type FollowSymlinks = "inside_root" | "owner_match" | "always";
+
+export const FOLLOW_SYMLINKS: readonly FollowSymlinks[] = ["inside_root", "owner_match", "always"];
+
 export interface StaticRuntime {
   readonly type: "static";
   readonly root: string;
   /** Default `index.html`. */
   readonly index: string;
+  /** Default `inside_root`: a symlink is followed only when it ends under the root. */
+  readonly follow_symlinks: FollowSymlinks;
+  /** Trees reached through symlinks whatever `follow_symlinks` says; default none. */
+  readonly allowed_roots: readonly string[];
 }
 
 /** Where a PHP runtime sends its FastCGI requests. */
@@ -169,6 +178,10 @@ export interface PhpRuntime {
   readonly index: string;
   /** Script for paths that name no file (`/index.php`); absent: 404. */
   readonly front_controller?: string;
+  /** Default `inside_root`, as `static`'s. */
+  readonly follow_symlinks: FollowSymlinks;
+  /** Default none, as `static`'s. */
+  readonly allowed_roots: readonly string[];
   /** Extra FastCGI params, added last (they win). */
   readonly params: Readonly<Record<string, string>>;
   /** Default 5 s. */

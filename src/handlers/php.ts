@@ -118,7 +118,13 @@ export class PhpHandler implements Handler {
     private readonly maxBody: number,
     private readonly clock: Clock,
   ) {
-    this.files = new StaticHandler({ type: "static", root: runtime.root, index: runtime.index });
+    this.files = new StaticHandler({
+      type: "static",
+      root: runtime.root,
+      index: runtime.index,
+      follow_symlinks: runtime.follow_symlinks,
+      allowed_roots: runtime.allowed_roots,
+    });
     this.scripts = new ScriptCache(clock);
   }
 
@@ -159,6 +165,7 @@ export class PhpHandler implements Handler {
         path,
         index: rt.index,
         frontController: rt.front_controller,
+        links: this.files.links,
       });
       this.scripts.set(path, found);
     }

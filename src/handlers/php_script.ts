@@ -1,11 +1,14 @@
 /**
  * Which PHP script a request runs, if any. The path is split after its first segment ending in
  * `.php` (nginx's `^(.+?\.php)(/.*)$`): that prefix is the script, the rest `PATH_INFO`. A
- * script runs only when it exists as a regular file under the root after resolving symlinks
- * and its resolved name ends in `.php` too: `/uploads/evil.jpg/x.php` looks for a file named
+ * script runs only when it exists as a regular file the runtime's symlink rule reaches (see
+ * `symlinks.ts`; by default: under the root after resolving symlinks) and its resolved name
+ * ends in `.php` too: `/uploads/evil.jpg/x.php` looks for a file named
  * `x.php` and never runs `evil.jpg`. Paths without `.php` are files (served statically),
  * directories (their `index`), or missing (the front controller, else 404).
  */
+
+import { INSIDE_ROOT, type SymlinkRule } from "./symlinks.ts";
 
 /** A script to run. */
 export interface Script {
@@ -32,17 +35,14 @@ export interface ScriptQuery {
   readonly index: string;
   /** `/index.php` or undefined. */
   readonly frontController?: string;
+  /** Which symlinks are followed; default `INSIDE_ROOT`. */
+  readonly links?: SymlinkRule;
 }
 
-function inside(root: string, real: string): boolean {
-  return real === root || real.startsWith(root === "/" ? "/" : root + "/");
-}
-
-/** The real path of `rel` under `root` when it is inside it, else null (missing, escaping). */
-async function real(root: string, rel: string): Promise<string | null> {
+/** The real path of `rel` under `root` when the rule reaches it, else null (missing, refused). */
+async function real(q: ScriptQuery, rel: string): Promise<string | null> {
   try {
-    const r = await Deno.realPath(root + rel);
-    return inside(root, r) ? r : null;
+    return await (q.links ?? INSIDE_ROOT).resolve(q.root, rel);
   } catch (err) {
     if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
       return null;
@@ -52,9 +52,9 @@ async function real(root: string, rel: string): Promise<string | null> {
   }
 }
 
-/** `rel` as a runnable script: a regular `.php` file under the root, else null. */
-async function scriptFile(root: string, rel: string): Promise<string | null> {
-  const r = await real(root, rel);
+/** `rel` as a runnable script: a regular `.php` file the rule reaches, else null. */
+async function scriptFile(q: ScriptQuery, rel: string): Promise<string | null> {
+  const r = await real(q, rel);
   if (r === null || !r.endsWith(".php")) return null;
   try {
     return (await Deno.stat(r)).isFile ? r : null;
@@ -79,7 +79,7 @@ export function splitAfterPhp(path: string): number {
 async function front(q: ScriptQuery): Promise<Resolved> {
   const fc = q.frontController;
   if (fc === undefined) return 404;
-  const f = await scriptFile(q.root, fc);
+  const f = await scriptFile(q, fc);
   if (f === null) return 404;
   return { kind: "script", filename: f, scriptName: fc, pathInfo: "" };
 }
@@ -90,12 +90,12 @@ export async function resolveScript(q: ScriptQuery): Promise<Resolved> {
   const cut = splitAfterPhp(path);
   if (cut >= 0) {
     const scriptName = path.slice(0, cut);
-    const f = await scriptFile(q.root, scriptName);
+    const f = await scriptFile(q, scriptName);
     if (f !== null) return { kind: "script", filename: f, scriptName, pathInfo: path.slice(cut) };
     // A .php path that is no script (missing, a directory, escaping) is never served as a file.
     return front(q);
   }
-  const r = await real(q.root, path);
+  const r = await real(q, path);
   if (r === null) return front(q);
   let info: Deno.FileInfo;
   try {
@@ -109,9 +109,9 @@ export async function resolveScript(q: ScriptQuery): Promise<Resolved> {
   if (!path.endsWith("/")) return STATIC; // the static handler redirects to the slash form
   const index = path + q.index;
   if (q.index.endsWith(".php")) {
-    const f = await scriptFile(q.root, index);
+    const f = await scriptFile(q, index);
     if (f !== null) return { kind: "script", filename: f, scriptName: index, pathInfo: "" };
-  } else if (await real(q.root, index) !== null) return STATIC;
+  } else if (await real(q, index) !== null) return STATIC;
   // A directory without its index: the application decides, as with a missing file.
   return q.frontController !== undefined ? front(q) : 403;
 }

@@ -2,6 +2,7 @@ import type { StaticRuntime } from "../config/types.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { plain } from "../base/plain.ts";
 import { contentType } from "./mime.ts";
+import { INSIDE_ROOT, SymlinkRule } from "./symlinks.ts";
 
 /** Files up to this size are read whole and answered from memory; larger ones stream. */
 export const SMALL_FILE = 65_536;
@@ -73,12 +74,19 @@ type Located = { real: string; info: Deno.FileInfo; name: string } | number;
  * to it): GET and HEAD, ETag and Last-Modified with conditional requests (304, 412), single
  * byte ranges (206, 416), content types by extension, `index` for directories (a directory
  * without one is 403, as is anything not a regular file or not readable), 404 for anything
- * missing or outside the root, symlinks included.
+ * missing, and for symlinks its `follow_symlinks` and `allowed_roots` do not follow (see
+ * `symlinks.ts`).
  */
 export class StaticHandler implements Handler {
   private rootReal: string | null = null;
+  /** Which symlinks lead somewhere (shared with the PHP handler's script lookup). */
+  readonly links: SymlinkRule;
 
-  constructor(readonly runtime: StaticRuntime) {}
+  constructor(readonly runtime: StaticRuntime) {
+    this.links = runtime.follow_symlinks === "inside_root" && runtime.allowed_roots.length === 0
+      ? INSIDE_ROOT
+      : new SymlinkRule(runtime.follow_symlinks, runtime.allowed_roots);
+  }
 
   private async root(): Promise<string> {
     this.rootReal ??= await Deno.realPath(this.runtime.root);
@@ -100,22 +108,22 @@ export class StaticHandler implements Handler {
     } catch {
       return 404;
     }
-    const inside = root === "/" ? "/" : root + "/";
+    const links = this.links;
     try {
-      let real = await Deno.realPath(root + rel);
-      if (real !== root && !real.startsWith(inside)) return 404;
+      let real = await links.resolve(root, rel);
+      if (real === null) return 404;
       let info = await Deno.stat(real);
       let name = rel;
       if (info.isDirectory) {
         if (!ex.path.endsWith("/")) return 301;
         try {
-          real = await Deno.realPath(`${real}/${this.runtime.index}`);
+          real = await links.resolve(root, rel + this.runtime.index);
         } catch (err) {
           // A directory without its index file is not listed.
           if (err instanceof Deno.errors.NotFound) return 403;
           throw err;
         }
-        if (!real.startsWith(inside)) return 404;
+        if (real === null) return 404;
         info = await Deno.stat(real);
         name = this.runtime.index;
       }
