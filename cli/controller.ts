@@ -7,7 +7,7 @@ import { findExecutable, selfCommand } from "../src/controller/launch.ts";
 import { log } from "../src/observe/log.ts";
 
 const CONTROLLER_USAGE = `usage: scalwsd controller --config CONTROLLER_FILE
-  Starts and manages scalwsd instances on this host (see README, "Controller").
+  Starts and manages scalwsd instances on this host (see docs/controller.md).
   SIGTERM/SIGINT stop the controller and leave the instances serving; SIGHUP reloads;
   "scalwsd ctl --controller-socket PATH stop" drains every instance, then stops.`;
 

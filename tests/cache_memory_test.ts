@@ -18,7 +18,7 @@ import {
 const MiB = 1024 * 1024;
 /**
  * What RSS may grow by beyond the budget, measured after a full GC and malloc_trim: heap
- * slack, allocator fragmentation, connection buffers (stated here; README says the same).
+ * slack, allocator fragmentation, connection buffers (stated here; docs/cache.md says the same).
  */
 const OVERHEAD = 24 * MiB;
 const releaser = processReleaser();

@@ -175,7 +175,7 @@ Deno.test("scalwsd run serves, reloads on SIGHUP, answers ctl, and drains on SIG
     assert.equal((await slow).text, "member");
     const status = await child.status;
     assert.equal(status.code, 0);
-    // The process gives memory back after bursts, with both parts (README, "Running").
+    // The process gives memory back after bursts, with both parts (docs/operations.md, "Memory").
     const started = (await events).split("\n").filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l)).find((e) => e.event === "started");
     assert.deepEqual(started?.memory_release, ["gc", "malloc_trim"]);

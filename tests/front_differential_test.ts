@@ -2,7 +2,7 @@
  * The front against Deno.serve (hyper): the same generated requests, valid and mutated, go to
  * scalwsd's own HTTP/1.1 front and to a `Deno.serve` listener; accept or refuse, and for
  * requests both accept the method, target, fields and body, must agree, except for the
- * differences listed (and justified) in README.md, section "HTTP/1.1 front".
+ * differences listed (and justified) in docs/limits.md, section "HTTP/1.1 front".
  */
 import assert from "node:assert/strict";
 import { FrontAnswer } from "../src/front/answer.ts";
@@ -126,13 +126,13 @@ Deno.test("front differential: the same inputs to the front and to Deno.serve", 
     await front.catch(() => {});
     await deno.shutdown();
   }
-  // Every difference must be one the README lists.
+  // Every difference must be one docs/limits.md lists.
   const unexplained = [...differences].filter(([k]) => !KNOWN.has(k));
   assert.deepEqual(unexplained, [], `differences: ${JSON.stringify([...differences])}`);
   assert.ok(agreed > cases.length / 2, `${agreed} of ${cases.length} agreed`);
 });
 
-/** Known, justified differences (README.md, "HTTP/1.1 front"). */
+/** Known, justified differences (docs/limits.md, "HTTP/1.1 front"). */
 const KNOWN = new Set<string>([
   "h2c refused",
   "host Deno cannot make a URL of",

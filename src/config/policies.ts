@@ -37,7 +37,7 @@ import type {
   RewritePolicy,
 } from "./types.ts";
 
-/** Policy names, in the order the README lists them. */
+/** Policy names, in the order docs/routing.md lists them. */
 export const POLICY_NAMES = [
   "rewrite",
   "redirect",
