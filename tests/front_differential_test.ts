@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { FrontAnswer } from "../src/front/answer.ts";
 import { type ConnObserver, FrontConnection, type FrontHandler } from "../src/front/connection.ts";
 import type { FrontRequest } from "../src/front/front_request.ts";
-import { generateCases } from "../src/front/fuzz.ts";
+import { generateCases } from "../src/front/_fuzz.ts";
 
 /** What a server made of one input: refused, or the request it read. */
 interface Seen {

@@ -6,7 +6,7 @@
  * fuzz` runs 100,000).
  */
 import assert from "node:assert/strict";
-import { seeded } from "../base/random.ts";
+import { Gen } from "../base/_gen.ts";
 import { DELTA_MAX, parseCacheControl } from "./cache_control.ts";
 import { noneMatchMatches } from "./conditional.ts";
 import { formatHttpDate, parseHttpDate } from "./http_date.ts";
@@ -14,22 +14,6 @@ import { parseRange } from "./range.ts";
 import { parseVary } from "./vary.ts";
 
 const CASES = Number(Deno.env.get("SCALWS_FUZZ_CASES") ?? "2000");
-
-class Gen {
-  readonly r: () => number;
-  constructor(seed: number) {
-    this.r = seeded(seed);
-  }
-  int(n: number): number {
-    return Math.floor(this.r() * n);
-  }
-  chance(p: number): boolean {
-    return this.r() < p;
-  }
-  pick<T>(list: readonly T[]): T {
-    return list[this.int(list.length)];
-  }
-}
 
 const NOISE = ' \t,;=":\\/-*abcXYZ0123456789\u00e9\u0000\r\n';
 

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { bytes as latin1Bytes, FakeFactory, FakeSocket } from "../http1/_fake_socket.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";
-import { seeded } from "../base/random.ts";
+import { Gen } from "../base/_gen.ts";
 import { concat, end, record, stderr } from "./_fake_server.ts";
 import { ParamsBuffer } from "./params.ts";
 import { END_REQUEST, STDOUT } from "./record.ts";
@@ -21,23 +21,8 @@ import { fcgiSend } from "./send.ts";
 const CASES = Number(Deno.env.get("SCALWS_FUZZ_CASES") ?? "400");
 const BUDGET_MS = CASES > 1000 ? 600_000 : 3000;
 
-class Gen {
-  readonly r: () => number;
-  constructor(seed: number) {
-    this.r = seeded(seed);
-  }
-  int(n: number): number {
-    return Math.floor(this.r() * n);
-  }
-  chance(p: number): boolean {
-    return this.r() < p;
-  }
-  token(): string {
-    const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_!#$%&'*+.^`|~";
-    let s = "";
-    for (let i = 1 + this.int(12); i > 0; i--) s += chars[this.int(chars.length)];
-    return s;
-  }
+/** The shared generator, plus header values as an application writes them. */
+class CgiGen extends Gen {
   value(): string {
     let s = "";
     for (let i = this.int(30); i > 0; i--) s += String.fromCharCode(0x21 + this.int(94));
@@ -53,7 +38,7 @@ interface Case {
 }
 
 /** A valid answer: its STDOUT cut into records at random, STDERR sprinkled in. */
-function validCase(g: Gen): Case {
+function validCase(g: CgiGen): Case {
   const headers: [string, string][] = [];
   let head = "";
   let status = 200;
@@ -85,7 +70,7 @@ function validCase(g: Gen): Case {
   return { input: concat(parts), status, headers, body };
 }
 
-function mutate(g: Gen, input: Uint8Array): Uint8Array {
+function mutate(g: CgiGen, input: Uint8Array): Uint8Array {
   const out = input.slice();
   const kind = g.int(4);
   if (kind === 0) {
@@ -125,7 +110,7 @@ async function run(input: Uint8Array, pieces: number[]) {
 }
 
 Deno.test("fuzz: valid and mutated FastCGI answers through fcgiSend over split reads", async () => {
-  const g = new Gen(15);
+  const g = new CgiGen(15);
   const started = Date.now();
   let valid = 0;
   let refused = 0;
@@ -151,7 +136,7 @@ Deno.test("fuzz: valid and mutated FastCGI answers through fcgiSend over split r
 });
 
 Deno.test("fuzz: random bytes into the CGI head parser throw only malformed", () => {
-  const g = new Gen(16);
+  const g = new CgiGen(16);
   const alphabet = latin1Bytes("Status: 20 0\r\nLocation:/x\tContent-Length: 12\n\n\x00\x7fé");
   for (let i = 0; i < CASES * 10; i++) {
     const b = new Uint8Array(g.int(80)).map(() =>

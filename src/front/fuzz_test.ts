@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fuzz, reference, referenceChunked } from "./fuzz.ts";
+import { fuzz, reference, referenceChunked } from "./_fuzz.ts";
 
 /** `SCALWS_FUZZ_CASES` (per seed): the suite runs a slice, `deno task fuzz` 100,000. */
 const CASES = Number(Deno.env.get("SCALWS_FUZZ_CASES") ?? "3000");

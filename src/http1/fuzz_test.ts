@@ -14,32 +14,14 @@ import { parseResponseHead } from "./response_head.ts";
 import { send } from "./send.ts";
 import type { OutboundRequest, SendOptions } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
-import { seeded as prng } from "../base/random.ts";
+import { Gen } from "../base/_gen.ts";
 
 /** Cases in the suite's slice: about 1 s on an idle 2-core box. */
 const CASES = 1200;
 const enc = new TextEncoder();
 
-class Gen {
-  readonly r: () => number;
-  constructor(seed: number) {
-    this.r = prng(seed);
-  }
-  int(n: number): number {
-    return Math.floor(this.r() * n);
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)];
-  }
-  chance(p: number): boolean {
-    return this.r() < p;
-  }
-  token(): string {
-    const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_!#$%&'*+.^`|~";
-    let s = "";
-    for (let i = 1 + this.int(12); i > 0; i--) s += chars[this.int(chars.length)];
-    return s;
-  }
+/** The shared generator, plus the shapes of a response: field values, bodies. */
+class ResponseGen extends Gen {
   value(): string {
     let s = "";
     for (let i = this.int(30); i > 0; i--) {
@@ -81,7 +63,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 /** A valid response with its expected decoded body. */
-function generate(g: Gen): Case {
+function generate(g: ResponseGen): Case {
   const method = g.chance(0.1) ? "HEAD" : "GET";
   const status = g.pick([200, 200, 200, 201, 204, 206, 301, 304, 404, 500, 503, 299, 599]);
   const nl = g.chance(0.9) ? "\r\n" : "\n";
@@ -131,7 +113,7 @@ function generate(g: Gen): Case {
 
 const INTERESTING = [0x0d, 0x0a, 0x3a, 0x20, 0x09, 0x00, 0x7f, 0xff, 0x30, 0x39, 0x61, 0x66, 0x3b];
 
-function mutate(g: Gen, input: Uint8Array): Uint8Array {
+function mutate(g: ResponseGen, input: Uint8Array): Uint8Array {
   // Most bugs hide in the head and framing: aim most mutations at the first bytes.
   let b = input;
   for (let m = 1 + g.int(4); m > 0; m--) {
@@ -238,7 +220,7 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 Deno.test("fuzz: valid and mutated responses through send over split reads", async () => {
-  const g = new Gen(0x5ca1);
+  const g = new ResponseGen(0x5ca1);
   let valid = 0;
   let mutated = 0;
   let rejected = 0;
@@ -269,7 +251,7 @@ Deno.test("fuzz: valid and mutated responses through send over split reads", asy
 });
 
 Deno.test("fuzz: random bytes into parseResponseHead throw only malformed", () => {
-  const g = new Gen(42);
+  const g = new ResponseGen(42);
   const until = performance.now() + 1000;
   let parsed = 0;
   for (let i = 0; i < 50_000 && performance.now() < until; i++) {
@@ -288,7 +270,7 @@ Deno.test("fuzz: random bytes into parseResponseHead throw only malformed", () =
 });
 
 Deno.test("fuzz: random bytes into ChunkedDecoder make progress and throw only malformed", () => {
-  const g = new Gen(7);
+  const g = new ResponseGen(7);
   const until = performance.now() + 700;
   const alphabet = enc.encode("0123456789abcdefABCDEF;= \t\r\n\r\nxyz");
   for (let i = 0; i < 50_000 && performance.now() < until; i++) {

@@ -6,47 +6,18 @@
  * anything but `HeadError`, never read past its input, and give back the generated body.
  *
  * `fuzz_test.ts` runs a slice in the suite; `deno task fuzz` runs 100,000 cases per seed;
- * `deno run src/front/fuzz.ts [cases] [seed]` runs any other amount.
+ * `deno run src/front/_fuzz.ts [cases] [seed]` runs any other amount.
  */
 
+import { Gen } from "../base/_gen.ts";
 import { ChunkedDecoder, findHeadEnd } from "../wire/mod.ts";
 import { REQUEST_CHUNKED } from "./chunked_body.ts";
 import { HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./request_head.ts";
 
-/** A small seeded generator (mulberry32) of numbers in [0, 1). */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const TCHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_!#$%&'*+.^`|~";
 const NASTY = '\x00\r\n \t\x7f\x80\xff:,;"\x01\x1b/?';
 
-class Gen {
-  readonly r: () => number;
-  constructor(seed: number) {
-    this.r = prng(seed);
-  }
-  int(n: number): number {
-    return Math.floor(this.r() * n);
-  }
-  chance(p: number): boolean {
-    return this.r() < p;
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)];
-  }
-  token(max = 12): string {
-    let s = "";
-    for (let i = 1 + this.int(max); i > 0; i--) s += TCHARS[this.int(TCHARS.length)];
-    return s;
-  }
+/** The shared generator, plus the shapes of a request: names, field values, targets. */
+class RequestGen extends Gen {
   name(max: number): string {
     const chars = "abcdefghijklmnopqrstuvwxyz0123456789";
     let s = "";
@@ -104,12 +75,12 @@ const CHUNK_TRICKS = ["0x3", "+3", "-3", "10000000000000003", "3\n", "3;a\x00", 
 
 /** `count` cases from `seed`, as `fuzz` makes them (for the differential test). */
 export function generateCases(seed: number, count: number): FuzzCase[] {
-  const g = new Gen(seed);
+  const g = new RequestGen(seed);
   return Array.from({ length: count }, () => generate(g));
 }
 
 /** Generates the next case of `g`: a valid request, maybe mutated. */
-function generate(g: Gen): FuzzCase {
+function generate(g: RequestGen): FuzzCase {
   const method = g.pick(["GET", "POST", "PUT", "HEAD", "DELETE", "OPTIONS", g.token(8)]);
   const target = g.target();
   const minor = g.chance(0.1) ? 0 : 1;
@@ -159,7 +130,7 @@ function generate(g: Gen): FuzzCase {
   return { input, body, mutated };
 }
 
-function mutate(g: Gen, s: string): string {
+function mutate(g: RequestGen, s: string): string {
   const headEnd = Math.max(1, s.indexOf("\r\n\r\n") >= 0 ? s.indexOf("\r\n\r\n") : s.length);
   const at = g.int(g.chance(0.8) ? headEnd : s.length);
   switch (g.int(7)) {
@@ -323,7 +294,7 @@ function bytesOf(s: string): Uint8Array {
 }
 
 /** What the parser made of a case, in the reference's shape. */
-function parse(g: Gen, buf: Uint8Array): Reading | null | undefined {
+function parse(g: RequestGen, buf: Uint8Array): Reading | null | undefined {
   // The head arrives in pieces: the scan resumes where it stopped, as the connection does.
   let scan = 0;
   let end = -1;
@@ -391,7 +362,7 @@ export interface FuzzStats {
 
 /** Runs `count` cases from `seed`; throws on the first disagreement, naming the case. */
 export function fuzz(seed: number, count: number): FuzzStats {
-  const g = new Gen(seed);
+  const g = new RequestGen(seed);
   const stats: FuzzStats = { cases: 0, accepted: 0, refused: 0, incomplete: 0, mutated: 0 };
   for (let i = 0; i < count; i++) {
     const c = generate(g);
