@@ -7,13 +7,11 @@
  *   scalwsd controller --config F   start and manage instances on SO_REUSEPORT
  *   scalwsd ingress ...             Kubernetes ingress controller (one process)
  */
+// Only what runs before the SIGUSR1 guard is imported statically: the guard may re-execute the
+// process, and the commands' module graph is loaded once, after it (dynamic imports below).
 import { parseArgs } from "node:util";
-import { check } from "./cli/check.ts";
-import { controller } from "./cli/controller.ts";
-import { ctl } from "./cli/ctl.ts";
-import { ingress } from "./cli/ingress.ts";
-import { run } from "./cli/run.ts";
-import { RUN_FLAGS, runOptions } from "./cli/run_options.ts";
+import { blockUsr1 } from "./src/base/usr1.ts";
+import { log } from "./src/observe/log.ts";
 
 export const USAGE = `usage:
   scalwsd [run] --config FILE       serve the configuration (SIGHUP reloads, SIGTERM drains)
@@ -38,16 +36,26 @@ export const USAGE = `usage:
 
 export const VERSION = "0.1.0";
 
+/** The commands that run until stopped: SIGUSR1 must never open Deno's inspector in them. */
+const LONG_RUNNING = new Set(["run", "controller", "ingress"]);
+const NO_SERVE = new Set(["--help", "-h", "--version"]);
+
 async function main(argv: string[]): Promise<number> {
   const sub = argv[0] && !argv[0].startsWith("-") ? argv[0] : "run";
   const rest = sub === argv[0] ? argv.slice(1) : argv;
-  if (sub === "ctl") return await ctl(rest);
-  if (sub === "controller") return await controller(rest);
-  if (sub === "ingress") return await ingress(rest);
+  if (LONG_RUNNING.has(sub) && !rest.some((a) => NO_SERVE.has(a))) {
+    // Re-executes this process with SIGUSR1 blocked in every thread (returns when it is).
+    const why = blockUsr1();
+    if (why !== null) log("warn", "sigusr1_unguarded", { reason: why });
+  }
+  if (sub === "ctl") return await (await import("./cli/ctl.ts")).ctl(rest);
+  if (sub === "controller") return await (await import("./cli/controller.ts")).controller(rest);
+  if (sub === "ingress") return await (await import("./cli/ingress.ts")).ingress(rest);
   if (sub !== "run" && sub !== "check") {
     console.error(`scalwsd: unknown command "${sub}"\n${USAGE}`);
     return 2;
   }
+  const { RUN_FLAGS, runOptions } = await import("./cli/run_options.ts");
   let values;
   try {
     ({ values } = parseArgs({
@@ -76,13 +84,13 @@ async function main(argv: string[]): Promise<number> {
     console.error(`scalwsd: --config FILE is required\n${USAGE}`);
     return 2;
   }
-  if (sub === "check") return await check(values.config);
+  if (sub === "check") return await (await import("./cli/check.ts")).check(values.config);
   const opts = runOptions(values);
   if (typeof opts === "string") {
     console.error(`scalwsd: ${opts}\n${USAGE}`);
     return 2;
   }
-  return await run(values.config, opts);
+  return await (await import("./cli/run.ts")).run(values.config, opts);
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { Usr1Watch } from "../src/base/usr1.ts";
 import { ConfigError } from "../src/config/errors.ts";
 import { loadControllerConfig } from "../src/controller/config.ts";
 import { createControlApp, serveControlSocket } from "../src/controller/control_app.ts";
@@ -9,6 +10,7 @@ import { log } from "../src/observe/log.ts";
 const CONTROLLER_USAGE = `usage: scalwsd controller --config CONTROLLER_FILE
   Starts and manages scalwsd instances on this host (see docs/controller.md).
   SIGTERM/SIGINT stop the controller and leave the instances serving; SIGHUP reloads;
+  SIGUSR1 is passed on to the instances (they reopen their log files);
   "scalwsd ctl --controller-socket PATH stop" drains every instance, then stops.`;
 
 /** `scalwsd controller --config FILE`: returns the exit status. */
@@ -62,10 +64,13 @@ export async function controller(args: string[]): Promise<number> {
   log("info", "control_listening", { socket: ctl.cfg.socket });
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
+  // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.
+  const usr1 = new Usr1Watch(() => ctl.reopenLogs());
   Deno.addSignalListener("SIGHUP", () => {
     ctl.reload().catch((err) => log("error", "reload_failed", { error: (err as Error).message }));
   });
   const reason = await done;
+  usr1.stop();
   if (reason === "stop") await ctl.stopAll();
   else await ctl.close();
   await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 1_000))]);

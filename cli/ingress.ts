@@ -15,6 +15,7 @@ import { createAdminApp, SOURCE_HEADER } from "../admin/app.ts";
 import { AdminListeners } from "../admin/listeners.ts";
 import { ensureDir, writeFileAtomic } from "../src/base/atomic_file.ts";
 import { CONTROLLER_PUT_HEADER } from "../src/config/members_put.ts";
+import { Usr1Watch } from "../src/base/usr1.ts";
 import { ConfigError } from "../src/config/errors.ts";
 import { ingressConfig, type IngressMember } from "../src/discovery/ingress_config.ts";
 import { statusPatches } from "../src/discovery/ingress_status.ts";
@@ -367,7 +368,10 @@ export async function ingress(args: string[]): Promise<number> {
   const { promise, resolve } = Promise.withResolvers<string>();
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
+  // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.
+  const usr1 = new Usr1Watch(() => running.server.reopenLogs());
   const signal = await promise;
+  usr1.stop();
   log("info", "draining", { signal, drain_timeout_ms: DRAIN_TIMEOUT });
   // As `scalwsd run`: in-flight requests get the drain timeout, then the process ends anyway.
   let timer: ReturnType<typeof setTimeout> | undefined;

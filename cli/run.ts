@@ -1,3 +1,4 @@
+import { Usr1Watch } from "../src/base/usr1.ts";
 import { ConfigError } from "../src/config/errors.ts";
 import { log } from "../src/observe/log.ts";
 import { LoopLagMonitor } from "../src/observe/loop_lag.ts";
@@ -52,9 +53,12 @@ export async function run(
   const { promise: stopped, resolve } = Promise.withResolvers<string>();
   // Installed before binding: the default action of these signals would end the process.
   Deno.addSignalListener("SIGHUP", () => {
+    server.reopenLogs();
     if (managed) log("warn", "reload_ignored", { reason: "the controller rolls generations" });
     else server.reload();
   });
+  // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.
+  const usr1 = new Usr1Watch(() => server.reopenLogs());
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
   if (managed) {
@@ -104,6 +108,7 @@ export async function run(
   await Promise.race([admin.stop(), new Promise((r) => setTimeout(r, 1_000))]);
   lag.stop();
   trimmer.stop();
+  usr1.stop();
   if (!drained) {
     log("error", "drain_timeout", {
       drain_timeout_ms: opts.drainTimeout,

@@ -18,6 +18,7 @@ import {
   type StatusJson,
   unixFetch,
 } from "./_support/controller.ts";
+import { readProcFile } from "../src/controller/proc.ts";
 
 const SCALWS = (port: number, seed: string, body: string) => `
 server:
@@ -99,6 +100,21 @@ autoscaling: off
     let stopPuts = false;
     try {
       await settled(1, 1);
+
+      // SIGUSR1 is blocked in the controller and its instance (never Deno's inspector), and the
+      // controller passes it on: the instance reopens its logs.
+      const web0 = (await status()).instances.find((i) => i.id === "web-0")!;
+      for (const pid of [ctl.pid, web0.pid]) {
+        const text = (await readProcFile(`/proc/${pid}/status`)) ?? "";
+        const blocked = BigInt("0x" + (/SigBlk:\s*([0-9a-f]+)/.exec(text)?.[1] ?? "0"));
+        assert.equal((blocked >> 9n) & 1n, 1n, `SIGUSR1 not blocked in ${pid}: ${text}`);
+      }
+      Deno.kill(ctl.pid, "SIGUSR1");
+      await waitUntil(
+        () =>
+          Deno.readTextFile(`${dir}/state/logs/web-0.log`).then((t) => t.includes("logs_reopened")),
+        { what: "web-0 to reopen its logs on the controller's SIGUSR1", timeoutMs: 5_000 },
+      );
 
       // Checked as an instance checks, nothing recorded on a refusal.
       assert.deepEqual(await put("nope", { members: [] }), {

@@ -3,7 +3,9 @@
  * input is a pipe from scalwsd that nothing is written to. When scalwsd exits, even by
  * SIGKILL, the pipe closes, the watcher's `read` ends, and the application gets SIGTERM, then
  * SIGKILL 5 s later. SIGTERM to the shell is passed on to the application; the shell exits with
- * the application's status. The application's PID is written to `$SCALWS_PIDFILE`.
+ * the application's status. The application's PID is written to `$SCALWS_PIDFILE`. SIGUSR1
+ * (log rotation, sent to a whole process group or unit) is caught and dropped: its default
+ * action would end the shell, and passed on it would open a Node or Deno application's debugger.
  */
 export const WRAPPER = `
 exec 3<&0
@@ -11,6 +13,7 @@ exec 3<&0
 pid=$!
 echo "$pid" > "$SCALWS_PIDFILE"
 trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
+trap ':' USR1
 (
   while read -r _ <&3; do :; done
   kill -TERM "$pid" 2>/dev/null

@@ -29,7 +29,7 @@ import { adminRequest, scrapeMetrics } from "./probe.ts";
 import { readProc, readProcFile } from "./proc.ts";
 import { planStep, type Step } from "./reconcile.ts";
 import { RecordStore } from "./records.ts";
-import { Slots } from "./slots.ts";
+import { signal, Slots } from "./slots.ts";
 import {
   claimStateDir,
   type ControllerState,
@@ -209,6 +209,18 @@ export class Controller {
       await sleep(Math.min(100, this.cfg.probe_interval));
     }
     await this.close();
+  }
+
+  /**
+   * SIGUSR1 to the controller (log rotation): passed on to every instance past `starting` (one
+   * still starting may not have blocked the signal yet, and its default action ends it).
+   */
+  reopenLogs(): void {
+    for (const s of this.slots) {
+      if (s.rec.pid > 0 && RUNNING_STATES.has(s.rec.state) && s.rec.state !== "starting") {
+        signal(s.rec.pid, "SIGUSR1");
+      }
+    }
   }
 
   /** Changes the saved state and writes it (chained: the file ends with the latest state). */

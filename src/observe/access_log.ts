@@ -26,13 +26,39 @@ export class AccessLog {
   private pending: string[] = [];
   private size = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private readonly out: { writeSync(p: Uint8Array): number } | null;
+  private out: { writeSync(p: Uint8Array): number } | null;
 
   /** `target`: `stdout`, `off`, or a file path (appended). */
   constructor(readonly target: string) {
     if (target === "off") this.out = null;
     else if (target === "stdout") this.out = Deno.stdout;
     else this.out = Deno.openSync(target, { append: true, create: true, write: true });
+  }
+
+  /**
+   * Log rotation (SIGUSR1, SIGHUP): pending lines go to the file open now, then `target` is
+   * opened again, so that after `mv access.log access.log.1` new lines go to a new
+   * `access.log`, created with the mode of the file it replaces. Throws when it cannot be
+   * opened; lines then keep going to the file open before.
+   */
+  reopen(): void {
+    if (this.out === null || this.out === Deno.stdout) return;
+    this.flush();
+    const old = this.out as Deno.FsFile;
+    const mode = (old.statSync().mode ?? 0o644) & 0o7777;
+    let next: Deno.FsFile;
+    try {
+      next = Deno.openSync(this.target, { append: true, createNew: true, mode });
+      // `mode` went through the umask: set it exactly on the file this call created.
+      try {
+        Deno.chmodSync(this.target, mode);
+      } catch { /* the umask's mode stays */ }
+    } catch (err) {
+      if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
+      next = Deno.openSync(this.target, { append: true, write: true });
+    }
+    this.out = next;
+    old.close();
   }
 
   get enabled(): boolean {

@@ -306,6 +306,19 @@ export class Server {
     }
   }
 
+  /** SIGUSR1 and SIGHUP: the access log file is opened again (log rotation). */
+  reopenLogs(): void {
+    try {
+      this.accessLog.reopen();
+      log("info", "logs_reopened", { access_log: this.accessLog.target });
+    } catch (err) {
+      log("error", "logs_reopen_failed", {
+        access_log: this.accessLog.target,
+        error: String((err as Error)?.message ?? err),
+      });
+    }
+  }
+
   /** Reloads the configuration file: validate, build beside, swap; a failure changes nothing. */
   reload(): Promise<ReloadResult> {
     return this.lock.run(async () => {

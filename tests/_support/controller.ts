@@ -15,6 +15,7 @@ export const RUN_FLAGS = [
   "--allow-env",
   "--allow-run",
   "--allow-sys",
+  "--allow-ffi",
 ];
 
 export interface InstanceJson {
