@@ -1,7 +1,8 @@
 /**
  * Configuration text for the side-by-side benchmark: the nginx members, and the three proxies
  * (scalwsd, nginx, HAProxy) routing the same paths to the same members with matching work:
- * keep-alive to members (32 idle per member), X-Forwarded-For/-Proto/-Host set, no access log.
+ * keep-alive to members (as many idle as the scenarios have clients), X-Forwarded-For/-Proto/-Host
+ * set, no access log.
  */
 
 /** Where the benchmark's processes listen and keep their files. */
@@ -21,7 +22,10 @@ export interface BenchLayout {
   affinity: readonly [string, string];
   /** Run nginx workers as root (only when the bench itself runs as root). */
   root: boolean;
-  /** Idle keep-alive connections to members kept by each proxy (see KEEPALIVE). */
+  /**
+   * Idle keep-alive connections to members kept by each proxy: nginx `keepalive` (per upstream
+   * block and worker), scalwsd `keepalive` (per member), HAProxy `pool-max-conn` (per server).
+   */
   keepalive: number;
   /** The `php` scenario: PHP-FPM's socket (both proxies send FastCGI to it). */
   fpmSocket?: string;
@@ -93,11 +97,6 @@ pm.max_requests = 0
 
 /** Name of the affinity cookie used by every proxy's hash-by-cookie pool. */
 export const COOKIE = "BENCHAFF";
-/**
- * Default cap on idle keep-alive connections to members: nginx `keepalive` (per upstream block
- * and worker), scalwsd `keepalive` (per member), HAProxy `pool-max-conn` (per server).
- */
-export const KEEPALIVE = 32;
 /** Path of the members' stub_status page (connections accepted so far). */
 export const STATUS_PATH = "/bench-status";
 
@@ -307,18 +306,18 @@ frontend fe
   default_backend single
 
 backend single
-  default-server pool-max-conn ${l.keepalive}
+  default-server pool-max-conn ${l.keepalive} pool-purge-delay 300s
   server a 127.0.0.1:${a}
 
 backend rr
   balance roundrobin
-  default-server pool-max-conn ${l.keepalive}
+  default-server pool-max-conn ${l.keepalive} pool-purge-delay 300s
   server a 127.0.0.1:${a}
   server b 127.0.0.1:${b}
 
 backend hashed
   balance roundrobin
-  default-server pool-max-conn ${l.keepalive}
+  default-server pool-max-conn ${l.keepalive} pool-purge-delay 300s
   cookie ${COOKIE} insert indirect nocache
   server a 127.0.0.1:${a} cookie ${l.affinity[0]}
   server b 127.0.0.1:${b} cookie ${l.affinity[1]}

@@ -6,7 +6,7 @@
  * scalwsd's and nginx's own TLS listeners with h2load instead. See bench/README.md.
  *
  *   deno task bench [--quick] [--duration 5s] [--warmup 2s] [--only get-64,pool-rr]
- *                   [--servers scalwsd,nginx] [--repeat 1] [--keepalive 32] [--profile] [--keep]
+ *                   [--servers scalwsd,nginx] [--repeat 1] [--keepalive N] [--profile] [--keep]
  */
 
 import { parseArgs } from "node:util";
@@ -19,7 +19,6 @@ import {
   haproxyConf,
   HELLO_JS,
   HELLO_PHP,
-  KEEPALIVE,
   memberNginxConf,
   postLua,
   proxyNginxConf,
@@ -49,13 +48,16 @@ import {
   waitReady,
 } from "./procs.ts";
 import {
+  fairKeepalive,
+  keepsAlive,
   runsOn,
   type Scenario,
   selectScenarios,
   selectServers,
   type ServerName,
+  UNFAIR_CONNS_PER_1K,
 } from "./scenarios.ts";
-import { ratioToNginx, renderTable, type Row } from "./table.ts";
+import { markUnfair, ratioToNginx, renderTable, type Row } from "./table.ts";
 import { FILE_16K, FILE_1M, POST_BYTES, verify, verifyCache } from "./verify.ts";
 import { closeAll, holdIdle } from "./idle.ts";
 import { parseWrk, type WrkResult } from "./wrk_output.ts";
@@ -85,7 +87,9 @@ const USAGE = `usage: deno task bench [options]
   --retries N     runs again when other processes used over ${DISTURBED_PCT}% of a core (default 2)
   --quiet-wait S  before each run, wait up to S seconds for the machine to be idle (default 20)
   --threads N     wrk threads (default 2)
-  --keepalive N   idle connections to members each proxy keeps (default ${KEEPALIVE})
+  --keepalive N   idle connections to members each proxy keeps (default: the most client
+                  connections of a selected scenario, at least 64; a keep-alive scenario in which
+                  a proxy opens over ${UNFAIR_CONNS_PER_1K} member connections per 1,000 requests is marked unfair)
   --profile       scalwsd alone under --cpu-prof (default scenario get-64); prints its top functions;
                   with --servers scalwsd,floor the floor is profiled too (to bench/out/prof/floor/)
   --pin           the proxy on CPU 0, members and wrk on CPU 1 (taskset): the proxy alone on its
@@ -147,7 +151,7 @@ function options(argv: string[]): Options | null {
       retries: { type: "string", default: "2" },
       "quiet-wait": { type: "string", default: "20" },
       threads: { type: "string", default: "2" },
-      keepalive: { type: "string", default: String(KEEPALIVE) },
+      keepalive: { type: "string" },
       profile: { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
       interleave: { type: "boolean", default: false },
@@ -158,17 +162,20 @@ function options(argv: string[]): Options | null {
   });
   if (values.help) return null;
   const profile = values.profile;
+  const scenarios = selectScenarios(values.only ?? (profile ? "get-64" : undefined));
   return {
     durationS: seconds(values.duration ?? (values.quick ? "3s" : "5s"), "duration", 1),
     warmupS: seconds(values.warmup ?? (values.quick ? "1s" : "2s"), "warmup", 0),
     // Profiling looks at scalwsd alone, by default under the headline load.
-    scenarios: selectScenarios(values.only ?? (profile ? "get-64" : undefined)),
+    scenarios,
     servers: profile ? profiled(values.servers) : selectServers(values.servers),
     repeat: int(values.repeat, "repeat", 1, 100),
     retries: int(values.retries, "retries", 0, 10),
     quietWaitS: int(values["quiet-wait"], "quiet-wait", 0, 3600),
     threads: int(values.threads, "threads", 1, 64),
-    keepalive: int(values.keepalive, "keepalive", 1, 1024),
+    keepalive: values.keepalive === undefined
+      ? fairKeepalive(scenarios)
+      : int(values.keepalive, "keepalive", 1, 1024),
     profile,
     keep: values.keep,
     interleave: values.interleave,
@@ -573,6 +580,13 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       `${opt.warmupS}s warm-up + ${opt.durationS}s per run, ${opt.repeat} run(s) per ` +
       `cell, ${opt.keepalive} idle member connections per proxy`,
   );
+  const fair = fairKeepalive(opt.scenarios);
+  if (opt.keepalive < fair) {
+    console.log(
+      `bench: warning: --keepalive ${opt.keepalive} is below the ${fair} client connections of ` +
+        `a selected scenario: proxies will reopen member connections there`,
+    );
+  }
   if (load[0] > 0.5) {
     console.log(`bench: warning: load average ${load[0].toFixed(2)} before starting`);
   }
@@ -903,7 +917,8 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     }
   }
 
-  const rows: Row[] = cells.map((c) => ({
+  const keepAliveNames = new Set(loads.filter(keepsAlive).map((s) => s.name));
+  const rows: Row[] = markUnfair(cells.map((c) => ({
     scenario: c.scenario,
     server: c.server,
     requestsPerSec: c.result.requestsPerSec,
@@ -914,9 +929,16 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     sysUsPerReq: c.result.sysUsPerReq,
     cpuPct: c.result.cpuPct,
     upstreamConnsPer1k: c.result.upstreamConnsPer1k,
-  }));
+  })), (name) => keepAliveNames.has(name), UNFAIR_CONNS_PER_1K);
   console.log("");
   console.log(renderTable(rows));
+  const unfair = [...new Set(rows.filter((r) => r.unfair).map((r) => r.scenario))];
+  if (unfair.length > 0) {
+    console.log(
+      `\nunfair (a proxy opened over ${UNFAIR_CONNS_PER_1K} member connections per 1,000 ` +
+        `requests; not compared): ${unfair.join(", ")}; raise --keepalive (${opt.keepalive})`,
+    );
+  }
   const disturbed = cells.filter((c) => (c.result.otherPct ?? 0) > DISTURBED_PCT);
   if (disturbed.length > 0) {
     console.log(
@@ -933,7 +955,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   const poolLines: string[] = [];
   for (const p of ["pool-1", "pool-rr", "pool-cookie"]) {
     const v = rate(p);
-    if (single === undefined || v === undefined) continue;
+    if (single === undefined || v === undefined || single.unfair || v.unfair) continue;
     const ratio = v.requestsPerSec / single.requestsPerSec;
     const cpu = v.cpuUsPerReq !== undefined && single.cpuUsPerReq !== undefined
       ? `, cpu/req ${(v.cpuUsPerReq / single.cpuUsPerReq).toFixed(2)}x`
@@ -967,7 +989,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       `  cpu/req of a hit against the respond route: ${x.toFixed(2)}x (target at most 1.20)`,
     );
   }
-  if (hit !== undefined && nginxHit !== undefined) {
+  if (hit !== undefined && nginxHit !== undefined && !hit.unfair) {
     const x = hit.requestsPerSec / nginxHit.requestsPerSec;
     cacheLines.push(`  req/s against nginx proxy_cache: ${x.toFixed(2)}x (target at least 0.70)`);
   }

@@ -217,6 +217,34 @@ export const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
+/**
+ * A keep-alive scenario through members: every client connection is reused (no
+ * `Connection: close`), so a proxy keeping as many idle member connections as there are clients
+ * opens almost none during the run. TLS and idle scenarios have no member behind them.
+ */
+export function keepsAlive(s: Scenario): boolean {
+  return s.tls === undefined && s.idle === undefined &&
+    !(s.headers ?? []).some((h) => /^connection:\s*close$/i.test(h));
+}
+
+/** Member connections per 1,000 requests above which a keep-alive cell is `unfair` (issue 25). */
+export const UNFAIR_CONNS_PER_1K = 5;
+
+/**
+ * The idle member connections each proxy keeps by default: as many as the largest client
+ * connection count among `scenarios` that go through members (idle and TLS scenarios left
+ * out), at least 64, so that no proxy has to close and reopen member connections under a load
+ * it could carry on reused ones (nginx's `keepalive 32` under 64 clients opened 100-224 per
+ * 1,000 requests).
+ */
+export function fairKeepalive(scenarios: readonly Scenario[]): number {
+  let n = 64;
+  for (const s of scenarios) {
+    if (s.tls === undefined && s.idle === undefined) n = Math.max(n, s.connections);
+  }
+  return Math.min(n, 1024);
+}
+
 /** The scenarios named in `only` (comma-separated), all when empty; throws on an unknown name. */
 export function selectScenarios(only: string | undefined): Scenario[] {
   if (only === undefined || only.trim() === "") return [...SCENARIOS];

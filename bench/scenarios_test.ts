@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { runsOn, SCENARIOS, selectScenarios, selectServers } from "./scenarios.ts";
+import {
+  fairKeepalive,
+  keepsAlive,
+  runsOn,
+  SCENARIOS,
+  selectScenarios,
+  selectServers,
+} from "./scenarios.ts";
 
 Deno.test("selectScenarios keeps the run order and refuses unknown names", () => {
   assert.equal(selectScenarios(undefined).length, SCENARIOS.length);
@@ -36,4 +43,18 @@ Deno.test("floor runs the single-member scenarios only; idle-10k holds 10,000 co
   assert.deepEqual(floor, ["get-64", "get-512", "close-64", "get-16k", "get-1m", "post-64k"]);
   const idle = SCENARIOS.find((s) => s.name === "idle-10k");
   assert.deepEqual([idle?.idle, idle?.servers], [10_000, ["scalwsd", "nginx"]]);
+});
+
+Deno.test("fairKeepalive keeps as many idle member connections as the most clients", () => {
+  assert.equal(fairKeepalive(selectScenarios("get-64,pool-rr")), 64);
+  assert.equal(fairKeepalive(selectScenarios("get-64,get-512")), 512);
+  // idle-10k and the TLS scenarios have no member load: left out.
+  assert.equal(fairKeepalive(selectScenarios("idle-10k,tls-get-64")), 64);
+  assert.equal(fairKeepalive(SCENARIOS), 512);
+});
+
+Deno.test("keepsAlive is false for close-64, the TLS and the idle scenarios", () => {
+  const names = SCENARIOS.filter(keepsAlive).map((s) => s.name);
+  assert.ok(names.includes("get-64") && names.includes("post-64k") && names.includes("pool-rr"));
+  for (const n of ["close-64", "tls-get-64", "tls-new", "idle-10k"]) assert.ok(!names.includes(n));
 });

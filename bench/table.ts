@@ -14,12 +14,37 @@ export interface Row {
   sysUsPerReq?: number;
   /** Connections opened to members per 1000 requests. */
   upstreamConnsPer1k?: number;
+  /**
+   * A keep-alive scenario in which some proxy opened more than 5 member connections per 1,000
+   * requests: its figures are shown but not compared (see {@link markUnfair}).
+   */
+  unfair?: boolean;
 }
 
-/** req/s of `server` divided by nginx's in the same scenario; NaN without an nginx row. */
+/**
+ * Marks `unfair` every row of a keep-alive scenario (`keepAlive(name)`) in which any server
+ * opened more than `limit` member connections per 1,000 requests: that proxy paid for
+ * connections the others did not, so no ratio between them is honest.
+ */
+export function markUnfair(
+  rows: readonly Row[],
+  keepAlive: (scenario: string) => boolean,
+  limit: number,
+): Row[] {
+  const bad = new Set(
+    rows.filter((r) => keepAlive(r.scenario) && (r.upstreamConnsPer1k ?? 0) > limit)
+      .map((r) => r.scenario),
+  );
+  return rows.map((r) => bad.has(r.scenario) ? { ...r, unfair: true } : r);
+}
+
+/**
+ * req/s of `server` divided by nginx's in the same scenario; NaN without an nginx row and in an
+ * unfair scenario.
+ */
 export function ratioToNginx(rows: readonly Row[], r: Row): number {
   const base = rows.find((x) => x.scenario === r.scenario && x.server === "nginx");
-  return base === undefined || base.requestsPerSec === 0
+  return r.unfair || base === undefined || base.requestsPerSec === 0
     ? NaN
     : r.requestsPerSec / base.requestsPerSec;
 }
@@ -57,7 +82,7 @@ export function renderTable(rows: readonly Row[]): string {
       r.server,
       fmtRate(r.requestsPerSec),
       fmtMs(r.p99Ms),
-      Number.isNaN(ratio) ? "-" : `${ratio.toFixed(2)}x`,
+      r.unfair ? "unfair" : Number.isNaN(ratio) ? "-" : `${ratio.toFixed(2)}x`,
       r.cpuUsPerReq === undefined ? "-" : r.cpuUsPerReq.toFixed(1),
       r.userUsPerReq === undefined || r.sysUsPerReq === undefined
         ? "-"

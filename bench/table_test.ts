@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ratioToNginx, renderTable, type Row } from "./table.ts";
+import { markUnfair, ratioToNginx, renderTable, type Row } from "./table.ts";
 
 const ROWS: Row[] = [
   {
@@ -35,4 +35,22 @@ Deno.test("renderTable aligns columns and shows ratio and errors", () => {
       "pool-1    scalwsd  29,000  12.3 ms         -           -        -      -         -       7",
     ].join("\n"),
   );
+});
+
+Deno.test("markUnfair marks every row of a keep-alive scenario where a proxy reopened", () => {
+  const rows: Row[] = [
+    { scenario: "get-64", server: "scalwsd", requestsPerSec: 3, p99Ms: 1, errors: 0 },
+    { ...ROWS[1], upstreamConnsPer1k: 5.1 },
+    { scenario: "close-64", server: "nginx", requestsPerSec: 2, p99Ms: 1, errors: 0 },
+    { scenario: "close-64", server: "scalwsd", requestsPerSec: 1, p99Ms: 1, errors: 0 },
+    { scenario: "pool-rr", server: "nginx", requestsPerSec: 2, p99Ms: 1, errors: 0 },
+    { scenario: "pool-rr", server: "haproxy", requestsPerSec: 1, p99Ms: 1, errors: 0 },
+  ];
+  rows[2].upstreamConnsPer1k = 1000;
+  rows[5].upstreamConnsPer1k = 5;
+  const marked = markUnfair(rows, (s) => s !== "close-64", 5);
+  assert.deepEqual(marked.map((r) => r.unfair === true), [true, true, false, false, false, false]);
+  assert.ok(Number.isNaN(ratioToNginx(marked, marked[0])));
+  assert.equal(ratioToNginx(marked, marked[3]), 0.5);
+  assert.match(renderTable(marked).split("\n")[2], /^get-64 +scalwsd +3 +1\.00 ms +unfair /);
 });
