@@ -918,18 +918,22 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   }
 
   const keepAliveNames = new Set(loads.filter(keepsAlive).map((s) => s.name));
-  const rows: Row[] = markUnfair(cells.map((c) => ({
-    scenario: c.scenario,
-    server: c.server,
-    requestsPerSec: c.result.requestsPerSec,
-    p99Ms: c.result.p99Ms,
-    errors: errorCount(c.result),
-    cpuUsPerReq: c.result.cpuUsPerReq,
-    userUsPerReq: c.result.userUsPerReq,
-    sysUsPerReq: c.result.sysUsPerReq,
-    cpuPct: c.result.cpuPct,
-    upstreamConnsPer1k: c.result.upstreamConnsPer1k,
-  })), (name) => keepAliveNames.has(name), UNFAIR_CONNS_PER_1K);
+  const rows: Row[] = markUnfair(
+    cells.map((c) => ({
+      scenario: c.scenario,
+      server: c.server,
+      requestsPerSec: c.result.requestsPerSec,
+      p99Ms: c.result.p99Ms,
+      errors: errorCount(c.result),
+      cpuUsPerReq: c.result.cpuUsPerReq,
+      userUsPerReq: c.result.userUsPerReq,
+      sysUsPerReq: c.result.sysUsPerReq,
+      cpuPct: c.result.cpuPct,
+      upstreamConnsPer1k: c.result.upstreamConnsPer1k,
+    })),
+    (name) => keepAliveNames.has(name),
+    UNFAIR_CONNS_PER_1K,
+  );
   console.log("");
   console.log(renderTable(rows));
   const unfair = [...new Set(rows.filter((r) => r.unfair).map((r) => r.scenario))];

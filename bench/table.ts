@@ -22,9 +22,11 @@ export interface Row {
 }
 
 /**
- * Marks `unfair` every row of a keep-alive scenario (`keepAlive(name)`) in which any server
+ * Marks `unfair` every row of a keep-alive scenario (`keepAlive(name)`) in which any proxy
  * opened more than `limit` member connections per 1,000 requests: that proxy paid for
- * connections the others did not, so no ratio between them is honest.
+ * connections the others did not, so no ratio between them is honest. The `floor` has no
+ * pool (one member connection per client connection, opened when the client's is): it is
+ * left out of the judgement.
  */
 export function markUnfair(
   rows: readonly Row[],
@@ -32,8 +34,9 @@ export function markUnfair(
   limit: number,
 ): Row[] {
   const bad = new Set(
-    rows.filter((r) => keepAlive(r.scenario) && (r.upstreamConnsPer1k ?? 0) > limit)
-      .map((r) => r.scenario),
+    rows.filter((r) =>
+      r.server !== "floor" && keepAlive(r.scenario) && (r.upstreamConnsPer1k ?? 0) > limit
+    ).map((r) => r.scenario),
   );
   return rows.map((r) => bad.has(r.scenario) ? { ...r, unfair: true } : r);
 }

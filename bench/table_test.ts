@@ -45,11 +45,21 @@ Deno.test("markUnfair marks every row of a keep-alive scenario where a proxy reo
     { scenario: "close-64", server: "scalwsd", requestsPerSec: 1, p99Ms: 1, errors: 0 },
     { scenario: "pool-rr", server: "nginx", requestsPerSec: 2, p99Ms: 1, errors: 0 },
     { scenario: "pool-rr", server: "haproxy", requestsPerSec: 1, p99Ms: 1, errors: 0 },
+    { scenario: "pool-rr", server: "floor", requestsPerSec: 1, p99Ms: 1, errors: 0 },
   ];
   rows[2].upstreamConnsPer1k = 1000;
   rows[5].upstreamConnsPer1k = 5;
+  rows[6].upstreamConnsPer1k = 500;
   const marked = markUnfair(rows, (s) => s !== "close-64", 5);
-  assert.deepEqual(marked.map((r) => r.unfair === true), [true, true, false, false, false, false]);
+  assert.deepEqual(marked.map((r) => r.unfair === true), [
+    true,
+    true,
+    false,
+    false,
+    false,
+    false,
+    false,
+  ]);
   assert.ok(Number.isNaN(ratioToNginx(marked, marked[0])));
   assert.equal(ratioToNginx(marked, marked[3]), 0.5);
   assert.match(renderTable(marked).split("\n")[2], /^get-64 +scalwsd +3 +1\.00 ms +unfair /);
