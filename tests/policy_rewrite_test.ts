@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { request, startScalwsd } from "./_support/mod.ts";
+import { phpFpmBinary, startPhpFpm } from "./_support/php_fpm.ts";
 import { type Echo, echoMember, HOST, oneApp } from "./_support/policies.ts";
 
 Deno.test("rewrite: strip_prefix, prefix and regex change the path the member gets, once", async () => {
@@ -67,4 +68,54 @@ Deno.test("rewrite: unsafe patterns and no-op rewrites are configuration errors"
       `${P}[5].rewrite: exactly one of strip_prefix, prefix and regex is required`,
     ]);
   }
+});
+
+Deno.test({
+  name: "rewrite: a regex target with ? sets the query for proxy, static and PHP alike",
+  ignore: phpFpmBinary() === null,
+  async fn() {
+    await using m = echoMember();
+    await using fpm = await startPhpFpm();
+    const root = await Deno.makeTempDir({ prefix: "scalwsd-rewrite-" });
+    try {
+      await Deno.writeTextFile(
+        `${root}/doku.php`,
+        `<?php echo json_encode(['qs' => $_SERVER['QUERY_STRING'], 'get' => $_GET, ` +
+          `'uri' => $_SERVER['REQUEST_URI'], 'script' => $_SERVER['SCRIPT_NAME']]);`,
+      );
+      await Deno.writeTextFile(`${root}/page.txt`, "a page");
+      const wiki = (to: string) => `[{rewrite: {regex: {match: "^/wiki/(.*)$", to: "${to}"}}}]`;
+      await using s = await startScalwsd(oneApp(
+        `{type: proxy, upstream: "http://${m.address}"}`,
+        `        routes:
+          - path: /wiki
+            policies: ${wiki("/doku.php?id=$1")}
+          - path: /wiki/only
+            policies: ${wiki("/doku.php?id=$1?")}
+          - path: /files
+            runtime: {type: static, root: ${root}}
+            policies: [{rewrite: {regex: {match: "^/files/(.*)$", to: "/$1.txt?v=2"}}}]
+          - path: /php
+            runtime: {type: php, fastcgi: "${fpm.address}", root: ${root}}
+            policies: [{rewrite: {regex: {match: "^/php/(.*)$", to: "/doku.php?id=$1"}}}]`,
+      ));
+      const get = (p: string) => request(`${s.url}${p}`, { headers: HOST });
+      const proxied = async (p: string) => (JSON.parse((await get(p)).text) as Echo).path;
+      assert.equal(await proxied("/wiki/start?do=edit"), "/doku.php?id=start&do=edit");
+      assert.equal(await proxied("/wiki/start"), "/doku.php?id=start");
+      assert.equal(await proxied("/wiki/only/x?do=edit"), "/doku.php?id=only/x");
+      const file = await get("/files/page?x=1");
+      assert.equal(`${file.status} ${file.text}`, "200 a page");
+      const php = await get("/php/start?do=edit");
+      assert.equal(php.status, 200);
+      assert.deepEqual(JSON.parse(php.text), {
+        qs: "id=start&do=edit",
+        get: { id: "start", do: "edit" },
+        uri: "/php/start?do=edit",
+        script: "/doku.php",
+      });
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
 });

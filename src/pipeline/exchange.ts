@@ -173,8 +173,8 @@ export class Exchange {
   readonly req: ClientRequest;
   /** Normalised path used for routing and sent upstream (a `rewrite` policy changes it). */
   path: string;
-  /** `?...` or "". */
-  readonly query: string;
+  /** `?...` or "" (a `rewrite` policy whose target has `?` changes it). */
+  query: string;
   /** The Host header value (or the h2 authority). */
   readonly authority: string;
   /** The direct peer's address. */

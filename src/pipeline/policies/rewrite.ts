@@ -1,7 +1,8 @@
 /**
  * `rewrite`: changes the path the handler sees (and the member receives), once; the request is
  * not routed again, so a rewrite cannot loop. The result is normalised again (`.`/`..`
- * resolved, never above `/`). The query string is kept.
+ * resolved, never above `/`). The query string is kept, except that a `regex` target with `?`
+ * sets it (see `RegexRewrite`).
  */
 import { parseTemplate, type TemplatePart } from "../../config/template.ts";
 import { MAX_SUBJECT } from "../../config/regex_safety.ts";
@@ -30,27 +31,79 @@ export function replacePrefix(path: string, from: string, to: string): string {
   return to === "/" ? (rest === "" ? "/" : rest) : to + rest;
 }
 
-/** A compiled `regex` rewrite: the pattern is compiled once, here. */
+/**
+ * A capture copied into the query: `&` and `+` would split or change an argument, so they are
+ * escaped (the path is still percent-encoded, so `%` already is an escape and stays).
+ */
+function escapeArg(value: string): string {
+  if (value.indexOf("&") < 0 && value.indexOf("+") < 0) return value;
+  return value.replaceAll("&", "%26").replaceAll("+", "%2B");
+}
+
+/**
+ * A compiled `regex` rewrite: the pattern is compiled once, here. A target with `?` sets the
+ * query (nginx's rule): the request's own query is appended after the new one, joined with
+ * `&`, unless the target ends with `?`. A target without `?` keeps the query.
+ */
 export class RegexRewrite {
   private readonly re: RegExp;
   private readonly parts: readonly TemplatePart[];
+  /** The target has a `?`: it sets the query. */
+  private readonly setsQuery: boolean;
+  /** The target ends with `?`: the request's query is not appended. */
+  private readonly dropsQuery: boolean;
+
   constructor(match: string, to: string) {
     this.re = new RegExp(match);
-    const parts = parseTemplate(to, 9);
+    this.dropsQuery = to.endsWith("?");
+    const template = this.dropsQuery ? to.slice(0, -1) : to;
+    this.setsQuery = this.dropsQuery || template.includes("?");
+    const parts = parseTemplate(template, 9);
     if (typeof parts === "string") throw new Error(parts);
     this.parts = parts;
   }
 
-  /** The rewritten path, or null when the pattern does not match. */
+  /** The rewritten path (`?` and what follows included), or null when it does not match. */
   apply(path: string): string | null {
     const m = this.re.exec(path);
     if (m === null) return null;
     let out = "";
+    let inQuery = false;
     for (const p of this.parts) {
-      out += typeof p === "string" ? p : "group" in p ? (m[p.group] ?? "") : "";
+      if (typeof p === "string") {
+        out += p;
+        if (!inQuery && p.includes("?")) inQuery = true;
+      } else if ("group" in p) {
+        const v = m[p.group] ?? "";
+        out += inQuery ? escapeArg(v) : v;
+      }
     }
     return out;
   }
+
+  /**
+   * Rewrites the exchange's path, and its query when the target sets one; false when the
+   * pattern does not match.
+   */
+  rewrite(ex: Exchange): boolean {
+    const out = this.apply(ex.path);
+    if (out === null) return false;
+    if (!this.setsQuery) {
+      ex.path = normalizePath(out);
+      return true;
+    }
+    const q = out.indexOf("?");
+    const args = q < 0 ? "" : out.slice(q + 1);
+    ex.path = normalizePath(q < 0 ? out : out.slice(0, q));
+    ex.query = joinQuery(args, this.dropsQuery ? "" : ex.query);
+    return true;
+  }
+}
+
+/** `?args&original` (`original` is `?...` or ""), as nginx joins a rewrite's arguments. */
+export function joinQuery(args: string, original: string): string {
+  if (original.length <= 1) return args === "" ? "" : "?" + args;
+  return args === "" ? original : "?" + args + "&" + original.slice(1);
 }
 
 export function rewritePolicy(cfg: RewritePolicy): Policy {
@@ -80,8 +133,7 @@ export function rewritePolicy(cfg: RewritePolicy): Policy {
     request(ex: Exchange) {
       // The pattern may be quadratic in the subject: long paths are not run through it.
       if (ex.path.length > MAX_SUBJECT) return answer(ex, 414, "URI Too Long");
-      const out = rx.apply(ex.path);
-      if (out !== null) ex.path = normalizePath(out);
+      rx.rewrite(ex);
       return null;
     },
   };
