@@ -20,6 +20,7 @@ import {
   latin1,
   LENGTH_DIFFERENT,
   LENGTH_TOO_LONG,
+  ListCursor,
   readContentLength,
   sameToken,
   scanFieldLines,
@@ -173,20 +174,18 @@ const C_CLOSE = 1;
 const C_KEEP_ALIVE = 2;
 const C_UPGRADE = 4;
 
+/** Walks list-valued fields (one at a time: parsing never awaits). */
+const items = new ListCursor();
+
 /** The Connection tokens of `value` as bits. */
 function connectionTokens(value: string): number {
   let bits = 0;
-  let i = 0;
-  while (i <= value.length) {
-    let j = value.indexOf(",", i);
-    if (j < 0) j = value.length;
-    let a = i, b = j;
-    while (a < b && (value.charCodeAt(a) === SP || value.charCodeAt(a) === HTAB)) a++;
-    while (b > a && (value.charCodeAt(b - 1) === SP || value.charCodeAt(b - 1) === HTAB)) b--;
+  items.reset(value);
+  while (items.next()) {
+    const a = items.from, b = items.to;
     if (sameToken(value, a, b, "close")) bits |= C_CLOSE;
     else if (sameToken(value, a, b, "keep-alive")) bits |= C_KEEP_ALIVE;
     else if (sameToken(value, a, b, "upgrade")) bits |= C_UPGRADE;
-    i = j + 1;
   }
   return bits;
 }
@@ -202,17 +201,13 @@ function contentLength(value: string): number {
 
 /** Whether the comma-separated `value` names the token `token` (lower-case). */
 function listHas(value: string, token: string): boolean {
-  let i = 0;
-  while (i <= value.length) {
-    let j = value.indexOf(",", i);
-    if (j < 0) j = value.length;
-    let a = i, b = j;
-    while (a < b && (value.charCodeAt(a) === SP || value.charCodeAt(a) === HTAB)) a++;
-    while (b > a && (value.charCodeAt(b - 1) === SP || value.charCodeAt(b - 1) === HTAB)) b--;
+  items.reset(value);
+  while (items.next()) {
     // A protocol may carry a version: `h2c/1`.
-    const slash = value.indexOf("/", a);
-    if (sameToken(value, a, slash >= 0 && slash < b ? slash : b, token)) return true;
-    i = j + 1;
+    const slash = value.indexOf("/", items.from);
+    if (sameToken(value, items.from, slash >= 0 && slash < items.to ? slash : items.to, token)) {
+      return true;
+    }
   }
   return false;
 }

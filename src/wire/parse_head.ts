@@ -195,6 +195,42 @@ export function sameToken(value: string, from: number, to: number, token: string
   return true;
 }
 
+/**
+ * Walks a comma-separated field value (RFC 9110 5.6.1) element by element, OWS trimmed and
+ * empty elements skipped, giving offsets instead of slices: `reset(value)`, then while
+ * `next()`, the element is `value[from, to)`.
+ */
+export class ListCursor {
+  from = 0;
+  to = 0;
+  #value = "";
+  #at = 0;
+
+  reset(value: string): this {
+    this.#value = value;
+    this.#at = 0;
+    return this;
+  }
+
+  /** Moves to the next non-empty element; false at the end. */
+  next(): boolean {
+    const v = this.#value;
+    while (this.#at <= v.length) {
+      let j = v.indexOf(",", this.#at);
+      if (j < 0) j = v.length;
+      let a = this.#at, b = j;
+      this.#at = j + 1;
+      while (a < b && isOws(v.charCodeAt(a))) a++;
+      while (b > a && isOws(v.charCodeAt(b - 1))) b--;
+      if (a === b) continue;
+      this.from = a;
+      this.to = b;
+      return true;
+    }
+    return false;
+  }
+}
+
 /** Not a number, or not a list of numbers. */
 export const LENGTH_INVALID = -1;
 /** A number of more than 15 digits (15 stay exact in a double). */
