@@ -682,6 +682,8 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       const args = [
         "run",
         "--allow-all",
+        // As `deno task run`: reusePort, which TLS terminated on the public socket needs.
+        "--unstable-net",
         ...prof,
         MAIN_TS,
         "run",

@@ -11,6 +11,7 @@ import { redirectPolicy } from "../pipeline/policies/redirect.ts";
 import { CertificateSet } from "./sni.ts";
 import { type Hop, TlsFront } from "./tls_front.ts";
 import { handshakeFailed, LogBudget } from "./tls_errors.ts";
+import { hostSupport, listenDirect, logTermination, termination } from "./tls_direct.ts";
 import { FrontConnection } from "../front/connection.ts";
 import { FrontServe } from "./front_conn.ts";
 import type { AcmeManager } from "../acme/manager.ts";
@@ -29,9 +30,14 @@ const ALPN = ["h2", "http/1.1"];
  */
 const RETIRE_WAIT = 10_000;
 
-/** What a loopback TLS listener's accept loop serves with; kept listeners get the new state. */
+/**
+ * What a TLS accept loop serves with: a loopback TLS listener's (kept listeners get the new
+ * state), or a direct listener's public socket (`direct`).
+ */
 interface BackendState {
   tls: TlsState;
+  /** The public socket terminates TLS itself (tls_direct.ts): accepts wait for a slot. */
+  direct?: boolean;
 }
 
 /** The loopback TLS listeners of one certificate set, one per certificate. */
@@ -168,9 +174,20 @@ function tlsStateOf(
 export class Listener {
   /** The bound address (port 0 resolved). */
   addr: Deno.NetAddr;
-  /** The public socket: plain TCP, also for TLS listeners (their front reads it). */
+  /**
+   * The public socket: plain TCP, also for relayed TLS listeners (their front reads it); a
+   * `Deno.listenTls` for a direct one.
+   */
   private socket: Deno.Listener;
   private tls: TlsState | null;
+  /** How TLS is terminated (tls_direct.ts); "relay" for plain listeners too. */
+  private mode: "direct" | "relay" = "relay";
+  /**
+   * Every socket of this listener is bound with SO_REUSEPORT and the kernel migrates pending
+   * connections of a closed one (tcp_migrate_req): a new socket is bound beside the old before
+   * it closes, refusing nothing.
+   */
+  private readonly beside: boolean;
   /** A TLS listener's front and its current loopback TLS listeners; null for plain HTTP. */
   private front: TlsFront | null = null;
   private backends: Backends | null = null;
@@ -209,15 +226,41 @@ export class Listener {
     this.redirect = cfg.redirect ? redirectPolicy(cfg.redirect) : null;
     this.tracker = trackerOf(o.dispatcher);
     this.tls = tlsStateOf(cfg, o.file, o.index, this.acme);
+    const host = hostSupport();
+    this.beside = host.migrateReq && host.reusePort;
+    this.mode = this.modeOf(this.tls);
+    if (this.beside && !this.reusePort) this.probe(cfg.port);
     this.socket = this.bind(cfg.port);
     this.addr = this.socket.addr as Deno.NetAddr;
     this.start();
+  }
+
+  /** How `tls` is terminated here; logged (`tls_termination`) for TLS listeners. */
+  private modeOf(tls: TlsState | null): "direct" | "relay" {
+    if (tls === null) return "relay";
+    const t = termination(tls.certs, hostSupport());
+    logTermination(this.cfg.name, t);
+    return t.mode;
+  }
+
+  /**
+   * Fails as a plain bind would when another process holds the port: with SO_REUSEPORT on
+   * every socket, a second scalwsd would otherwise share the port silently.
+   */
+  private probe(port: number): void {
+    if (port === 0) return;
+    const host = this.cfg.hostname;
+    Deno.listen({ hostname: host.startsWith("[") ? host.slice(1, -1) : host, port }).close();
   }
 
   private start(): void {
     const tls = this.tls;
     if (tls === null) {
       this.loops.push(this.acceptLoop(this.socket, null));
+      return;
+    }
+    if (this.mode === "direct") {
+      this.loops.push(this.acceptLoop(this.socket, { tls, direct: true }));
       return;
     }
     const backends = this.bindBackends(tls);
@@ -298,22 +341,29 @@ export class Listener {
    * Closes the listeners of `b` that `next` did not keep, once every connection handed to them
    * was accepted.
    */
-  private retire(b: Backends, next: Backends | null = null): Promise<void> {
+  private retire(
+    b: Backends,
+    next: Backends | null = null,
+    front: TlsFront | null = this.front,
+  ): Promise<void> {
     const kept = new Set(next?.sockets ?? []);
     const ports = b.ports.filter((_, i) => !kept.has(b.sockets[i]));
     const sockets = b.sockets.filter((l) => !kept.has(l));
-    const front = this.front;
     const wait = front === null ? Promise.resolve() : front.retire(ports, RETIRE_WAIT);
     const done = wait.then(() => this.closeSockets(sockets));
     this.retiring.push(done);
     return done;
   }
 
+  /** The public socket for the current `tls` and `mode`. */
   private bind(port: number): Deno.Listener {
     const host = this.cfg.hostname;
     const hostname = host.startsWith("[") ? host.slice(1, -1) : host;
-    // reusePort needs --unstable-net; only the controller's instances ask for it.
-    return this.reusePort
+    if (this.tls !== null && this.mode === "direct") {
+      return listenDirect(hostname, port, this.tls.certs, ALPN);
+    }
+    // reusePort needs --unstable-net; the controller's instances ask for it, and `beside`.
+    return this.reusePort || this.beside
       ? Deno.listen({ hostname, port, reusePort: true } as Deno.TcpListenOptions)
       : Deno.listen({ hostname, port });
   }
@@ -344,6 +394,10 @@ export class Listener {
       return;
     }
     const front = this.front;
+    if (this.beside) {
+      this.replaceBeside(cfg, next);
+      return;
+    }
     if (next !== null && before !== null && front !== null) {
       const old = this.backends!;
       this.tls = next;
@@ -381,11 +435,62 @@ export class Listener {
     log("info", "listener_rebound", { listener: cfg.name, tls: next !== null });
   }
 
-  /** Accepts on the public socket (plain HTTP) or on a loopback TLS listener (`at`). */
+  /**
+   * Where the kernel moves pending connections of a closed socket: a new public socket (TLS
+   * direct or relayed, or plain) is bound on the same port beside the old one, which then
+   * closes. No connection is refused, whatever changes. A relayed TLS listener whose
+   * certificates change and stay relayed keeps its socket (`update`).
+   */
+  private replaceBeside(cfg: ListenerConfig, next: TlsState | null): void {
+    const before = this.tls;
+    const mode = this.modeOf(next);
+    if (next !== null && before !== null && this.mode === "relay" && mode === "relay") {
+      const front = this.front!;
+      const old = this.backends!;
+      this.tls = next;
+      next.front = front;
+      this.backends = this.bindBackends(next, old);
+      front.route({ certs: next.certs, ports: this.backends.ports });
+      this.retire(old, this.backends);
+      const kept = this.backends.ports.filter((p) => old.ports.includes(p)).length;
+      log("info", "tls_certificates_loaded", { listener: cfg.name, kept });
+      return;
+    }
+    const [oldSocket, oldFront, oldBackends] = [this.socket, this.front, this.backends];
+    this.tls = next;
+    this.mode = mode;
+    this.socket = this.bind(this.addr.port);
+    this.front = null;
+    this.backends = null;
+    this.start();
+    if (oldFront !== null) {
+      oldFront.close();
+      // Its loopback listeners close once what it accepted has been handed to them.
+      if (oldBackends !== null) {
+        const handed = oldFront.handedOn(this.tls?.handshakeTimeout ?? RETIRE_WAIT);
+        this.retiring.push(handed.then(() => this.retire(oldBackends, null, oldFront)));
+      }
+    } else {
+      try {
+        oldSocket.close();
+      } catch {
+        // already closed
+      }
+    }
+    if (next !== null && before !== null) {
+      log("info", "tls_certificates_loaded", { listener: cfg.name, kept: 0 });
+    } else log("info", "listener_rebound", { listener: cfg.name, tls: next !== null });
+  }
+
+  /**
+   * Accepts on the public socket (plain HTTP, or TLS terminated there: `at.direct`) or on a
+   * loopback TLS listener (`at`).
+   */
   private async acceptLoop(socket: Deno.Listener, at: BackendState | null): Promise<void> {
+    const outside = at === null || at.direct === true;
     for (;;) {
-      if (at === null) {
-        // A TLS listener's front waits for a slot before it accepts.
+      if (outside) {
+        // A relayed TLS listener's front waits for a slot before it accepts.
         const wait = this.tracker.slot(
           this.dispatcher.current.config.server.limits.max_connections,
         );
@@ -396,7 +501,7 @@ export class Listener {
       try {
         conn = await socket.accept();
       } catch (err) {
-        if (this.closed || (at === null && socket !== this.socket)) return;
+        if (this.closed || (outside && socket !== this.socket)) return;
         if (err instanceof Deno.errors.BadResource || err instanceof Deno.errors.Interrupted) {
           return;
         }
@@ -436,7 +541,12 @@ export class Listener {
       this.serve(this.track(conn, (conn.remoteAddr as Deno.NetAddr).hostname ?? "", null));
       return;
     }
-    const front = tls.front!;
+    const front = tls.front;
+    if (front === null) {
+      // Terminated on the public socket: no hop, no SNI name.
+      this.handshake(conn, tls, null);
+      return;
+    }
     const port = (conn.remoteAddr as Deno.NetAddr).port;
     const hop = front.claim(port);
     if (hop !== undefined) this.handshake(conn, tls, hop);
@@ -449,11 +559,16 @@ export class Listener {
     }
   }
 
-  /** The TLS side of a hop was accepted: its handshake runs within the connection's deadline. */
-  private handshake(conn: Deno.Conn, tls: TlsState, hop: Hop): void {
-    let c = hop.client;
+  /**
+   * A TLS connection was accepted (the TLS side of a hop, or on a direct listener's public
+   * socket: `hop` null): its handshake runs within the connection's deadline.
+   */
+  private handshake(conn: Deno.Conn, tls: TlsState, hop: Hop | null): void {
+    const peer = hop?.peer ?? (conn.remoteAddr as Deno.NetAddr).hostname ?? "";
+    const sni = hop?.sni ?? null;
+    let c = hop?.client ?? null;
     if (c === null) {
-      c = this.track(conn, hop.peer, tls);
+      c = this.track(conn, peer, tls);
       c.deadline = performance.now() + tls.handshakeTimeout;
     } else if (c.phase === CLOSED) {
       // Timed out meanwhile.
@@ -463,7 +578,7 @@ export class Listener {
     const client = c;
     client.conn = conn;
     client.tls = tls;
-    client.sni = hop.sni;
+    client.sni = sni;
     client.hop = hop;
     const done = (conn as Deno.TlsConn).handshake().then(
       (info) => {
@@ -471,12 +586,12 @@ export class Listener {
       },
       (err) => {
         if (client.phase === HANDSHAKE) {
-          handshakeFailed({ listener: this.cfg.name, peer: hop.peer, sni: hop.sni, err });
+          handshakeFailed({ listener: this.cfg.name, peer, sni, err });
         } else if (!this.closed && performance.now() >= client.deadline) {
           // Closed by the sweep at its deadline: the ClientHello came, the handshake did not end.
           const reason =
             `handshake not finished within handshake_timeout (${tls.handshakeTimeout} ms)`;
-          handshakeFailed({ listener: this.cfg.name, peer: hop.peer, sni: hop.sni, err: reason });
+          handshakeFailed({ listener: this.cfg.name, peer, sni, err: reason });
         }
         this.forget(client);
       },
@@ -561,6 +676,15 @@ export class Listener {
         this.socket.close();
       } catch {
         // already closed
+      }
+      if (this.mode === "direct") {
+        // As above: handshakes under way on the public socket may finish.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          Promise.all(this.handshakes),
+          new Promise((r) => (timer = setTimeout(r, GOAWAY_GRACE))),
+        ]);
+        clearTimeout(timer);
       }
     }
     this.tracker.wakeAll();

@@ -125,6 +125,9 @@ export class TlsFront {
   private closed = false;
   /** Copies from TLS sides to clients still running: a drain waits for them before exiting. */
   private readonly toClients = new Set<Promise<boolean>>();
+  /** Accepted connections still reading their ClientHello (not yet handed on). */
+  private reading = 0;
+  private readonly readWaiters = new Set<() => void>();
   /** Settles when the accept loop has ended. */
   readonly done: Promise<void>;
 
@@ -195,6 +198,30 @@ export class TlsFront {
   }
 
   /**
+   * Resolves once no connection accepted so far is still reading its ClientHello, or after
+   * `limit` ms: after `close`, the loopback listeners may be retired only then (a hop to a
+   * closed one would end its client's connection).
+   */
+  handedOn(limit: number): Promise<void> {
+    if (this.reading === 0) return Promise.resolve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let wake = () => {};
+    return new Promise<void>((resolve) => {
+      wake = resolve;
+      this.readWaiters.add(wake);
+      timer = setTimeout(resolve, limit);
+    }).finally(() => {
+      clearTimeout(timer);
+      this.readWaiters.delete(wake);
+    });
+  }
+
+  private doneReading(): void {
+    if (--this.reading > 0) return;
+    for (const w of this.readWaiters) w();
+  }
+
+  /**
    * Resolves once every byte the TLS sides of the connections open now have written has been
    * passed on to their clients (each TLS side closed): what a drain waits for before the
    * process exits, or the last answers would be lost.
@@ -255,16 +282,24 @@ export class TlsFront {
     const peer = (conn.remoteAddr as Deno.NetAddr).hostname ?? "";
     const client = this.opts.admit(conn);
     let hop: Hop | null = null;
+    const mark = { reading: true };
+    this.reading++;
     try {
-      hop = await this.hop(conn, peer, client);
+      hop = await this.hop(conn, peer, client, mark);
     } finally {
+      if (mark.reading) this.doneReading();
       // Until the TLS side accepts it, the connection is the front's to forget.
       if (client !== null && (hop === null || !hop.claimed)) this.opts.drop(client);
     }
   }
 
   /** Hops `conn` and pumps until it ends; the hop, or null if it never got that far. */
-  private async hop(conn: Deno.Conn, peer: string, client: ClientConn | null): Promise<Hop | null> {
+  private async hop(
+    conn: Deno.Conn,
+    peer: string,
+    client: ClientConn | null,
+    mark: { reading: boolean },
+  ): Promise<Hop | null> {
     let buf = new Uint8Array(CLIENT_BUFFER);
     let len = 0;
     const hello = new HelloResult();
@@ -315,6 +350,8 @@ export class TlsFront {
     const routes = this.routes;
     const backend = routes.ports[routes.certs.indexOf(sni)];
     this.unclaimed.set(backend, (this.unclaimed.get(backend) ?? 0) + 1);
+    mark.reading = false;
+    this.doneReading();
     const hop = new Hop(peer, sni, backend, client);
     let up: Deno.TcpConn;
     try {

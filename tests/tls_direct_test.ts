@@ -1,0 +1,187 @@
+/**
+ * TLS terminated on the public socket (src/server/tls_direct.ts): taken by a listener with one
+ * certificate where `net.ipv4.tcp_migrate_req` is 1. This machine's may be 0, so the test runs
+ * itself again inside a network namespace of its own (`unshare -rn`: its own loopback and its
+ * own `tcp_migrate_req`, set to 1 there); without `unshare` it is ignored.
+ */
+import assert from "node:assert/strict";
+import tls from "node:tls";
+import { startPki, startScalwsd, waitUntil } from "./_support/mod.ts";
+import { curl, fingerprint } from "./_support/tls_client.ts";
+import { hostSupport } from "../src/server/tls_direct.ts";
+
+const INSIDE = Deno.env.get("SCALWS_TEST_NETNS") === "1";
+const SELF = new URL(import.meta.url).pathname;
+
+function canUnshare(): boolean {
+  try {
+    return new Deno.Command("unshare", { args: ["-rn", "true"], stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name: "TLS direct: this file passes inside a namespace whose tcp_migrate_req is 1",
+  ignore: INSIDE || !canUnshare(),
+  fn: async () => {
+    const script = "ip link set lo up && echo 1 > /proc/sys/net/ipv4/tcp_migrate_req && " +
+      `exec "$0" test --unstable-net -A "$1"`;
+    const out = await new Deno.Command("unshare", {
+      args: ["-rn", "sh", "-c", script, Deno.execPath(), SELF],
+      env: { SCALWS_TEST_NETNS: "1", NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, text);
+    assert.match(text, /ok \| 2 passed \| 0 failed \| 1 ignored/);
+  },
+});
+
+function config(certs: readonly { cert: string; key: string }[]): string {
+  return `
+server:
+  listeners:
+    - name: https
+      address: "127.0.0.1:0"
+      tls:
+        certificates:
+${certs.map((c) => `          - {cert: ${c.cert}, key: ${c.key}}`).join("\n")}
+tenants:
+  - name: t
+    applications:
+      - name: a
+        domains: [a.test, b.test]
+        runtime: {type: respond, body: "app a"}
+`;
+}
+
+function modes(logs: readonly string[]): string[] {
+  return logs.map((l) => JSON.parse(l)).filter((e) => e.event === "tls_termination")
+    .map((e) => e.mode);
+}
+
+/** A new TLS connection, one request: the certificate's fingerprint and the status. */
+function once(port: number, ca: string): Promise<{ fp: string; status: number }> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: "127.0.0.1", port, ca, servername: "a.test" });
+    let fp = "";
+    let data = "";
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error("no answer within 10 s"));
+    }, 10_000);
+    s.setEncoding("latin1");
+    s.once("secureConnect", () => {
+      fp = s.getPeerCertificate().fingerprint256;
+      s.write("GET / HTTP/1.1\r\nhost: a.test\r\nconnection: close\r\n\r\n");
+    });
+    s.on("data", (d: string) => (data += d));
+    s.once("end", () => {
+      clearTimeout(timer);
+      resolve({ fp, status: Number(data.split(" ")[1]) });
+    });
+    s.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
+function fds(): number {
+  return [...Deno.readDirSync("/proc/self/fd")].length;
+}
+
+Deno.test({
+  name: "TLS direct: one certificate is served on the public socket, one descriptor each",
+  ignore: !INSIDE,
+  fn: async () => {
+    assert.equal(hostSupport().migrateReq, true);
+    await using pki = await startPki();
+    const a = await pki.issue("a", ["a.test"]);
+    await using s = await startScalwsd(config([a]));
+    assert.deepEqual(modes(s.logs), ["direct"]);
+    const port = s.server.bound.get("https")!.port;
+    assert.equal((await curl(port, pki.caFile, "a.test", "/")).status, 200);
+    // Strict SNI: the certificate does not name b.test.
+    assert.equal((await curl(port, pki.caFile, "a.test", "/", ["-H", "host: b.test"])).status, 421);
+    // 40 idle TLS connections: 40 client sockets and 40 server ones (the relay: 3 each).
+    const before = fds();
+    const held: tls.TLSSocket[] = [];
+    for (let i = 0; i < 40; i++) {
+      held.push(
+        await new Promise((resolve, reject) => {
+          const c = tls.connect({ host: "127.0.0.1", port, ca: pki.ca, servername: "a.test" });
+          c.once("secureConnect", () => resolve(c));
+          c.once("error", reject);
+        }),
+      );
+    }
+    await waitUntil(() => fds() - before >= 80, { what: "accepted", timeoutMs: 5_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    const grew = fds() - before;
+    for (const c of held) c.destroy();
+    assert.ok(grew <= 82, `${grew} descriptors for 40 connections (both ends)`);
+  },
+});
+
+Deno.test({
+  name: "TLS direct: certificate changes, direct to relayed and back, refuse no connection",
+  ignore: !INSIDE,
+  fn: async () => {
+    await using pki = await startPki();
+    const one = await pki.issue("one", ["a.test"]);
+    const two = await pki.issue("two", ["a.test"]);
+    const other = await pki.issue("other", ["b.test"]);
+    const prints = [await fingerprint(one.cert), await fingerprint(two.cert)];
+    await using s = await startScalwsd(config([one]));
+    const port = s.server.bound.get("https")!.port;
+    let running = true;
+    let done = 0;
+    const failures: string[] = [];
+    const client = async () => {
+      for (let i = 0; running && i < 5000; i++) {
+        try {
+          const r = await once(port, pki.ca);
+          if (r.status !== 200) {
+            failures.push(`status ${r.status} (step ${step}, fp ${r.fp !== ""})`);
+          }
+          done++;
+        } catch (err) {
+          failures.push(`${err} (step ${step})`);
+        }
+      }
+    };
+    let step = 0;
+    const clients = [client(), client()];
+    // one, two, two+other (relayed), one, ...: every kind of change, twice.
+    const steps = [[two], [two, other], [one], [one, other], [two], [one]];
+    try {
+      for (const certs of steps) {
+        step++;
+        const before = done;
+        await waitUntil(() => done >= before + 3, { what: "three requests", timeoutMs: 20_000 });
+        await s.write(config(certs));
+        const r = await s.server.reload();
+        assert.equal(r.ok, true, JSON.stringify(r));
+        assert.equal(s.server.bound.get("https")!.port, port);
+        assert.equal((await once(port, pki.ca)).fp, prints[certs[0] === one ? 0 : 1]);
+      }
+    } finally {
+      running = false;
+      await Promise.all(clients);
+    }
+    assert.deepEqual(failures, []);
+    assert.deepEqual(modes(s.logs), [
+      "direct",
+      "direct",
+      "relay",
+      "direct",
+      "relay",
+      "direct",
+      "direct",
+    ]);
+  },
+});
