@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { contentType } from "./mime.ts";
 import { parseRange } from "./static.ts";
 
 Deno.test("parseRange resolves single byte ranges against the size", () => {
@@ -31,13 +30,4 @@ Deno.test("parseRange ignores what it does not serve and refuses what does not e
   assert.equal(parseRange("bytes=-0", 10), "unsatisfiable");
   assert.equal(parseRange("bytes=0-", 0), "unsatisfiable", "an empty file has no byte 0");
   assert.equal(parseRange("bytes=-5", 0), "unsatisfiable");
-});
-
-Deno.test("contentType goes by the extension, case-insensitively", () => {
-  assert.equal(contentType("/a/index.HTML"), "text/html; charset=utf-8");
-  assert.equal(contentType("app.js"), "text/javascript; charset=utf-8");
-  assert.equal(contentType("/x/logo.svg"), "image/svg+xml");
-  assert.equal(contentType("/x/.hidden"), "application/octet-stream");
-  assert.equal(contentType("/x.d/README"), "application/octet-stream");
-  assert.equal(contentType("/x/archive.tar.gz"), "application/gzip");
 });
