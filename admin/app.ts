@@ -19,7 +19,13 @@ import { consolePage } from "./console.ts";
 /** Request bodies of the admin API are capped; larger ones get 413 before they are read. */
 export const MAX_ADMIN_BODY = 2 * 1024 * 1024;
 
-type Env = { Variables: { who: string } };
+/** Who called, for audit lines: `who`, and the peer's `host:port` on a TCP listener. */
+interface Caller {
+  readonly who: string;
+  readonly peer?: string;
+}
+
+type Env = { Variables: { caller: Caller } };
 
 /** A member `PUT` from the ingress controller carries `x-scalws-source: kubernetes`. */
 export const SOURCE_HEADER = "x-scalws-source";
@@ -53,14 +59,15 @@ async function readCapped(req: Request): Promise<string> {
 }
 
 function audit(
-  who: string,
+  caller: Caller,
   action: string,
   target: string,
   result: string,
   detail?: unknown,
 ): void {
   log("info", "admin_audit", {
-    who,
+    who: caller.who,
+    ...(caller.peer === undefined ? {} : { peer: caller.peer }),
     action,
     target,
     result,
@@ -68,20 +75,44 @@ function audit(
   });
 }
 
+/** How one listener serves the admin API. */
+export interface AdminAppOptions {
+  /** The peer's `host:port` of a request, for audit lines (TCP listeners). */
+  readonly peerOf?: (req: Request) => string | undefined;
+  /**
+   * Set on `server.admin.http` without `writes: true`: only GET and HEAD, other methods get
+   * `403` naming the admin socket, the place for writes.
+   */
+  readonly readOnly?: boolean;
+}
+
 /**
  * The admin API: readiness, metrics, reload, pools and their run-time members, the console.
- * `who` names the caller in audit lines (`socket`, or a client certificate subject).
+ * `who` names the caller in audit lines (`socket`, `http`, or a client certificate subject).
  */
 export function createAdminApp(
   server: AdminTarget,
   whoOf: (req: Request) => string = () => "socket",
+  options: AdminAppOptions = {},
 ): Hono<Env> {
   const app = new Hono<Env>();
 
   app.use("*", async function identify(c, next) {
-    c.set("who", whoOf(c.req.raw));
+    const peer = options.peerOf?.(c.req.raw);
+    c.set("caller", { who: whoOf(c.req.raw), ...(peer === undefined ? {} : { peer }) });
     await next();
   });
+  if (options.readOnly) {
+    app.use("*", async function readOnly(c, next) {
+      if (c.req.method === "GET" || c.req.method === "HEAD") return await next();
+      const socket = server.config.server.admin.socket;
+      return c.json({
+        error: `server.admin.http is read-only (GET and HEAD): send ${c.req.method} to the ` +
+          `admin socket${socket === undefined ? " (server.admin.socket)" : ` ${socket}`}, ` +
+          `or set server.admin.http.writes: true`,
+      }, 403);
+    });
+  }
 
   app.get("/readyz", () => readyz(server));
   app.get("/livez", (c) => c.json({ status: "ok" }));
@@ -96,10 +127,10 @@ export function createAdminApp(
   app.post("/v1/reload", async (c) => {
     const r = await server.reload();
     if (r.ok) {
-      audit(c.get("who"), "reload", server.file, "ok", { generation: r.generationId });
+      audit(c.get("caller"), "reload", server.file, "ok", { generation: r.generationId });
       return c.json({ generation: r.generationId, warnings: r.warnings });
     }
-    audit(c.get("who"), "reload", server.file, "refused", { errors: r.errors });
+    audit(c.get("caller"), "reload", server.file, "refused", { errors: r.errors });
     return c.json({ error: r.errors.join("\n"), errors: r.errors }, 400);
   });
 
@@ -155,9 +186,9 @@ export function createAdminApp(
 
 /** `POST /v1/cache/purge`: removes what the body names; answers `{"purged": N}`. */
 async function purgeCache(c: Context<Env>, server: AdminTarget): Promise<Response> {
-  const who = c.get("who");
+  const caller = c.get("caller");
   const reject = (status: 400 | 413, error: string) => {
-    audit(who, "cache_purge", "-", `refused ${status}`, { error });
+    audit(caller, "cache_purge", "-", `refused ${status}`, { error });
     return c.json({ error }, status);
   };
   let text: string;
@@ -183,15 +214,15 @@ async function purgeCache(c: Context<Env>, server: AdminTarget): Promise<Respons
     : "path" in target
     ? `${target.host}${target.path}`
     : `${target.host}${target.prefix}*`;
-  audit(who, "cache_purge", what, "ok", { purged });
+  audit(caller, "cache_purge", what, "ok", { purged });
   return c.json({ purged });
 }
 
 async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Response> {
   const name = c.req.param("name")!;
-  const who = c.get("who");
+  const caller = c.get("caller");
   const reject = (status: 400 | 404 | 409 | 413 | 500 | 501, error: string) => {
-    audit(who, "set_members", name, `refused ${status}`, { error });
+    audit(caller, "set_members", name, `refused ${status}`, { error });
     return c.json({ error }, status);
   };
   // Under the controller the lists are the controller's: it alone sends them, with this header.
@@ -241,7 +272,7 @@ async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Respons
       source: c.req.header(SOURCE_HEADER) === "kubernetes" ? "kubernetes" : "api",
       changed,
     });
-    audit(who, "set_members", name, "ok", { members: members.length });
+    audit(caller, "set_members", name, "ok", { members: members.length });
     return c.json(poolView(pool, server.clock.now(), server.memberSource(name)));
   });
 }

@@ -97,9 +97,22 @@ export class AdminListeners {
     }
     if (cfg.admin.http && !skip) {
       const h = cfg.admin.http;
+      const peers = new WeakMap<Request, string>();
+      const httpApp = createAdminApp(this.server, () => "http", {
+        peerOf: (req) => peers.get(req),
+        readOnly: !h.writes,
+      });
       const s = named(
         `admin http listener ${h.address}`,
-        () => Deno.serve({ hostname: h.hostname, port: h.port, onListen() {} }, fetch),
+        () =>
+          Deno.serve({ hostname: h.hostname, port: h.port, onListen() {} }, (req, info) => {
+            const a = info.remoteAddr;
+            peers.set(
+              req,
+              a.hostname.includes(":") ? `[${a.hostname}]:${a.port}` : `${a.hostname}:${a.port}`,
+            );
+            return httpApp.fetch(req);
+          }),
       );
       this.servers.push(s);
       this.bound.set("http", s.addr);

@@ -67,7 +67,9 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
       ...(admin.remote !== undefined
         ? { remote: { ...admin.remote.address, tls: { ...admin.remote.tls } } }
         : {}),
-      ...(admin.http !== undefined ? { http: { ...admin.http.address } } : {}),
+      ...(admin.http !== undefined
+        ? { http: { ...admin.http.address, writes: admin.http.writes ?? false } }
+        : {}),
     },
     metrics: raw.metrics?.address !== undefined ? { ...raw.metrics.address } : {},
     trusted_proxies: raw.trusted_proxies ?? [],

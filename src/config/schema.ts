@@ -309,7 +309,8 @@ export const serverSchema = z.object({
       address: listenAddress(),
       tls: z.object({ cert: text(), key: text(), client_ca: text() }).strict(),
     }).strict().optional(),
-    http: z.object({ address: listenAddress() }).strict().optional(),
+    http: z.object({ address: listenAddress(), writes: z.boolean().optional() }).strict()
+      .optional(),
   }).strict().optional(),
   metrics: z.object({ address: listenAddress().optional() }).strict().optional(),
   trusted_proxies: z.array(checked(cidrError)).optional(),

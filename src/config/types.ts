@@ -496,8 +496,16 @@ export interface ServerConfig {
       readonly port: number;
       readonly tls: { readonly cert: string; readonly key: string; readonly client_ca: string };
     };
-    /** Loopback-only plain HTTP listener for the console. */
-    readonly http?: { readonly address: string; readonly hostname: string; readonly port: number };
+    /**
+     * Loopback-only plain HTTP listener for the console: read-only (GET and HEAD) unless
+     * `writes` (default false).
+     */
+    readonly http?: {
+      readonly address: string;
+      readonly hostname: string;
+      readonly port: number;
+      readonly writes: boolean;
+    };
   };
   readonly metrics: {
     /** `/metrics`, `/readyz`, `/livez` only. */
