@@ -2,12 +2,13 @@
  * PHP-FPM's own load, read from its status page (`pm.status_path`) over FastCGI every 2 s for
  * each `type: php` runtime with `status_path`: busy and total worker processes, summed over the
  * FastCGI addresses it uses. The controller classifies an application whose processes are all
- * busy as `AppSaturated`.
+ * busy as `AppSaturated`. A `static` pool's size becomes the connection limit of its address
+ * (`learnMaxChildren`) unless `max_conns` is set.
  */
 
 import type { Config, PhpRuntime, RuntimeConfig } from "../config/types.ts";
 import type { MemberAddress } from "../net/member_address.ts";
-import { ConnPool } from "../http1/conn_pool.ts";
+import { FcgiConns, learnMaxChildren } from "../fastcgi/conns.ts";
 import { Connector } from "../http1/connector.ts";
 import { ParamsBuffer } from "../fastcgi/params.ts";
 import { fcgiSend } from "../fastcgi/send.ts";
@@ -21,6 +22,11 @@ export interface FpmCounts {
   /** Processes serving a request, the status request itself not counted. */
   readonly busy: number;
   readonly total: number;
+  /**
+   * `pm.max_children` when the page tells it: a `static` pool runs exactly that many; null
+   * for `dynamic` and `ondemand` (the page does not say).
+   */
+  readonly maxChildren: number | null;
 }
 
 /** Reads `active processes` and `total processes` from the `?json` status; null if absent. */
@@ -36,7 +42,8 @@ export function parseFpmStatus(text: string): FpmCounts | null {
   const active = r["active processes"];
   const total = r["total processes"];
   if (typeof active !== "number" || typeof total !== "number") return null;
-  return { busy: Math.max(0, active - 1), total };
+  const maxChildren = r["process manager"] === "static" && total > 0 ? total : null;
+  return { busy: Math.max(0, active - 1), total, maxChildren };
 }
 
 /** One application's PHP-FPM status, polled. */
@@ -44,7 +51,7 @@ export class FpmWatch {
   busy = 0;
   total = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
-  private readonly conns: ConnPool[];
+  private readonly conns: FcgiConns[];
   private polling = false;
 
   constructor(
@@ -53,7 +60,10 @@ export class FpmWatch {
     readonly path: string,
     addresses: readonly MemberAddress[],
   ) {
-    this.conns = addresses.map((a) => new ConnPool(new Connector(a, null), { maxIdle: 1 }));
+    // A connection per read, never kept: a kept one would hold a PHP-FPM worker.
+    this.conns = addresses.map((a) =>
+      new FcgiConns(new Connector(a, null), { address: a.canonical, maxConns: 1, maxQueue: 0 })
+    );
   }
 
   start(): void {
@@ -71,6 +81,8 @@ export class FpmWatch {
     for (const c of this.conns) {
       const counts = await readStatus(c, this.path);
       if (counts === null) continue;
+      // The limit of this address's FastCGI connections unless max_conns is set.
+      if (counts.maxChildren !== null) learnMaxChildren(c.address, counts.maxChildren);
       busy += counts.busy;
       total += counts.total;
     }
@@ -85,7 +97,7 @@ export class FpmWatch {
   }
 }
 
-async function readStatus(conns: ConnPool, path: string): Promise<FpmCounts | null> {
+async function readStatus(conns: FcgiConns, path: string): Promise<FpmCounts | null> {
   const params = new ParamsBuffer(256);
   params.add("GATEWAY_INTERFACE", "CGI/1.1");
   params.add("REQUEST_METHOD", "GET");

@@ -21,8 +21,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Validates a member list: entries `{address: string, weight?: integer 1..1000}` (weight
- * default 1, no other keys), no two with the same canonical address, at most 10,000.
+ * Validates a member list: entries `{address: string, weight?: integer 1..1000, max_conns?:
+ * integer 1..10000}` (weight default 1, no other keys; `max_conns` for FastCGI pools), no two with the same canonical address, at most 10,000.
  * `path` prefixes every message: `upstreams.api` gives
  * `upstreams.api.members[1].weight: must be between 1 and 1000`, `""` gives
  * `members[1].weight: ...`. The returned members and their addresses are frozen.
@@ -44,7 +44,9 @@ export function validateMembers(value: unknown, path: string): MembersResult {
       continue;
     }
     for (const key in entry) {
-      if (key !== "address" && key !== "weight") errors.push(`${at}: unknown key "${key}"`);
+      if (key !== "address" && key !== "weight" && key !== "max_conns") {
+        errors.push(`${at}: unknown key "${key}"`);
+      }
     }
     const address = entry.address;
     let parsed: MemberAddress | undefined;
@@ -66,6 +68,14 @@ export function validateMembers(value: unknown, path: string): MembersResult {
     } else if (weight < 1 || weight > 1000) {
       errors.push(`${at}.weight: must be between 1 and 1000`);
     }
+    const maxConns = entry.max_conns;
+    if (maxConns !== undefined) {
+      if (typeof maxConns !== "number" || !Number.isInteger(maxConns)) {
+        errors.push(`${at}.max_conns: must be an integer`);
+      } else if (maxConns < 1 || maxConns > 10_000) {
+        errors.push(`${at}.max_conns: must be between 1 and 10000`);
+      }
+    }
     if (parsed === undefined) continue;
     if (seen.has(parsed.canonical)) {
       errors.push(`${at}.address: duplicate member "${parsed.canonical}"`);
@@ -79,6 +89,7 @@ export function validateMembers(value: unknown, path: string): MembersResult {
           address: parsed.canonical,
           parsed: Object.freeze(parsed),
           weight: weight as number,
+          ...(maxConns !== undefined ? { max_conns: maxConns as number } : {}),
         }),
       );
     }

@@ -6,6 +6,7 @@ import { parseUnit } from "./issues.ts";
 import { poolMemberErrors, validateMembers } from "./members.ts";
 import { append, type Draft, field, isRecord, type Sink } from "./provision_draft.ts";
 import { poolSchema, type RawPool } from "./schema.ts";
+import { DEFAULT_MAX_QUEUE } from "./provision_runtimes.ts";
 import { nameError } from "./syntax.ts";
 import type { DnsConfig, HashConfig, PoolConfig } from "./types.ts";
 
@@ -79,6 +80,15 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
         `${path}.health_check.path: not allowed with protocol: fastcgi (checks connect only)`,
       );
     }
+  } else {
+    if (raw.max_queue !== undefined) {
+      sink.errors.push(`${path}.max_queue: only allowed with protocol: fastcgi`);
+    }
+    members.forEach((m, i) => {
+      if (m.max_conns !== undefined) {
+        sink.errors.push(`${path}.members[${i}].max_conns: only allowed with protocol: fastcgi`);
+      }
+    });
   }
   if (raw.tls !== undefined && scheme !== "https") {
     sink.errors.push(`${path}.tls: only allowed with scheme: https`);
@@ -107,6 +117,7 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
     retries: raw.retries ?? 1,
     keepalive: raw.keepalive ?? 32,
     protocol,
+    ...(protocol === "fastcgi" ? { max_queue: raw.max_queue ?? DEFAULT_MAX_QUEUE } : {}),
     scheme,
     ...(raw.tls !== undefined ? { tls: { ...raw.tls } } : {}),
     ...(hc !== undefined

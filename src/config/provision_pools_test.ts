@@ -73,3 +73,24 @@ Deno.test("provisionUpstreams keeps every declared name, valid or not", () => {
   assert.deepEqual([...draft.pools.keys()], ["ok"]);
   assert.ok(sink.errors.length > 0 && sink.errors.every((e) => e.startsWith("upstreams.bad")));
 });
+
+Deno.test("provisionPool: FastCGI members take max_conns, the pool max_queue (default 256)", () => {
+  const { config, sink } = pool("fpm", {
+    protocol: "fastcgi",
+    members: [{ address: "127.0.0.1:9000", max_conns: 4 }, { address: "127.0.0.1:9001" }],
+  });
+  assert.deepEqual(sink.errors, []);
+  assert.equal(config?.max_queue, 256);
+  assert.equal(config?.members[0].max_conns, 4);
+  assert.equal(config?.members[1].max_conns, undefined);
+  assert.equal(pool("fpm", { protocol: "fastcgi", max_queue: 0 }).config?.max_queue, 0);
+  const http = pool("web", {
+    max_queue: 5,
+    members: [{ address: "127.0.0.1:80", max_conns: 4 }],
+  });
+  assert.equal(http.config, undefined);
+  assert.deepEqual(http.sink.errors, [
+    "upstreams.web.max_queue: only allowed with protocol: fastcgi",
+    "upstreams.web.members[0].max_conns: only allowed with protocol: fastcgi",
+  ]);
+});

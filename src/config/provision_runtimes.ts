@@ -72,6 +72,9 @@ export function chooseRuntime(
   }
 }
 
+/** Requests that may wait for a FastCGI connection unless `max_queue` says otherwise. */
+export const DEFAULT_MAX_QUEUE = 256;
+
 /** Default FastCGI address of `type: php`: Debian's PHP-FPM socket. */
 export const DEFAULT_FASTCGI = "unix:/run/php/php-fpm.sock";
 
@@ -86,11 +89,22 @@ function provisionPhp(raw: RawPhp, path: string, draft: Draft): PhpRuntime {
     fastcgi = {
       kind: "address",
       address: { kind: "unix", path: "/run/php/php-fpm.sock", canonical: DEFAULT_FASTCGI },
+      max_conns: 0,
+      max_queue: DEFAULT_MAX_QUEUE,
     };
-  } else if ("pool" in f) {
+  } else if ("pool" in f && f.pool !== undefined) {
     fastcgi = { kind: "pool", pool: f.pool };
     draft.poolRefs.push({ pool: f.pool, path: `${path}.fastcgi.pool`, protocol: "fastcgi" });
-  } else fastcgi = { kind: "address", address: f };
+  } else if ("canonical" in f) {
+    fastcgi = { kind: "address", address: f, max_conns: 0, max_queue: DEFAULT_MAX_QUEUE };
+  } else {
+    fastcgi = {
+      kind: "address",
+      address: f.address!,
+      max_conns: f.max_conns ?? 0,
+      max_queue: f.max_queue ?? DEFAULT_MAX_QUEUE,
+    };
+  }
   return {
     type: "php",
     fastcgi,

@@ -29,6 +29,8 @@ Deno.test("chooseRuntime: php defaults and its pool reference", () => {
     fastcgi: {
       kind: "address",
       address: { kind: "unix", path: "/run/php/php-fpm.sock", canonical: DEFAULT_FASTCGI },
+      max_conns: 0,
+      max_queue: 256,
     },
     root: "/srv",
     index: "index.php",

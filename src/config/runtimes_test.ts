@@ -33,6 +33,8 @@ Deno.test("php runtime: defaults", () => {
         path: "/run/php/php-fpm.sock",
         canonical: "unix:/run/php/php-fpm.sock",
       },
+      max_conns: 0,
+      max_queue: 256,
     },
     root: "/srv/www",
     index: "index.php",
@@ -61,10 +63,34 @@ Deno.test("php runtime: every key, a TCP address", () => {
   assert.deepEqual(rt.fastcgi, {
     kind: "address",
     address: { kind: "tcp", hostname: "127.0.0.1", port: 9000, canonical: "127.0.0.1:9000" },
+    max_conns: 0,
+    max_queue: 256,
   });
   assert.equal(rt.front_controller, "/index.php");
   assert.equal(rt.response_timeout, 2000);
   assert.equal(rt.status_path, "/fpm-status");
+});
+
+Deno.test("php runtime: fastcgi {address, max_conns, max_queue} bounds one address", () => {
+  const rt = load({
+    type: "php",
+    root: "/srv",
+    fastcgi: { address: "unix:/run/php/a.sock", max_conns: 4, max_queue: 10 },
+  });
+  assert.equal(rt.type, "php");
+  if (rt.type !== "php") return;
+  assert.deepEqual(rt.fastcgi, {
+    kind: "address",
+    address: { kind: "unix", path: "/run/php/a.sock", canonical: "unix:/run/php/a.sock" },
+    max_conns: 4,
+    max_queue: 10,
+  });
+  const only = load({ type: "php", root: "/srv", fastcgi: { address: "127.0.0.1:9000" } });
+  assert.equal(only.type === "php" && only.fastcgi.kind === "address" && only.fastcgi.max_conns, 0);
+  assert.deepEqual(
+    errors({ type: "php", root: "/x", fastcgi: { address: "127.0.0.1:9000", max_conns: 0 } }),
+    ["tenants[0].applications[0].runtime.fastcgi.max_conns: must be between 1 and 10000"],
+  );
 });
 
 Deno.test("php runtime: errors name their path", () => {

@@ -374,6 +374,7 @@ export const poolSchema = z.object({
   retries: int(0, 5).optional(),
   keepalive: int(0, 1024).optional(),
   protocol: oneOf(["http", "fastcgi"]).optional(),
+  max_queue: int(0, 1_000_000).optional(),
   scheme: oneOf(["http", "https"]).optional(),
   tls: z.object({ ca_file: text().optional(), server_name: serverName().optional() }).strict()
     .optional(),
@@ -443,6 +444,29 @@ const fastcgiAddress = z.string().transform((value, ctx) => {
   }
 });
 
+/**
+ * `fastcgi:` as a mapping: `{pool: NAME}`, or `{address, max_conns, max_queue}` (one address
+ * with its connection limit and queue).
+ */
+const fastcgiTarget = z.object({
+  pool: name().optional(),
+  address: fastcgiAddress.optional(),
+  max_conns: int(1, 10_000).optional(),
+  max_queue: int(0, 1_000_000).optional(),
+}).strict().superRefine((t, ctx) => {
+  const issue = (message: string, path: string[] = []) =>
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message, path });
+  if (t.pool !== undefined) {
+    if (t.address !== undefined) issue("pool and address are mutually exclusive");
+    if (t.max_conns !== undefined) {
+      issue("only with address (set max_conns on the pool's members)", ["max_conns"]);
+    }
+    if (t.max_queue !== undefined) {
+      issue("only with address (set max_queue on the pool)", ["max_queue"]);
+    }
+  } else if (t.address === undefined) issue("must have address or pool");
+});
+
 /** A FastCGI param name: letters, digits and `_`. */
 const paramName = () =>
   checked((s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) ? undefined : `invalid param name "${s}"`);
@@ -495,10 +519,10 @@ export const runtimeSchema = z.discriminatedUnion("type", [
   }).strict(),
   z.object({
     type: z.literal("php"),
-    fastcgi: z.union([poolRef, fastcgiAddress], {
+    fastcgi: z.union([fastcgiTarget, fastcgiAddress], {
       errorMap: (issue, ctx) => ({
         message: issue.code === "invalid_union"
-          ? 'must be an address ("unix:/path" or "host:port") or {pool: NAME}'
+          ? 'must be an address ("unix:/path" or "host:port"), {address, max_conns, max_queue} or {pool: NAME}'
           : ctx.defaultError,
       }),
     }).optional(),

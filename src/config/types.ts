@@ -19,6 +19,8 @@ export interface MemberConfig {
   readonly parsed: MemberAddress;
   /** 1..1000, default 1. */
   readonly weight: number;
+  /** FastCGI pools only: connections at once, 1..10,000; absent: as `fastcgi` (see there). */
+  readonly max_conns?: number;
 }
 
 export interface HashConfig {
@@ -89,6 +91,8 @@ export interface PoolConfig {
   readonly keepalive: number;
   /** `http` (default) or `fastcgi` (members are FastCGI servers, for `type: php`). */
   readonly protocol: "http" | "fastcgi";
+  /** `protocol: fastcgi` only: requests that may wait per member; absent: 256. */
+  readonly max_queue?: number;
   /** `http` (default) or `https`. */
   readonly scheme: "http" | "https";
   /** Only with `scheme: https`. */
@@ -165,7 +169,14 @@ export interface StaticRuntime {
 
 /** Where a PHP runtime sends its FastCGI requests. */
 export type FastcgiTarget =
-  | { readonly kind: "address"; readonly address: MemberAddress }
+  | {
+    readonly kind: "address";
+    readonly address: MemberAddress;
+    /** Connections at once; 0 (default): PHP-FPM's `pm.max_children` via `status_path`, else 8. */
+    readonly max_conns: number;
+    /** Requests that may wait for a connection; default 256; past it `503`. */
+    readonly max_queue: number;
+  }
   | { readonly kind: "pool"; readonly pool: string };
 
 export interface PhpRuntime {

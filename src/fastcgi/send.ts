@@ -1,13 +1,13 @@
 /**
- * One FastCGI Responder request over a pooled connection (FCGI_KEEP_CONN): BEGIN_REQUEST,
- * PARAMS and STDIN out; STDOUT (CGI head, then body), STDERR and END_REQUEST in.
+ * One FastCGI Responder request: BEGIN_REQUEST, PARAMS and STDIN out; STDOUT (CGI head, then
+ * body), STDERR and END_REQUEST in. Over `FcgiConns` (what `type: php` uses) on a connection of
+ * its own, bounded and queued; over a plain `ConnPool` on a kept-alive one (`FCGI_KEEP_CONN`).
  */
 
 import { pumpBody } from "../wire/mod.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import type { Http1Conn } from "../http1/connection.ts";
 import { writeAll, writeRest } from "../http1/request_body.ts";
-import { mayResendStale } from "../http1/stale.ts";
 import { asPull } from "../http1/stream_pull.ts";
 import type { BodyPull, Bytes, SendOptions, UpstreamResponse } from "../http1/types.ts";
 import { clientError, ioError, malformed, UpstreamError } from "../http1/upstream_error.ts";
@@ -25,6 +25,7 @@ import {
 import { RecordsIn, type StderrSink } from "./records_in.ts";
 import { type CgiHead, findCgiHeadEnd, MAX_CGI_HEAD, parseCgiHead } from "./response_head.ts";
 import { FcgiBodySource } from "./body_source.ts";
+import { FcgiConns, FcgiQueueTimeout } from "./conns.ts";
 
 /** Bodies up to this size are read whole before the answer starts; larger ones stream. */
 export const SMALL_BODY = 65536;
@@ -54,58 +55,89 @@ export interface FcgiSendOptions extends SendOptions {
 /**
  * Sends `req` and resolves at the CGI head, with the whole body when it ends within
  * `SMALL_BODY` bytes (checked complete before anything is answered), else with a stream.
- * A stale kept-alive connection is replaced once under the HTTP/1 client's rule. Rejects with
- * `UpstreamError` only: malformed records or head, a close mid-answer, a head over 64 KiB.
+ * On `FcgiConns` a request first takes one of its bounded connections, waiting in its queue
+ * (within `responseTimeout`, which then covers the wait too); elsewhere (a plain `ConnPool`,
+ * kept alive with `FCGI_KEEP_CONN`) it takes an idle connection or opens one. A request that
+ * the application closed before answering anything (EOF or reset, no record received) on a
+ * reused connection is sent once more on a new one, whatever the method, if its body can be
+ * sent again. Rejects with `FcgiQueueFull` when the queue is full, else with `UpstreamError`
+ * only: the wait or the answer timed out, malformed records or head, a close mid-answer, a
+ * head over 64 KiB.
  */
 export async function fcgiSend(
   pool: ConnPool,
   req: FcgiRequest,
   opts: FcgiSendOptions,
 ): Promise<UpstreamResponse> {
+  let timeout = opts.responseTimeout;
+  const gate = pool instanceof FcgiConns ? pool : null;
+  if (gate !== null && !gate.tryEnter()) {
+    const t0 = performance.now();
+    if (!await gate.wait(timeout)) throw new FcgiQueueTimeout(timeout);
+    timeout = Math.max(1, timeout - (performance.now() - t0));
+  }
+  const keepConn = pool.maxIdle > 0;
   let conn = pool.acquire();
   let resent = false;
   for (;;) {
-    if (conn === null) conn = await pool.open(opts.connectTimeout);
+    if (conn === null) {
+      try {
+        conn = await pool.open(opts.connectTimeout);
+      } catch (err) {
+        gate?.leave();
+        throw err;
+      }
+    }
     const reused = conn.idleFor >= 0;
     conn.sent = 0;
     conn.received = 0;
     conn.stopUpload = false;
     let phase = PHASE_WRITE;
+    let streamed = false;
     try {
       const body = req.body;
       const inline = body === null || (body instanceof Uint8Array && body.length <= COALESCE_LIMIT);
-      const n = buildRequest(conn, req.params, inline, inline ? body as Uint8Array | null : null);
+      const n = buildRequest(
+        conn,
+        req.params,
+        keepConn,
+        inline,
+        inline ? body as Uint8Array | null : null,
+      );
       const bytes = conn.out.buf.subarray(0, n);
       const k = await conn.socket.write(bytes);
       conn.sent += k;
       if (k < n) await writeRest(conn, bytes, k);
-      watchdog.arm(conn, opts.responseTimeout);
+      watchdog.arm(conn, timeout);
       if (!inline) {
         if (body instanceof Uint8Array) await writeStdinBytes(conn, body);
-        else await writeStdinStream(conn, asPull(body!), req.bodyLength);
+        else {
+          streamed = true;
+          await writeStdinStream(conn, asPull(body!), req.bodyLength);
+        }
       }
       phase = PHASE_HEAD;
       return await readAnswer(pool, conn, req, opts);
     } catch (err) {
       watchdog.disarm(conn);
-      pool.release(conn, false);
       const e = err instanceof UpstreamError
         ? err
         : phase === PHASE_WRITE
         ? ioError("write", err, false, conn.timedOut, "writing the request")
         : ioError("head", err, true, conn.timedOut, "waiting for the response head");
-      if (!(e instanceof UpstreamError)) throw e;
-      const bodyless = req.body === null || req.bodyLength === 0;
       if (
-        !resent && reused && conn.received === 0 && !e.timeout &&
-        (e.kind === "closed" || e.kind === "reset") &&
-        mayResendStale(req.method, bodyless, conn.sent > 0, conn.idleFor)
+        e instanceof UpstreamError && !resent && reused && !streamed && conn.received === 0 &&
+        !e.timeout && (e.kind === "closed" || e.kind === "reset")
       ) {
+        // Closed before it read any of it (a recycled worker): any method may go again.
         resent = true;
+        if (gate !== null) gate.drop(conn);
+        else pool.release(conn, false);
         if (opts.stats !== undefined) opts.stats.staleResends++;
         conn = null;
         continue;
       }
+      pool.release(conn, false);
       throw e;
     }
   }
@@ -118,6 +150,7 @@ export async function fcgiSend(
 function buildRequest(
   conn: Http1Conn,
   params: ParamsBuffer,
+  keepConn: boolean,
   withStdin: boolean,
   body: Uint8Array | null,
 ): number {
@@ -127,7 +160,7 @@ function buildRequest(
   const blen = !withStdin ? -1 : body === null ? 0 : body.length;
   out.ensure(16 + plen + precords * HEADER_LEN + 8 + (blen > 0 ? blen + 8 : 0) + 8);
   const buf = out.buf;
-  let at = writeBeginRequest(buf, 0, true);
+  let at = writeBeginRequest(buf, 0, keepConn);
   for (let off = 0; off < plen; off += MAX_CONTENT) {
     const len = Math.min(MAX_CONTENT, plen - off);
     at = writeHeader(buf, at, PARAMS, len);

@@ -5,6 +5,7 @@ import type { FinishListener, SendStats, UpstreamResponse } from "../http1/types
 import { UpstreamError } from "../http1/upstream_error.ts";
 import { ParamsBuffer } from "../fastcgi/params.ts";
 import type { StderrSink } from "../fastcgi/records_in.ts";
+import { FcgiQueueFull, FcgiQueueTimeout } from "../fastcgi/conns.ts";
 import { type FcgiRequest, fcgiSend, type FcgiSendOptions } from "../fastcgi/send.ts";
 import { log } from "../observe/log.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
@@ -211,11 +212,25 @@ export class PhpHandler implements Handler {
     try {
       res = await fcgiSend(this.target as ConnPool, request(ex, params, body), attempt);
     } catch (err) {
+      if (err instanceof FcgiQueueFull) return this.queueFull(ex, err);
       if (!(err instanceof UpstreamError)) throw err;
       if (err.kind === "client") return clientBodyFailed(ex, body.clientFailure(err) || 400);
       return this.failed(ex, err);
     }
     return toResponse(ex, res, undefined);
+  }
+
+  /** `max_queue` requests already wait for this upstream: `503`, come back in a second. */
+  private queueFull(ex: Exchange, err: FcgiQueueFull): Answer {
+    log("warn", "fastcgi_queue_full", {
+      tenant: ex.stats.tenant,
+      app: ex.stats.app,
+      member: ex.upstreamMember,
+      queued: err.queued,
+    });
+    return answer(ex, 503, "Service Unavailable: too many requests wait for PHP", {
+      "retry-after": "1",
+    });
   }
 
   private failed(ex: Exchange, err: UpstreamError): Answer {
@@ -255,6 +270,12 @@ export class PhpHandler implements Handler {
         res = await fcgiSend(member.conns, request(ex, params, body), attempt);
       } catch (err) {
         attempt.release();
+        if (err instanceof FcgiQueueFull || err instanceof FcgiQueueTimeout) {
+          // The member is busy, not failing: no verdict, no retry elsewhere.
+          pool.finish(r, null);
+          if (err instanceof FcgiQueueFull) return this.queueFull(ex, err);
+          return this.failed(ex, err);
+        }
         if (!(err instanceof UpstreamError)) throw err;
         if (err.kind === "client") return clientBodyFailed(ex, body.clientFailure(err) || 400);
         pool.report(attempt, err.phase === "connect" ? Outcome.CONNECT_FAILED : Outcome.NO_ANSWER);

@@ -42,6 +42,12 @@ export interface Metrics {
   readonly acmeExpiry: Family<Series>;
   /** ACME orders by first domain and result (`ok`, `error`). */
   readonly acmeOrders: Family<Series>;
+  /** Requests waiting inside scalwsd for a FastCGI connection, by upstream. */
+  readonly fastcgiQueue: Family<Series>;
+  /** Time requests waited for a FastCGI connection (0 when one was free), by upstream. */
+  readonly fastcgiQueueWait: Family<HistogramSeries>;
+  /** Connections open to a FastCGI upstream, by upstream. */
+  readonly fastcgiConnections: Family<Series>;
 }
 
 export function createMetrics(registry = new Registry()): Metrics {
@@ -162,6 +168,21 @@ export function createMetrics(registry = new Registry()): Metrics {
       "scalws_acme_orders_total",
       "ACME certificate orders by first domain and result (ok, error).",
       ["domain", "result"],
+    ),
+    fastcgiQueue: registry.gauge(
+      "scalws_fastcgi_queue_length",
+      "Requests waiting inside scalwsd for a FastCGI connection (max_conns reached).",
+      ["upstream"],
+    ),
+    fastcgiQueueWait: registry.histogram(
+      "scalws_fastcgi_queue_wait_seconds",
+      "Time requests waited for a FastCGI connection, 0 when one was free.",
+      ["upstream"],
+    ),
+    fastcgiConnections: registry.gauge(
+      "scalws_fastcgi_connections",
+      "Connections open to a FastCGI upstream (at most its max_conns).",
+      ["upstream"],
     ),
   };
 }

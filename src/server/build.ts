@@ -71,7 +71,7 @@ function createHandler(
       const f = rt.fastcgi;
       const target = f.kind === "pool"
         ? deps.pools.get(f.pool)!
-        : deps.addresses.get(fastcgiKey(f.address, cfg))!;
+        : deps.addresses.get(fastcgiKey(f))!;
       return new PhpHandler(rt, target, maxBody, deps.clock);
     }
     case "app":

@@ -5,9 +5,15 @@
  * `PoolRegistry`): a reload that keeps a target keeps its idle connections.
  */
 
-import type { AddressTarget, Config, ProxyRuntime, RuntimeConfig } from "../config/types.ts";
+import type {
+  AddressTarget,
+  Config,
+  FastcgiTarget,
+  ProxyRuntime,
+  RuntimeConfig,
+} from "../config/types.ts";
+import { FcgiConns } from "../fastcgi/conns.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
-import type { MemberAddress } from "../net/member_address.ts";
 import { Connector } from "../http1/connector.ts";
 import { addressTls, type PemReader } from "./member_tls.ts";
 
@@ -22,17 +28,19 @@ export function addressKey(rt: AddressRuntime, cfg: Config): string {
   return `${rt.target.url}|${rt.tls_ca_file ?? ""}|${keepalive}|${idle}`;
 }
 
+/** A `type: php` runtime's single FastCGI address with its limits. */
+export type FastcgiAddress = FastcgiTarget & { readonly kind: "address" };
+
 /** The key of a FastCGI address's connections (`type: php` with one `fastcgi` address). */
-export function fastcgiKey(address: MemberAddress, cfg: Config): string {
-  const c = cfg.server.upstream_client;
-  return `fastcgi|${address.canonical}|${c.keepalive}|${c.idle_timeout}`;
+export function fastcgiKey(target: FastcgiAddress): string {
+  return `fastcgi|${target.address.canonical}|${target.max_conns}|${target.max_queue}`;
 }
 
 /** The single FastCGI addresses of `type: php` runtimes. */
-function fastcgiAddresses(cfg: Config): MemberAddress[] {
-  const out: MemberAddress[] = [];
+function fastcgiAddresses(cfg: Config): FastcgiAddress[] {
+  const out: FastcgiAddress[] = [];
   const visit = (rt: RuntimeConfig) => {
-    if (rt.type === "php" && rt.fastcgi.kind === "address") out.push(rt.fastcgi.address);
+    if (rt.type === "php" && rt.fastcgi.kind === "address") out.push(rt.fastcgi);
   };
   for (const t of cfg.tenants) {
     for (const a of t.applications) {
@@ -92,15 +100,16 @@ export function planAddressConns(input: AddressConnsInput): Map<string, ConnPool
       }),
     );
   }
-  for (const address of fastcgiAddresses(cfg)) {
-    const k = fastcgiKey(address, cfg);
+  for (const f of fastcgiAddresses(cfg)) {
+    const k = fastcgiKey(f);
     if (next.has(k)) continue;
     next.set(
       k,
       input.live.get(k) ??
-        new ConnPool(new Connector(address, null), {
-          maxIdle: c.keepalive,
-          idleTimeout: c.idle_timeout,
+        new FcgiConns(new Connector(f.address, null), {
+          address: f.address.canonical,
+          maxConns: f.max_conns,
+          maxQueue: f.max_queue,
         }),
     );
   }

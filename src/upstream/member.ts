@@ -1,6 +1,7 @@
 import type { MemberAddress } from "../net/member_address.ts";
 import { latencyBuckets } from "./pool_history.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
+import { FcgiConns } from "../fastcgi/conns.ts";
 import type { Connector } from "../http1/connector.ts";
 import type { Metrics } from "../observe/families.ts";
 import type { Series } from "../observe/metrics.ts";
@@ -94,6 +95,7 @@ export class Member implements Candidate {
   /** Creates this member's metric series (when its pool goes live). */
   attach(m: Metrics): void {
     this.metrics = m;
+    if (this.conns instanceof FcgiConns) this.conns.attach(m, this.pool);
     // The spec's classes exist from the start; `1xx` (a 101 upgrade) only once seen.
     for (let i = 0; i < CLASSES.length; i++) {
       if (i !== 1) this.byClass[i] = m.upstreamRequests.with(this.pool, this.address, CLASSES[i]);

@@ -1,5 +1,6 @@
 import type { MemberConfig, PoolConfig } from "../config/types.ts";
 import { latencyBucket, PoolHistory } from "./pool_history.ts";
+import { dropFcgiSeries, FcgiConns } from "../fastcgi/conns.ts";
 import { Connector } from "../http1/connector.ts";
 import type { TlsSettings } from "../http1/types.ts";
 import type { Metrics } from "../observe/families.ts";
@@ -123,6 +124,9 @@ export class Pool {
       address: m.address,
       parsed: m.parsed,
       weight: m.weight,
+      ...(m.conns instanceof FcgiConns && m.conns.maxConns > 0
+        ? { max_conns: m.conns.maxConns }
+        : {}),
     }));
   }
 
@@ -138,16 +142,24 @@ export class Pool {
     for (const m of list) {
       let member = old?.get(m.address);
       if (member === undefined) {
-        member = Member.create({
+        const init = {
           pool: this.name,
           address: m.address,
           parsed: m.parsed,
           weight: m.weight,
-          connector: new Connector(m.parsed, this.tls),
-          keepalive: this.settings.keepalive,
-          idleTimeout,
           affinity: affinityValue(this.deps.key, m.address),
-        });
+        };
+        const connector = new Connector(m.parsed, this.tls);
+        member = this.settings.protocol === "fastcgi"
+          ? new Member({
+            ...init,
+            conns: new FcgiConns(connector, {
+              address: m.address,
+              maxConns: m.max_conns ?? 0,
+              maxQueue: this.settings.max_queue,
+            }),
+          })
+          : Member.create({ ...init, connector, keepalive: this.settings.keepalive, idleTimeout });
       }
       if (this.settings.health_check !== undefined) member.active ??= new ActiveHealthState();
       members.push(member);
@@ -165,7 +177,9 @@ export class Pool {
   install(next: PlannedSet, weights: readonly MemberConfig[]): void {
     for (const m of weights) {
       const member = next.byAddress.get(m.address);
-      if (member !== undefined) member.weight = m.weight;
+      if (member === undefined) continue;
+      member.weight = m.weight;
+      if (member.conns instanceof FcgiConns) member.conns.maxConns = m.max_conns ?? 0;
     }
     const prev = this.set;
     this.set = { ...next, balancer: createBalancer(this.settings.balance, next.members) };
@@ -218,6 +232,7 @@ export class Pool {
       m.poolRetries.remove(this.name);
       m.poolMembers.remove(this.name);
       m.upstreamDuration.remove(this.name);
+      if (this.settings.protocol === "fastcgi") dropFcgiSeries(m, this.name);
     }
     this.live = false;
   }

@@ -1,5 +1,6 @@
 import type { Config, MemberConfig } from "../config/types.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
+import { dropFcgiSeries, FcgiConns } from "../fastcgi/conns.ts";
 import { planAddressConns } from "./address_conns.ts";
 import type { PemReader } from "./member_tls.ts";
 import { type PlannedSet, Pool, type PoolDeps, settingsKey } from "./pool.ts";
@@ -112,7 +113,18 @@ export class PoolRegistry {
     // Members added later (a run-time PUT) get the idle timeout now in force.
     for (const p of plan.pools.values()) p.idleTimeout = plan.idleTimeout;
     this.pools = plan.pools;
-    for (const [k, c] of this.addresses) if (!plan.addresses.has(k)) c.close();
+    const metrics = this.deps.metrics;
+    const fcgiLabels = new Set<string>();
+    for (const c of plan.addresses.values()) {
+      if (!(c instanceof FcgiConns)) continue;
+      c.attach(metrics, c.address);
+      fcgiLabels.add(c.address);
+    }
+    for (const [k, c] of this.addresses) {
+      if (plan.addresses.has(k)) continue;
+      c.close();
+      if (c instanceof FcgiConns && !fcgiLabels.has(c.address)) dropFcgiSeries(metrics, c.address);
+    }
     this.addresses = plan.addresses;
   }
 

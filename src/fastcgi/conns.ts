@@ -1,0 +1,218 @@
+/**
+ * The connections to one FastCGI server (one PHP-FPM pool's socket): at most `limit` at once,
+ * one per request (no `FCGI_KEEP_CONN`, as nginx's default `fastcgi_keep_conn off`: a PHP-FPM
+ * worker serves one connection for as long as it stays open, so a kept connection would pin a
+ * worker), and requests past the limit wait here in arrival order, at most `maxQueue` of them.
+ * Not a keep-alive pool: `maxIdle` is 0, every connection closes when its request ends.
+ */
+
+import { ConnPool } from "../http1/conn_pool.ts";
+import type { Http1Conn } from "../http1/connection.ts";
+import type { Connector } from "../http1/connector.ts";
+import { UpstreamError } from "../http1/upstream_error.ts";
+import type { Metrics } from "../observe/families.ts";
+import type { HistogramSeries, Series } from "../observe/metrics.ts";
+
+/** Connections at once when neither `max_conns` nor PHP-FPM's status says otherwise. */
+export const DEFAULT_MAX_CONNS = 8;
+/** Requests that may wait for a connection (`max_queue`) unless configured. */
+export const DEFAULT_MAX_QUEUE = 256;
+
+/**
+ * `pm.max_children` of the PHP-FPM pool behind each address (canonical form), as its status
+ * page told (`status_path`, static pools only): the limit of addresses without `max_conns`.
+ */
+const learned = new Map<string, number>();
+
+/** Drops the series of `upstream` (its address or pool left the configuration). */
+export function dropFcgiSeries(m: Metrics, upstream: string): void {
+  m.fastcgiQueue.remove(upstream);
+  m.fastcgiConnections.remove(upstream);
+  m.fastcgiQueueWait.remove(upstream);
+}
+
+/** Records what PHP-FPM's status page says about `address`; null forgets it. */
+export function learnMaxChildren(address: string, children: number | null): void {
+  if (children === null || children < 1) learned.delete(address);
+  else learned.set(address, children);
+}
+
+/** The queue of one FastCGI address is full: the client gets `503` with `Retry-After`. */
+export class FcgiQueueFull extends Error {
+  override readonly name = "FcgiQueueFull";
+  constructor(readonly queued: number) {
+    super(`${queued} requests already wait for a FastCGI connection`);
+  }
+}
+
+/** No connection came free within the response timeout: `504`, not the server failing. */
+export class FcgiQueueTimeout extends UpstreamError {
+  constructor(waitedMs: number) {
+    super(
+      "connect",
+      "timeout",
+      `waiting ${Math.round(waitedMs)} ms for a FastCGI connection timed out`,
+      false,
+      true,
+    );
+  }
+}
+
+/** A request waiting for a connection. */
+interface Waiter {
+  resolve(admitted: boolean): void;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  since: number;
+  /** Admitted or timed out: skipped when it comes up. */
+  done: boolean;
+}
+
+/** Settings of `FcgiConns`. */
+export interface FcgiConnsOptions {
+  /** The canonical address (where learned limits are found). */
+  readonly address: string;
+  /** Connections at once; 0 (default) uses PHP-FPM's `pm.max_children` when known, else 8. */
+  readonly maxConns?: number;
+  /** Requests that may wait; default 256. */
+  readonly maxQueue?: number;
+}
+
+/** What the metrics see of one upstream (shared by the members of a pool). */
+export interface FcgiSeries {
+  readonly queue: Series;
+  readonly connections: Series;
+  readonly wait: HistogramSeries;
+}
+
+function admitLate(w: Waiter): void {
+  if (w.done) return;
+  w.done = true;
+  w.resolve(false);
+}
+
+/** One FastCGI address's connections, bounded, with its queue. Lives across reloads. */
+export class FcgiConns extends ConnPool {
+  readonly address: string;
+  /** Configured limit; 0 for the learned one or the default. */
+  maxConns: number;
+  maxQueue: number;
+  /** Slots taken: requests holding (or opening) a connection. */
+  busy = 0;
+  /** Waiters still waiting. */
+  waiting = 0;
+  series: FcgiSeries | null = null;
+  readonly #queue: Waiter[] = [];
+  #head = 0;
+
+  constructor(connector: Connector, options: FcgiConnsOptions) {
+    super(connector, { maxIdle: 0 });
+    this.address = options.address;
+    this.maxConns = options.maxConns ?? 0;
+    this.maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
+  }
+
+  /**
+   * Reports into the series of `upstream` (the address, or the pool's name: a pool's members
+   * add up in one series). Once; the series stay with the object.
+   */
+  attach(m: Metrics, upstream: string): void {
+    if (this.series !== null) return;
+    const s: FcgiSeries = {
+      queue: m.fastcgiQueue.with(upstream),
+      connections: m.fastcgiConnections.with(upstream),
+      wait: m.fastcgiQueueWait.with(upstream),
+    };
+    s.queue.value += this.waiting;
+    s.connections.value += this.active;
+    this.series = s;
+  }
+
+  /** Connections allowed at once now. */
+  get limit(): number {
+    return this.maxConns > 0 ? this.maxConns : learned.get(this.address) ?? DEFAULT_MAX_CONNS;
+  }
+
+  /** Takes a slot when one is free and nobody waits (arrival order). */
+  tryEnter(): boolean {
+    if (this.waiting > 0 || this.busy >= this.limit) return false;
+    this.busy++;
+    this.series?.wait.observe(0);
+    return true;
+  }
+
+  /**
+   * Waits for a slot in arrival order: true once it holds one, false when `timeoutMs` passed
+   * first. Throws `FcgiQueueFull` at once when `maxQueue` requests already wait.
+   */
+  wait(timeoutMs: number): Promise<boolean> {
+    if (this.waiting >= this.maxQueue) throw new FcgiQueueFull(this.waiting);
+    return new Promise<boolean>((resolve) => {
+      const w: Waiter = { resolve, timer: undefined, since: performance.now(), done: false };
+      w.timer = setTimeout(() => {
+        if (w.done) return;
+        this.waiting--;
+        if (this.series !== null) this.series.queue.value--;
+        admitLate(w);
+      }, timeoutMs);
+      this.#queue.push(w);
+      this.waiting++;
+      if (this.series !== null) this.series.queue.value++;
+    });
+  }
+
+  /** Gives a slot back: the first waiter takes it (and any the limit now allows). */
+  leave(): void {
+    this.busy--;
+    while (this.waiting > 0 && this.busy < this.limit) {
+      const w = this.#next();
+      if (w === null) break;
+      w.done = true;
+      clearTimeout(w.timer);
+      this.waiting--;
+      this.busy++;
+      const s = this.series;
+      if (s !== null) {
+        s.queue.value--;
+        s.wait.observe((performance.now() - w.since) / 1000);
+      }
+      w.resolve(true);
+    }
+  }
+
+  #next(): Waiter | null {
+    const q = this.#queue;
+    while (this.#head < q.length) {
+      const w = q[this.#head++];
+      if (!w.done) {
+        if (this.#head > 1024 && this.#head * 2 > q.length) {
+          q.splice(0, this.#head);
+          this.#head = 0;
+        }
+        return w;
+      }
+    }
+    q.length = 0;
+    this.#head = 0;
+    return null;
+  }
+
+  override async open(timeoutMs: number): Promise<Http1Conn> {
+    const conn = await super.open(timeoutMs);
+    if (this.series !== null) this.series.connections.value++;
+    return conn;
+  }
+
+  /** Ends an exchange: the connection closes and its slot goes to the next waiter. */
+  override release(conn: Http1Conn, _reusable: boolean): void {
+    if (!conn.inUse) return;
+    this.drop(conn);
+    this.leave();
+  }
+
+  /** Closes a connection but keeps its slot (the request is sent again on a new one). */
+  drop(conn: Http1Conn): void {
+    if (!conn.inUse) return;
+    super.release(conn, false);
+    if (this.series !== null) this.series.connections.value--;
+  }
+}
