@@ -51,7 +51,7 @@ export function configKeys(): KeyMap {
   walk(POLICY_SCHEMAS.redirect as Any, "server.listeners[].redirect", out);
   walk(poolSchema as Any, "upstreams.NAME", out);
   // Members are checked by validateMembers (src/config/members.ts), not by zod.
-  out.set("upstreams.NAME.members[]", ["address", "weight"]);
+  out.set("upstreams.NAME.members[]", ["address", "weight", "max_conns"]);
   walk(tenantSchema as Any, "tenants[]", out);
   walk(applicationSchema as Any, "applications[]", out);
   walk(routeSchema as Any, "routes[]", out);

@@ -85,12 +85,16 @@ export function validateMembers(value: unknown, path: string): MembersResult {
     // Once anything is wrong no list is returned, so stop building one.
     if (errors.length === 0) {
       members.push(
-        Object.freeze({
-          address: parsed.canonical,
-          parsed: Object.freeze(parsed),
-          weight: weight as number,
-          ...(maxConns !== undefined ? { max_conns: maxConns as number } : {}),
-        }),
+        Object.freeze(
+          maxConns === undefined
+            ? { address: parsed.canonical, parsed: Object.freeze(parsed), weight: weight as number }
+            : {
+              address: parsed.canonical,
+              parsed: Object.freeze(parsed),
+              weight: weight as number,
+              max_conns: maxConns as number,
+            },
+        ),
       );
     }
   }
