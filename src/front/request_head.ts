@@ -21,6 +21,7 @@ import {
   LENGTH_DIFFERENT,
   LENGTH_TOO_LONG,
   ListCursor,
+  lowerCase,
   readContentLength,
   sameToken,
   scanFieldLines,
@@ -77,7 +78,7 @@ export class RequestHead {
 
   /** The value of field `name` (any case), duplicates joined by ", " as `Headers` does. */
   get(name: string): string | null {
-    name = lower(name);
+    name = lowerCase(name);
     const f = this.fields;
     let out: string | null = null;
     for (let i = 0; i < f.length; i += 2) {
@@ -94,7 +95,7 @@ export class RequestHead {
 
   /** Whether field `name` (any case) is present. */
   has(name: string): boolean {
-    name = lower(name);
+    name = lowerCase(name);
     const f = this.fields;
     for (let i = 0; i < f.length; i += 2) if (f[i] === name) return true;
     return false;
@@ -104,15 +105,6 @@ export class RequestHead {
   get hasBody(): boolean {
     return this.chunked || this.contentLength > 0;
   }
-}
-
-/** `name` in lower case; no new string when it is already. */
-function lower(name: string): string {
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if (c >= 0x41 && c <= 0x5a) return name.toLowerCase();
-  }
-  return name;
 }
 
 /** Frequent request field names, interned instead of allocated per request. */
@@ -291,8 +283,7 @@ export function parseRequestHead(
     const a = spans[k], b = spans[k + 1];
     let name = COMMON_NAMES.find(buf, a, b - a);
     if (name === undefined) {
-      name = text.slice(a - start, b - start);
-      if (lines.upper[i] === 1) name = name.toLowerCase();
+      name = lowerCase(text.slice(a - start, b - start));
     }
     const value = text.slice(spans[k + 2] - start, spans[k + 3] - start);
     fields.push(name, value);

@@ -12,6 +12,7 @@ import {
   FieldLines,
   headText,
   HOP_BY_HOP,
+  lowerCase,
   parseContentLength,
   sameToken,
   scanFieldLines,
@@ -156,8 +157,7 @@ export function parseResponseHead(buf: Uint8Array, start: number, end: number): 
     const a = spans[k], b = spans[k + 1];
     let name = COMMON_NAMES.find(buf, a, b - a);
     if (name === undefined) {
-      name = text.slice(a - start, b - start);
-      if (lines.upper[h] === 1) name = name.toLowerCase();
+      name = lowerCase(text.slice(a - start, b - start));
     }
     const value = text.slice(spans[k + 2] - start, spans[k + 3] - start);
     switch (name) {

@@ -67,8 +67,6 @@ export const FIELD_TOO_MANY = -7;
 export class FieldLines {
   /** Per line, absolute offsets: name start, name end, value start, value end (OWS trimmed). */
   readonly spans: Int32Array;
-  /** Per line, 1 when the name holds an upper-case letter. */
-  readonly upper: Uint8Array;
   /** Lines found by the last scan. */
   count = 0;
   /** Offset just past the blank line. */
@@ -78,7 +76,6 @@ export class FieldLines {
 
   constructor(readonly max: number) {
     this.spans = new Int32Array(max * 4);
-    this.upper = new Uint8Array(max);
   }
 }
 
@@ -90,7 +87,6 @@ export class FieldLines {
  */
 export function scanFieldLines(buf: Uint8Array, p: number, lines: FieldLines): number {
   const spans = lines.spans;
-  const upper = lines.upper;
   let n = 0;
   let high = 0;
   for (;;) {
@@ -107,11 +103,7 @@ export function scanFieldLines(buf: Uint8Array, p: number, lines: FieldLines): n
     if (n === lines.max) return FIELD_TOO_MANY;
     if (c === SP || c === HTAB) return FIELD_FOLDED;
     const nameStart = p;
-    let up = 0;
-    while (TCHAR[c] === 1) {
-      up |= (c - 0x41) >>> 0 < 26 ? 1 : 0;
-      c = buf[++p];
-    }
+    while (TCHAR[c] === 1) c = buf[++p];
     if (p === nameStart) return FIELD_NAME_EMPTY;
     if (c !== COLON) return FIELD_NAME;
     const nameEnd = p++;
@@ -134,7 +126,6 @@ export function scanFieldLines(buf: Uint8Array, p: number, lines: FieldLines): n
     spans[k + 1] = nameEnd;
     spans[k + 2] = valueStart;
     spans[k + 3] = valueEnd;
-    upper[n] = up;
     n++;
   }
   lines.count = n;
@@ -163,6 +154,15 @@ export class CommonNames {
     }
     return undefined;
   }
+}
+
+/** `name` in lower case; no new string when it is already. */
+export function lowerCase(name: string): string {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) return name.toLowerCase();
+  }
+  return name;
 }
 
 /** Decodes `buf[start, end)` as latin1 (one char per byte, exactly, unlike TextDecoder's). */
