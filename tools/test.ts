@@ -5,7 +5,8 @@
  * `.ci/run`): with no file named, missing ones are installed with apt-get (as root, or through
  * password-less sudo), saying which; where that cannot be done (no apt-get, neither root nor
  * sudo) it stops at once, naming the command to run. With files named, missing packages are only
- * reported. `--skip-packages` skips this step; `--packages-only` does only this step.
+ * reported. `--skip-packages` skips this step; `--packages-only` does only this step;
+ * `--packages-file FILE` reads another list.
  *
  * With no file named, test files run two at a time (`deno test --parallel`: the suite is
  * mostly waiting on sockets and child processes, and each file's module loading is CPU work),
@@ -145,8 +146,8 @@ async function probeMachine(): Promise<Machine> {
 }
 
 /** Installs what is missing (whole suite) or reports it (named files); false: stop. */
-async function ensurePackages(install: boolean): Promise<boolean> {
-  const list = parsePackages(await Deno.readTextFile(PACKAGES_FILE));
+async function ensurePackages(install: boolean, file: string | URL): Promise<boolean> {
+  const list = parsePackages(await Deno.readTextFile(file));
   const missing = await missingPackages(list);
   if (missing.length === 0) return true;
   if (!install) {
@@ -186,9 +187,14 @@ async function ensurePackages(install: boolean): Promise<boolean> {
 if (import.meta.main) {
   const skip = Deno.args.includes("--skip-packages");
   const only = Deno.args.includes("--packages-only");
-  const args = Deno.args.filter((a) => a !== "--skip-packages" && a !== "--packages-only");
+  // --packages-file FILE: another list (the test of this script uses one).
+  const at = Deno.args.indexOf("--packages-file");
+  const file = at >= 0 ? Deno.args[at + 1] : PACKAGES_FILE;
+  const args = Deno.args.filter((a, i) =>
+    a !== "--skip-packages" && a !== "--packages-only" && (at < 0 || (i !== at && i !== at + 1))
+  );
   const named = args.some((a) => !a.startsWith("-"));
-  if (!skip && !(await ensurePackages(only || !named))) Deno.exit(1);
+  if (!skip && !(await ensurePackages(only || !named, file))) Deno.exit(1);
   if (only) Deno.exit(0);
   let code = 0;
   for (const testArgs of plan(args)) {

@@ -113,3 +113,79 @@ Deno.test("missingPackages: the packages whose check command fails", async () =>
   );
   assert.deepEqual((await missingPackages(list)).map((p) => p.name), ["b", "c"]);
 });
+
+/** `runuser -u nobody` when this test runs as root and the host has it: a user without sudo. */
+async function asNobody(): Promise<string[] | null> {
+  const ok = async (cmd: string, args: string[]) => {
+    try {
+      return (await new Deno.Command(cmd, { args, stdout: "null", stderr: "null" }).output())
+        .success;
+    } catch {
+      return false;
+    }
+  };
+  if (!(await ok("sh", ["-c", 'test "$(id -u)" = 0 && command -v runuser && id nobody']))) {
+    return null;
+  }
+  // nobody must not have password-less sudo (the script would install), and must read the script.
+  if (await ok("runuser", ["-u", "nobody", "--", "sudo", "-n", "true"])) return null;
+  const script = new URL("./test.ts", import.meta.url).pathname;
+  if (!(await ok("runuser", ["-u", "nobody", "--", "test", "-r", script]))) return null;
+  return ["runuser", "-u", "nobody", "--"];
+}
+
+Deno.test("deno task test as a user who cannot install stops at once, naming the command", async (t) => {
+  const prefix = await asNobody();
+  if (prefix === null) {
+    await t.step({
+      name: "needs root, runuser, and a nobody user who can read tools/test.ts",
+      ignore: true,
+      fn: () => {},
+    });
+    return;
+  }
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-test-packages-" });
+  try {
+    await Deno.chmod(dir, 0o755);
+    const list = `${dir}/packages.txt`;
+    await Deno.writeTextFile(
+      list,
+      "no-such-package-a | command -v no-such-program-a | tests/a_test.ts\nsh | true | x\n",
+    );
+    await Deno.chmod(list, 0o644);
+    const script = new URL("./test.ts", import.meta.url).pathname;
+    const started = performance.now();
+    const out = await new Deno.Command(prefix[0], {
+      args: [
+        ...prefix.slice(1),
+        "env",
+        `HOME=${dir}`,
+        `DENO_DIR=${dir}/deno`,
+        "PATH=/usr/local/bin:/usr/bin:/bin",
+        Deno.execPath(),
+        "run",
+        "--allow-run",
+        "--allow-read",
+        script,
+        "--packages-file",
+        list,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const seconds = (performance.now() - started) / 1000;
+    const err = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, err);
+    assert.ok(seconds < 10, `took ${seconds.toFixed(1)} s`);
+    assert.match(err, /no-such-package-a: tests\/a_test.ts/);
+    assert.ok(!err.includes("  sh:"), err);
+    assert.ok(
+      err.trimEnd().endsWith(
+        "  sudo apt-get update && sudo apt-get install -y --no-install-recommends no-such-package-a",
+      ),
+      err,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
