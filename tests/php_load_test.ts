@@ -14,7 +14,7 @@ const ignore = phpFpmBinary() === null;
 const SCRIPT = `<?php
 if (isset($_GET['ms'])) usleep((int)$_GET['ms'] * 1000);
 if ($_SERVER['REQUEST_METHOD'] === 'POST') {
-  echo "got " . strlen(file_get_contents('php://input'));
+  echo "got " . strlen(file_get_contents('php://input')) . " " . getmypid();
 } else {
   echo "ok " . getmypid();
 }
@@ -137,6 +137,48 @@ Deno.test({
       // The queue is free again.
       const after = await request(`${s.url}/index.php`, { headers: { host: "short.test" } });
       assert.equal(after.status, 200);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "php load: 2,000 POSTs while PHP-FPM recycles its workers every 50 requests, none lost",
+  ignore,
+  async fn() {
+    await using fpm = await startPhpFpm({ children: 4, extra: "pm.max_requests = 50" });
+    const root = await docroot();
+    try {
+      await using s = await startScalwsd(scalwsYaml({
+        server: { default_host: "site.test" },
+        apps: [phpApp("site", root, fpm.address)],
+      }));
+      const body = "x".repeat(300);
+      const statuses = new Map<string, number>();
+      const pids = new Set<string>();
+      // About 2,000 POSTs; bounded in time too on a busy machine.
+      const deadline = Date.now() + 12_000;
+      let sent = 0;
+      const client = async () => {
+        while (sent < 2000 && Date.now() < deadline) {
+          sent++;
+          const r = await fetch(`${s.url}/index.php`, { method: "POST", body });
+          const text = await r.text();
+          const m = /^got (\d+) (\d+)$/.exec(text);
+          const key = r.status === 200 && m?.[1] === String(body.length)
+            ? "ok"
+            : `${r.status} ${text}`;
+          statuses.set(key, (statuses.get(key) ?? 0) + 1);
+          if (m !== null) pids.add(m[2]);
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, client));
+      assert.deepEqual([...statuses.keys()], ["ok"]);
+      const ok = statuses.get("ok")!;
+      assert.ok(ok >= 300, `only ${ok} POSTs in 12 s`);
+      // Workers were recycled along the way: more PIDs than the 4 workers.
+      assert.ok(pids.size >= 4 + Math.floor(ok / 50 / 2), `${pids.size} PIDs for ${ok} POSTs`);
     } finally {
       await Deno.remove(root, { recursive: true });
     }

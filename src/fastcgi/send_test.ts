@@ -147,6 +147,28 @@ Deno.test("fcgiSend: FCGI_KEEP_CONN reuses one connection; a closed idle one is 
   pool.close();
 });
 
+Deno.test("fcgiSend: a POST on a kept connection closed before any answer is sent once more", async () => {
+  await using _ = { [Symbol.asyncDispose]: () => server.close() };
+  // A recycled worker: it answers one request, then closes when the next one arrives.
+  const server = new FakeFcgiServer(async (conn, srv) => {
+    const req = await readRequest(conn);
+    if (req === null) return;
+    srv.requests.push(req);
+    await writeFull(conn, answer(`Content-Type: text/plain\n\n${srv.requests.length}`));
+    await conn.read(new Uint8Array(16));
+  });
+  const pool = poolFor(server);
+  assert.equal(await text(await fcgiSend(pool, request(), options())), "1");
+  const opts = options();
+  const body = new TextEncoder().encode("name=value");
+  const res = await fcgiSend(pool, request("POST", body, body.length), opts);
+  assert.equal(await text(res), "2");
+  assert.equal(opts.stats.staleResends, 1);
+  assert.equal(server.connections, 2);
+  assert.deepEqual(server.requests[1].stdin, body);
+  pool.close();
+});
+
 Deno.test("fcgiSend: a streamed body arrives as STDIN records of its exact length", async () => {
   await using _ = { [Symbol.asyncDispose]: () => server.close() };
   const server = FakeFcgiServer.answering((req) =>
