@@ -1,5 +1,9 @@
+/**
+ * `scalwsd check --config FILE`, like `nginx -t`: loads the file as a start would and prints
+ * every problem as `FILE:LINE:COLUMN: PATH: MESSAGE` (exit 1), or its warnings and `ok` (exit 0).
+ */
 import { ConfigError } from "../src/config/errors.ts";
-import { loadConfig } from "../src/config/load.ts";
+import { type LoadFiles, loadConfig, placeProblems } from "../src/config/load.ts";
 import { preflight } from "../src/server/preflight.ts";
 
 /** What `scalwsd check` finds in a file: error lines (none: the file is ok) and warning lines. */
@@ -8,15 +12,19 @@ export interface CheckResult {
   readonly warnings: readonly string[];
 }
 
-/** Loads and preflights `file` as `scalwsd check` does; every line names the file. */
-export async function checkFile(file: string): Promise<CheckResult> {
+/**
+ * Loads and preflights `file` as `scalwsd check` does; every line names the file, and the line
+ * and column where they are known. `io` replaces how files are looked at (tests of examples that
+ * describe another machine's directories).
+ */
+export async function checkFile(file: string, io: LoadFiles = {}): Promise<CheckResult> {
   try {
-    const { config, warnings } = await loadConfig(file);
-    const problems = preflight(config);
-    if (problems.length > 0) return { errors: problems.map((p) => `${file}: ${p}`), warnings: [] };
-    return { errors: [], warnings: warnings.map((w) => `${file}: warning: ${w}`) };
+    const loaded = await loadConfig(file, io);
+    const problems = preflight(loaded.config);
+    if (problems.length > 0) return { errors: placeProblems(loaded, problems), warnings: [] };
+    return { errors: [], warnings: placeProblems(loaded, loaded.warnings, "warning: ") };
   } catch (err) {
-    if (err instanceof ConfigError) return { errors: [err.message], warnings: [] };
+    if (err instanceof ConfigError) return { errors: err.lines, warnings: [] };
     return { errors: [`${file}: ${(err as Error).message ?? err}`], warnings: [] };
   }
 }

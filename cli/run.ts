@@ -30,6 +30,7 @@ export async function run(
     server = await Server.prepare(file, {
       firstGenerationId: opts.configGeneration,
       ...(opts.controllerSocket === undefined ? {} : { controllerSocket: opts.controllerSocket }),
+      ...(opts.baseDir === undefined ? {} : { baseDir: opts.baseDir }),
     });
   } catch (err) {
     if (err instanceof ConfigError) {

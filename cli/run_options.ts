@@ -18,6 +18,7 @@ export const RUN_FLAGS = {
   "metrics-address": { type: "string" },
   "drain-timeout": { type: "string" },
   "controller-socket": { type: "string" },
+  "base-dir": { type: "string" },
 } as const;
 
 /** How `scalwsd run` behaves; everything but `drainTimeout` is set only under the controller. */
@@ -39,6 +40,11 @@ export interface RunOptions {
   readonly controllerSocket?: string;
   /** In-flight requests get this long after SIGTERM; default 30 s. */
   readonly drainTimeout: number;
+  /**
+   * `--base-dir`: where the relative paths of the configuration file resolve, when the file is
+   * a copy away from the operator's (the controller's generations); default the file's own.
+   */
+  readonly baseDir?: string;
 }
 
 /** Default drain deadline (ADR-0035). */
@@ -87,6 +93,7 @@ export function runOptions(
       ...(sock === undefined ? {} : { adminSocket: sock }),
       ...(metrics === undefined ? {} : { metricsAddress: metrics }),
       ...(values["controller-socket"] ? { controllerSocket: values["controller-socket"] } : {}),
+      ...(values["base-dir"] ? { baseDir: values["base-dir"] } : {}),
       drainTimeout: drain,
     };
   } catch (e) {

@@ -41,6 +41,9 @@ Deno.test("runOptions names the bad flag", () => {
     runOptions({ "metrics-address": "127.0.0.1" }),
     '--metrics-address: invalid address "127.0.0.1": port is required',
   );
-  assert.equal(runOptions({ "drain-timeout": "10" }), '--drain-timeout: invalid duration "10"');
+  assert.equal(
+    runOptions({ "drain-timeout": "10" }),
+    '--drain-timeout: invalid duration "10": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+  );
   assert.equal(runOptions({ "drain-timeout": "0s" }), "--drain-timeout: must be greater than 0");
 });

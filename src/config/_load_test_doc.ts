@@ -1,7 +1,7 @@
 /** Documents and helpers shared by the configuration loading tests. */
 import assert from "node:assert/strict";
 import { ConfigError } from "./errors.ts";
-import { parseConfig } from "./load.ts";
+import { type LoadFiles, parseConfig } from "./load.ts";
 
 // deno-lint-ignore no-explicit-any
 export type Doc = any;
@@ -27,10 +27,16 @@ export function app(doc: Doc): Doc {
   return doc.tenants[0].applications[0];
 }
 
+/**
+ * A file system on which every `root` and `cwd` is a directory, for documents that name
+ * directories of a server (`/srv/www`) rather than of the test machine.
+ */
+export const EVERY_DIR: LoadFiles = { stat: () => ({ isDirectory: true }) };
+
 /** The errors `parseConfig` reports for `text`; fails the test if it is accepted. */
-export function errorsOf(text: string): readonly string[] {
+export function errorsOf(text: string, io: LoadFiles = {}): readonly string[] {
   try {
-    parseConfig(text, "scalws.yaml");
+    parseConfig(text, "scalws.yaml", io);
   } catch (e) {
     if (e instanceof ConfigError) return e.errors;
     throw e;

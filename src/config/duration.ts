@@ -11,6 +11,9 @@ const UNIT_RANK: Readonly<Record<string, number>> = { d: 0, h: 1, m: 2, s: 3, ms
 // `ms` must come before `m` so that `5ms` is not read as 5 minutes followed by `s`.
 const COMPONENT = /([0-9]{1,15})(?:\.([0-9]{1,6}))?(ms|d|h|m|s)/y;
 
+/** What a duration looks like, for error messages. */
+const DURATION_HINT = "write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m";
+
 /**
  * Parses a duration into milliseconds.
  *
@@ -34,7 +37,7 @@ export function parseDuration(value: string | number): number {
   while (at < value.length) {
     COMPONENT.lastIndex = at;
     const m = COMPONENT.exec(value);
-    if (m === null) throw new ValueError(`invalid duration "${value}"`);
+    if (m === null) throw new ValueError(`invalid duration "${value}": ${DURATION_HINT}`);
     const unit = m[3];
     const rank = UNIT_RANK[unit];
     if (rank <= lastRank) {
@@ -56,7 +59,7 @@ export function parseDuration(value: string | number): number {
     }
     at = COMPONENT.lastIndex;
   }
-  if (at === 0) throw new ValueError(`invalid duration "${value}"`);
+  if (at === 0) throw new ValueError(`invalid duration "${value}": ${DURATION_HINT}`);
   if (!Number.isSafeInteger(total)) throw new ValueError(`invalid duration "${value}": too long`);
   return total;
 }

@@ -24,14 +24,38 @@ Deno.test("parseDuration reads units and combinations into milliseconds", () => 
 
 Deno.test("parseDuration refuses bare numbers, unknown units and disordered parts", () => {
   const cases: [string | number, string][] = [
-    ["10x", 'invalid duration "10x"'],
-    ["", 'invalid duration ""'],
-    ["s", 'invalid duration "s"'],
-    ["10", 'invalid duration "10"'],
-    ["-1s", 'invalid duration "-1s"'],
-    [" 1s", 'invalid duration " 1s"'],
-    ["1s ", 'invalid duration "1s "'],
-    ["10us", 'invalid duration "10us"'],
+    [
+      "10x",
+      'invalid duration "10x": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+    ],
+    [
+      "",
+      'invalid duration "": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+    ],
+    [
+      "s",
+      'invalid duration "s": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+    ],
+    [
+      "10",
+      'invalid duration "10": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+    ],
+    [
+      "-1s",
+      'invalid duration "-1s": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+    ],
+    [
+      " 1s",
+      'invalid duration " 1s": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+    ],
+    [
+      "1s ",
+      'invalid duration "1s ": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+    ],
+    [
+      "10us",
+      'invalid duration "10us": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+    ],
     ["30m1h", 'invalid duration "30m1h": units must go from largest to smallest, each once'],
     ["1m1m", 'invalid duration "1m1m": units must go from largest to smallest, each once'],
     ["0.5ms", 'invalid duration "0.5ms": finer than 1ms'],

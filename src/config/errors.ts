@@ -1,27 +1,51 @@
+import { placeProblem, type SourceMap } from "./source_map.ts";
+
 /**
  * A configuration file that cannot be used. `errors` holds every problem found, each as
  * `PATH: MESSAGE` (`upstreams.api.members[1].weight: must be between 1 and 1000`), or
- * `line L, column C: MESSAGE` for YAML syntax errors; `message` is those lines, each
- * prefixed with the file name and a colon, joined by newlines.
+ * `line L, column C: MESSAGE` for YAML syntax errors; a site file's problems start with its
+ * name (`FILE: PATH: MESSAGE`). `lines` are the same problems as an operator reads them,
+ * `FILE:LINE:COLUMN: PATH: MESSAGE` wherever the file's source map knows the place (else
+ * `FILE: PATH: MESSAGE`); `message` is `lines` joined by newlines.
  */
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
   readonly file: string;
   readonly errors: readonly string[];
-
-  /** `siteFiles`: errors that start with one of these (`FILE: PATH: MESSAGE`) keep their name. */
-  /** Each error with the file it is in: `FILE: PATH: MESSAGE`. */
+  /** Each error with the file, line and column it is at. */
   readonly lines: readonly string[];
 
-  constructor(file: string, errors: readonly string[], siteFiles: readonly string[] = []) {
-    const lines = errors.map((e) =>
-      siteFiles.some((f) => e.startsWith(`${f}: `)) ? e : `${file}: ${e}`
-    );
+  /**
+   * `siteFiles`: errors that start with one of these (`FILE: PATH: MESSAGE`) are placed in that
+   * file. `sources`: the source map of each file parsed, by file name.
+   */
+  constructor(
+    file: string,
+    errors: readonly string[],
+    siteFiles: readonly string[] = [],
+    sources: ReadonlyMap<string, SourceMap> = new Map(),
+  ) {
+    const lines = errors.map((e) => placeIn(file, e, siteFiles, sources));
     super(lines.join("\n"));
     this.lines = Object.freeze(lines);
     this.file = file;
     this.errors = Object.freeze([...errors]);
   }
+}
+
+/** One problem of the main file or of a site file, placed by that file's source map. */
+export function placeIn(
+  file: string,
+  problem: string,
+  siteFiles: readonly string[],
+  sources: ReadonlyMap<string, SourceMap>,
+  label = "",
+): string {
+  const site = siteFiles.find((f) => problem.startsWith(`${f}: `));
+  if (site !== undefined) {
+    return placeProblem(site, problem.slice(site.length + 2), sources.get(site), label);
+  }
+  return placeProblem(file, problem, sources.get(file), label);
 }
 
 /**

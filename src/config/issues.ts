@@ -3,6 +3,7 @@
  * unit of the document (the server, a pool, a tenant, an application) against its schema.
  */
 import { z } from "zod";
+import { keysAt, unknownKeyMessage } from "./suggest.ts";
 
 export type Path = readonly (string | number)[];
 
@@ -61,15 +62,26 @@ function unionBranch(issue: z.ZodInvalidUnionIssue): z.ZodIssue[] | undefined {
   return matching.length === 1 ? matching[0].issues : undefined;
 }
 
-/** Appends one `PATH: MESSAGE` string per problem, the path prefixed with `base`. */
-export function issueStrings(issues: readonly z.ZodIssue[], base: Path, out: string[]): void {
+/**
+ * Appends one `PATH: MESSAGE` string per problem, the path prefixed with `base`. With the
+ * `schema` the issues came from (and the `data` checked), an unknown key gets the closest
+ * allowed key as a suggestion.
+ */
+export function issueStrings(
+  issues: readonly z.ZodIssue[],
+  base: Path,
+  out: string[],
+  schema?: z.ZodTypeAny,
+  data?: unknown,
+): void {
   for (const issue of issues) {
     const at = formatPath([...base, ...issue.path]);
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) out.push(`${at}: unknown key "${key}"`);
+      const known = schema === undefined ? [] : keysAt(schema, issue.path, data);
+      for (const key of issue.keys) out.push(`${at}: ${unknownKeyMessage(key, known)}`);
     } else if (issue.code === "invalid_union") {
       const branch = unionBranch(issue);
-      if (branch !== undefined) issueStrings(branch, base, out);
+      if (branch !== undefined) issueStrings(branch, base, out, schema, data);
       else out.push(`${at}: ${issue.message}`);
     } else {
       out.push(`${at}: ${issue.message}`);
@@ -89,6 +101,6 @@ export function parseUnit<S extends z.ZodTypeAny>(
 ): z.output<S> | undefined {
   const result = schema.safeParse(value, { errorMap });
   if (result.success) return result.data;
-  issueStrings(result.error.issues, base, errors);
+  issueStrings(result.error.issues, base, errors, schema, value);
   return undefined;
 }

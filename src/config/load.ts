@@ -3,12 +3,15 @@
  * frozen `Config`. Every error of the file is collected and thrown at once in a
  * `ConfigError`; warnings come back with the config.
  */
-import YAML from "yaml";
-import { ConfigError } from "./errors.ts";
+import YAML, { LineCounter } from "yaml";
+import { ConfigError, placeIn } from "./errors.ts";
 import { deepFreeze } from "./freeze.ts";
 import { expandGlob, type ListDir, listDirSync } from "./glob.ts";
+import { placePaths } from "./place_paths.ts";
 import { type Draft, type Files, provision, provisionSite, type Sink } from "./provision.ts";
+import type { Stat } from "./provision_draft.ts";
 import type { Config, Loaded, SiteFile } from "./types.ts";
+import { SourceMap } from "./source_map.ts";
 import { validate } from "./validate.ts";
 
 interface YamlProblem {
@@ -50,23 +53,69 @@ function assemble(draft: Draft, file: string, siteFiles: readonly string[]): Con
   };
 }
 
-/** The directory of `file` ("." for a bare name). */
-function dirOf(file: string): string {
+/**
+ * The absolute directory of `file`: relative names in a file resolve against it, and messages
+ * show the resolved path. A relative `file` is taken from the working directory.
+ */
+export function dirOf(file: string): string {
   const slash = file.lastIndexOf("/");
-  return slash < 0 ? "." : slash === 0 ? "/" : file.slice(0, slash);
+  const dir = slash < 0 ? "." : slash === 0 ? "/" : file.slice(0, slash);
+  if (dir.startsWith("/")) return dir;
+  let cwd: string;
+  try {
+    cwd = Deno.cwd();
+  } catch {
+    return dir; // no --allow-read: leave it relative
+  }
+  const base = cwd.endsWith("/") ? cwd.slice(0, -1) : cwd;
+  if (dir === ".") return base;
+  return `${base}/${dir.replace(/^\.\//, "")}`;
+}
+
+/** Where each file of a load was written: its source map, by file name. */
+type Sources = Map<string, SourceMap>;
+
+/** The positions behind a `Loaded`, to place its warnings and later problems (`placeProblems`). */
+const PLACES = new WeakMap<Loaded, { file: string; sites: readonly string[]; sources: Sources }>();
+
+/**
+ * Problems about a loaded configuration (its warnings, or checks made after loading) as an
+ * operator reads them: `FILE:LINE:COLUMN: PATH: MESSAGE` where the place is known, else
+ * `FILE: PATH: MESSAGE`. `label` goes before the path (`warning: `).
+ */
+export function placeProblems(loaded: Loaded, problems: readonly string[], label = ""): string[] {
+  const places = PLACES.get(loaded);
+  const file = places?.file ?? loaded.config.file;
+  return problems.map((p) =>
+    placeIn(file, p, places?.sites ?? [], places?.sources ?? new Map(), label)
+  );
 }
 
 /** How a load reads files: the main file's directory is added by the loader. */
 export interface LoadFiles {
   readonly readFile?: (path: string) => Uint8Array;
   readonly listDir?: ListDir;
+  /** What a path is (a directory?), for `root` and `cwd`; default `Deno.statSync`. */
+  readonly stat?: Stat;
+  /**
+   * The directory relative names of the main file resolve against, when the file was copied
+   * away from it (the controller's generations); default the file's own directory.
+   */
+  readonly dir?: string;
 }
 
 /**
  * Reads the site files of `server.include` into `draft`; returns their names. A glob matching
- * nothing is fine; an unreadable or broken site file is an error naming it.
+ * no file, an unreadable or a broken site file are errors naming it.
  */
-function includeSites(draft: Draft, main: string, files: Files, listDir: ListDir, sink: Sink) {
+function includeSites(
+  draft: Draft,
+  main: string,
+  files: Files,
+  listDir: ListDir,
+  sink: Sink,
+  sources: Sources,
+) {
   const names: string[] = [];
   const include = draft.server?.include ?? [];
   for (let i = 0; i < include.length; i++) {
@@ -75,6 +124,12 @@ function includeSites(draft: Draft, main: string, files: Files, listDir: ListDir
       matched = expandGlob(include[i], files.dir, listDir);
     } catch (e) {
       sink.errors.push(`server.include[${i}]: ${(e as Error).message}`);
+      continue;
+    }
+    if (matched.length === 0) {
+      sink.errors.push(
+        `server.include[${i}]: "${include[i]}" matches no file (looked in ${files.dir})`,
+      );
       continue;
     }
     for (const site of matched) {
@@ -87,7 +142,9 @@ function includeSites(draft: Draft, main: string, files: Files, listDir: ListDir
         sink.errors.push(`${site}: cannot read file: ${(e as Error).message}`);
         continue;
       }
-      const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+      const lineCounter = new LineCounter();
+      const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
+      sources.set(site, new SourceMap(doc, lineCounter));
       if (doc.errors.length > 0) {
         for (const err of doc.errors) sink.errors.push(`${site}: ${yamlMessage(err)}`);
         continue;
@@ -111,8 +168,10 @@ function includeSites(draft: Draft, main: string, files: Files, listDir: ListDir
  * Throws `ConfigError` with every problem found (YAML syntax errors with line and column).
  */
 export function parseConfig(text: string, file: string, io: LoadFiles = {}): Loaded {
-  const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) throw new ConfigError(file, doc.errors.map(yamlMessage));
+  const sources: Sources = new Map([[file, new SourceMap(doc, lineCounter)]]);
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: 100 });
@@ -120,7 +179,7 @@ export function parseConfig(text: string, file: string, io: LoadFiles = {}): Loa
     // An alias to a missing anchor, or alias expansion beyond the limit ("billion laughs").
     throw new ConfigError(file, [`(root): ${e instanceof Error ? e.message : String(e)}`]);
   }
-  return configFromData(data, file, doc.warnings.map(yamlMessage), io);
+  return fromData(data, file, doc.warnings.map(yamlMessage), io, sources);
 }
 
 /**
@@ -133,26 +192,40 @@ export function configFromData(
   warnings: string[] = [],
   io: LoadFiles = {},
 ): Loaded {
+  return fromData(data, file, warnings, io, new Map());
+}
+
+function fromData(
+  data: unknown,
+  file: string,
+  warnings: string[],
+  io: LoadFiles,
+  sources: Sources,
+): Loaded {
   const sink: Sink = { errors: [], warnings };
   const files: Files = {
-    dir: dirOf(file),
+    dir: io.dir ?? dirOf(file),
     readFile: io.readFile ?? ((p) => Deno.readFileSync(p)),
+    ...(io.stat !== undefined ? { stat: io.stat } : {}),
   };
   const draft = provision(data, sink, files);
   draft.mainFile = file;
-  const sites = includeSites(draft, file, files, io.listDir ?? listDirSync, sink);
+  const sites = includeSites(draft, file, files, io.listDir ?? listDirSync, sink, sources);
+  placePaths(draft, files, sink);
   validate(draft, sink);
-  if (sink.errors.length > 0) throw new ConfigError(file, sink.errors, sites);
-  return deepFreeze({ config: assemble(draft, file, sites), warnings: sink.warnings });
+  if (sink.errors.length > 0) throw new ConfigError(file, sink.errors, sites, sources);
+  const loaded = deepFreeze({ config: assemble(draft, file, sites), warnings: sink.warnings });
+  PLACES.set(loaded, { file, sites, sources });
+  return loaded;
 }
 
 /** Reads `file` and parses it like `parseConfig`; an unreadable file is a `ConfigError` too. */
-export async function loadConfig(file: string): Promise<Loaded> {
+export async function loadConfig(file: string, io: LoadFiles = {}): Promise<Loaded> {
   let text: string;
   try {
     text = await Deno.readTextFile(file);
   } catch (e) {
     throw new ConfigError(file, [`cannot read file: ${e instanceof Error ? e.message : e}`]);
   }
-  return parseConfig(text, file);
+  return parseConfig(text, file, io);
 }

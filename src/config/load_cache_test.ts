@@ -79,9 +79,9 @@ Deno.test("cache: every error at once, each naming its path", () => {
   assert.deepEqual(
     errorsOf(BASE_FOR_CACHE("{max_object_size: 2MiB, ttl: 5, stale_if_error: soon}")),
     [
-      'tenants[0].applications[0].cache.stale_if_error: invalid duration "soon"',
+      'tenants[0].applications[0].cache.stale_if_error: invalid duration "soon": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
       'tenants[0].applications[0].cache: unknown key "ttl"',
-      'tenants[0].applications[0].routes[0].cache.stale_if_error: invalid duration "soon"',
+      'tenants[0].applications[0].routes[0].cache.stale_if_error: invalid duration "soon": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
       'tenants[0].applications[0].routes[0].cache: unknown key "ttl"',
     ],
   );

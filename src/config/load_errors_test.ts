@@ -101,7 +101,7 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
       app(d).max_body = 0;
     },
     errors: [
-      'server.max_body: invalid size "10m": use bytes or a unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB',
+      'server.max_body: invalid size "10m": use bytes or a unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, like 512, 64KiB or 10MiB',
       `${A}.max_body: must be at least 1 byte`,
     ],
   },
@@ -143,7 +143,7 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
       'upstreams.api.members[2].address: duplicate member "192.0.2.6:8080"',
       'upstreams.api.members[3].address: invalid address "http://192.0.2.7:8080": a member address has no scheme, write "192.0.2.7:8080"',
       'upstreams.api.members[4].address: invalid address "192.0.2.8:8080/api": a member address has no path',
-      'upstreams.api.members[5]: unknown key "wieght"',
+      'upstreams.api.members[5]: unknown key "wieght"; did you mean "weight"?',
       'upstreams.api.members[7].address: duplicate member "[2001:db8::1]:80"',
     ],
   },
@@ -527,7 +527,7 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
     },
     errors: [
       'server.upstream_client: unknown key "idle"',
-      'upstreams.api.passive_health: unknown key "cool_down"',
+      'upstreams.api.passive_health: unknown key "cool_down"; did you mean "cooldown"?',
       'tenants[0]: unknown key "owner"',
       `${A}: unknown key "title"`,
       `${RT}: unknown key "timeout"`,
@@ -571,8 +571,8 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
       };
     },
     errors: [
-      'server.limits.header_read_timeout: invalid duration "-1s"',
-      'server.limits.idle_timeout: invalid duration "soon"',
+      'server.limits.header_read_timeout: invalid duration "-1s": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
+      'server.limits.idle_timeout: invalid duration "soon": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
       "server.limits.max_header_size: must be at most 64KiB",
       "server.limits.max_header_count: must be between 1 and 128",
       "server.limits.max_uri_length: must be at most 64KiB",
@@ -752,14 +752,20 @@ tenants:
   assert.ok(error instanceof ConfigError);
   assert.equal(error.file, "/etc/scalws/scalws.yaml");
   const expected = [
-    'server.max_body: invalid size "lots": use bytes or a unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB',
-    'upstreams.api.sticky.ttl: invalid duration "1x"',
+    'server.max_body: invalid size "lots": use bytes or a unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, like 512, 64KiB or 10MiB',
+    'upstreams.api.sticky.ttl: invalid duration "1x": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
     "upstreams.api.members[0].weight: must be between 1 and 1000",
     `${A}.routes[0].cache: must be a mapping or false`,
     `${RT}.upstream.pool: unknown pool "missing"`,
   ];
   assert.deepEqual(error.errors, expected);
-  assert.equal(error.message, expected.map((e) => `/etc/scalws/scalws.yaml: ${e}`).join("\n"));
+  // Each line names the file, then the line and column of the offending value.
+  const at = ["4:13", "9:19", "7:51", "17:77", "15:49"];
+  assert.deepEqual(
+    error.lines,
+    expected.map((e, i) => `/etc/scalws/scalws.yaml:${at[i]}: ${e}`),
+  );
+  assert.equal(error.message, error.lines.join("\n"));
 });
 
 Deno.test("parseConfig reports YAML syntax errors with line and column", () => {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { parseConfig } from "./load.ts";
 import type { Config } from "./types.ts";
 import { makePki } from "../base/_test_certs.ts";
-import { A, COMPLETE_EXAMPLE, errorsOf } from "./_load_test_doc.ts";
+import { A, COMPLETE_EXAMPLE, errorsOf, EVERY_DIR } from "./_load_test_doc.ts";
 
 function member(host: string, port: number, weight = 1) {
   const canonical = `${host}:${port}`;
@@ -205,7 +205,7 @@ tenants:
 
 Deno.test("every key provisions to its value", () => {
   const text = EVERY_KEY.replace("    hash: ~\n", "");
-  const { config, warnings } = parseConfig(text, "all.yaml");
+  const { config, warnings } = parseConfig(text, "all.yaml", EVERY_DIR);
   assert.deepEqual(warnings, [
     "upstreams.spare.members: pool has no members; requests get 503",
     `${A}.routes[3].runtime.client: ignored on pool routes; pools use server.upstream_client`,
@@ -354,11 +354,11 @@ Deno.test("every key provisions to its value", () => {
 });
 
 Deno.test("a null value is not taken as absent", () => {
-  assert.deepEqual(errorsOf(EVERY_KEY), ["upstreams.local.hash: must be a mapping"]);
+  assert.deepEqual(errorsOf(EVERY_KEY, EVERY_DIR), ["upstreams.local.hash: must be a mapping"]);
 });
 
 Deno.test("the loaded configuration is deeply frozen", () => {
-  const loaded = parseConfig(EVERY_KEY.replace("    hash: ~\n", ""), "all.yaml");
+  const loaded = parseConfig(EVERY_KEY.replace("    hash: ~\n", ""), "all.yaml", EVERY_DIR);
   const { config } = loaded;
   const objects: unknown[] = [
     loaded,

@@ -46,7 +46,7 @@ Deno.test("loadConfig reads a file and names it; an unreadable file is a ConfigE
     await Deno.writeTextFile(file, "server: {listeners: []}\n");
     await assert.rejects(() => loadConfig(file), (e: unknown) => {
       assert.ok(e instanceof ConfigError);
-      assert.equal(e.message, `${file}: server.listeners: at least one listener is required`);
+      assert.equal(e.message, `${file}:1:21: server.listeners: at least one listener is required`);
       return true;
     });
   } finally {

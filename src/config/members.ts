@@ -2,6 +2,7 @@
  * Member list validation shared by the configuration loader (`upstreams.NAME.members`) and
  * the admin API (`PUT /v1/upstreams/{name}` with `{"members": [...]}`).
  */
+import { unknownKeyMessage } from "./suggest.ts";
 import { parseMemberAddress } from "./address.ts";
 import { ValueError } from "./errors.ts";
 import type { MemberAddress } from "../net/member_address.ts";
@@ -45,7 +46,7 @@ export function validateMembers(value: unknown, path: string): MembersResult {
     }
     for (const key in entry) {
       if (key !== "address" && key !== "weight" && key !== "max_conns") {
-        errors.push(`${at}: unknown key "${key}"`);
+        errors.push(`${at}: ${unknownKeyMessage(key, ["address", "weight", "max_conns"])}`);
       }
     }
     const address = entry.address;

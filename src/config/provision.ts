@@ -14,6 +14,7 @@ import { DEFAULT_FILES, type Draft, type Files, isRecord, type Sink } from "./pr
 import { provisionUpstreams } from "./provision_pools.ts";
 import { provisionServer } from "./provision_server.ts";
 import { serverSchema } from "./schema.ts";
+import { unknownKeyMessage } from "./suggest.ts";
 
 export type {
   Draft,
@@ -57,7 +58,7 @@ export function provision(data: unknown, sink: Sink, files: Files = DEFAULT_FILE
     return draft;
   }
   for (const key in doc) {
-    if (!ROOT_KEYS.has(key)) sink.errors.push(`(root): unknown key "${key}"`);
+    if (!ROOT_KEYS.has(key)) sink.errors.push(`(root): ${unknownKeyMessage(key, [...ROOT_KEYS])}`);
   }
   const server = parseUnit(serverSchema, doc.server ?? {}, ["server"], sink.errors);
   if (server !== undefined) draft.server = provisionServer(server, sink);
@@ -88,7 +89,9 @@ export function provisionSite(
         `${file}: ${key}: not allowed in a site file; a site file holds tenants only ` +
           `(${key === "upstreams" ? "pools are" : "server settings are"} defined in the main file)`,
       );
-    } else if (key !== "tenants") sink.errors.push(`${file}: (root): unknown key "${key}"`);
+    } else if (key !== "tenants") {
+      sink.errors.push(`${file}: (root): ${unknownKeyMessage(key, ["tenants"])}`);
+    }
   }
   const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : ".";
   const from = draft.tenants.length;

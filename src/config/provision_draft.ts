@@ -12,11 +12,16 @@ export interface Sink {
   readonly warnings: string[];
 }
 
+/** What a path names, for the settings that must name a directory (`root`, `cwd`). */
+export type Stat = (path: string) => { readonly isDirectory: boolean };
+
 /** Where files named by the document are read from. */
 export interface Files {
   /** Directory of the main file: relative names in it are resolved against it. */
   readonly dir: string;
   readonly readFile: ReadFile;
+  /** Default `Deno.statSync`. */
+  readonly stat?: Stat;
 }
 
 export const DEFAULT_FILES: Files = { dir: ".", readFile: (p) => Deno.readFileSync(p) };

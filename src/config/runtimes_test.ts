@@ -2,15 +2,21 @@
 import assert from "node:assert/strict";
 import { ConfigError } from "./errors.ts";
 import { configFromData } from "./load.ts";
+import { EVERY_DIR } from "./_load_test_doc.ts";
 
 const SERVER = { listeners: [{ name: "http", address: "127.0.0.1:80" }] };
 
 function load(runtime: unknown, upstreams?: unknown) {
-  return configFromData({
-    server: SERVER,
-    ...(upstreams !== undefined ? { upstreams } : {}),
-    tenants: [{ name: "t", applications: [{ name: "a", domains: ["a.test"], runtime }] }],
-  }, "test.yaml").config.tenants[0].applications[0].runtime;
+  return configFromData(
+    {
+      server: SERVER,
+      ...(upstreams !== undefined ? { upstreams } : {}),
+      tenants: [{ name: "t", applications: [{ name: "a", domains: ["a.test"], runtime }] }],
+    },
+    "test.yaml",
+    [],
+    EVERY_DIR,
+  ).config.tenants[0].applications[0].runtime;
 }
 
 function errors(runtime: unknown, upstreams?: unknown): string[] {

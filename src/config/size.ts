@@ -22,12 +22,15 @@ const SIZE = /^([0-9]{1,16})(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?$/;
 export function parseSize(value: string | number): number {
   if (typeof value === "number") {
     if (Number.isSafeInteger(value) && value >= 0) return value;
-    throw new ValueError(`invalid size ${value}: must be a whole number of bytes`);
+    throw new ValueError(
+      `invalid size ${value}: must be a whole number of bytes, or a unit like 64KiB or 10MiB`,
+    );
   }
   const m = SIZE.exec(value);
   if (m === null) {
     throw new ValueError(
-      `invalid size "${value}": use bytes or a unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB`,
+      `invalid size "${value}": use bytes or a unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, ` +
+        "like 512, 64KiB or 10MiB",
     );
   }
   const bytes = Number(m[1]) * UNIT_BYTES[m[2] ?? "B"];

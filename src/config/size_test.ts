@@ -19,15 +19,16 @@ Deno.test("parseSize reads bytes and decimal and binary units", () => {
 });
 
 Deno.test("parseSize refuses guesses, fractions and negative numbers", () => {
-  const units = "use bytes or a unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB";
+  const units =
+    "use bytes or a unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, like 512, 64KiB or 10MiB";
   const cases: [string | number, string][] = [
     ["10m", `invalid size "10m": ${units}`],
     ["10mib", `invalid size "10mib": ${units}`],
     ["1.5MiB", `invalid size "1.5MiB": ${units}`],
     ["10 MiB", `invalid size "10 MiB": ${units}`],
     ["", `invalid size "": ${units}`],
-    [-1, "invalid size -1: must be a whole number of bytes"],
-    [1.5, "invalid size 1.5: must be a whole number of bytes"],
+    [-1, "invalid size -1: must be a whole number of bytes, or a unit like 64KiB or 10MiB"],
+    [1.5, "invalid size 1.5: must be a whole number of bytes, or a unit like 64KiB or 10MiB"],
     ["9999999999999999TiB", 'invalid size "9999999999999999TiB": too large'],
   ];
   for (const [input, message] of cases) {

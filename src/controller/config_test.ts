@@ -107,7 +107,7 @@ extra: 1
 `),
     [
       "state_dir: is required",
-      'drain_timeout: invalid duration "10x"',
+      'drain_timeout: invalid duration "10x": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
       "autoscaling: must be on or off",
       '(root): unknown key "extra"',
     ],

@@ -262,7 +262,9 @@ export class Controller {
   private generationConfig(n: number): Promise<Config> {
     let p = this.configs.get(n);
     if (p === undefined) {
-      p = loadConfig(this.configGenerations.path(n)).then((l) => l.config);
+      const dir = this.configGenerations.baseDir(n);
+      p = loadConfig(this.configGenerations.path(n), dir === undefined ? {} : { dir })
+        .then((l) => l.config);
       p.catch(() => this.configs.delete(n));
       this.configs.set(n, p);
     }

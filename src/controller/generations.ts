@@ -4,12 +4,18 @@
  * start against an explicit generation path and number.
  */
 import { ConfigError } from "../config/errors.ts";
-import { parseConfig } from "../config/load.ts";
+import { dirOf, parseConfig } from "../config/load.ts";
 import type { Config } from "../config/types.ts";
 import { ensureDir, writeFileAtomic } from "../base/atomic_file.ts";
 
 /** The file name of a generation inside its directory. */
 export const GENERATION_FILE = "scalws.yaml";
+
+/**
+ * Beside it, the directory of the file it was copied from: its relative paths resolve there
+ * (`scalwsd run --base-dir`), not in the generation's own directory.
+ */
+export const BASE_DIR_FILE = "base_dir";
 
 /**
  * Rules a configuration must meet to run under the controller, beyond `scalwsd check`:
@@ -68,6 +74,19 @@ export class ConfigGenerationStore {
     return `${this.dir}/${n}/${GENERATION_FILE}`;
   }
 
+  /**
+   * The directory the relative paths of generation `n` resolve against: that of the file it was
+   * copied from; undefined for a generation written before this was kept.
+   */
+  baseDir(n: number): string | undefined {
+    try {
+      const dir = Deno.readTextFileSync(`${this.dir}/${n}/${BASE_DIR_FILE}`).trim();
+      return dir.startsWith("/") ? dir : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Complete generations (their file exists), ascending. */
   async list(): Promise<number[]> {
     const out: number[] = [];
@@ -98,6 +117,8 @@ export class ConfigGenerationStore {
     const warnings = validateForController(text, source);
     const n = (await this.highest()) + 1;
     await Deno.mkdir(`${this.dir}/${n}`, { mode: 0o700 });
+    // The base directory first: the configuration file's rename marks the generation complete.
+    await writeFileAtomic(`${this.dir}/${n}/${BASE_DIR_FILE}`, dirOf(source) + "\n");
     await writeFileAtomic(this.path(n), text);
     return { number: n, warnings };
   }

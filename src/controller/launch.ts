@@ -12,6 +12,8 @@ export interface InstanceLaunch {
   /** The configuration generation to start on (`--generation`), and its file (`--config`). */
   readonly configGeneration: number;
   readonly configGenerationPath: string;
+  /** Where the generation's relative paths resolve (`--base-dir`): its source file's directory. */
+  readonly configBaseDir?: string;
   readonly cpus: readonly number[];
   readonly adminSocket: string;
   /** `host:port` of the instance's metrics listener. */
@@ -51,6 +53,7 @@ export function instanceArgv(
     "--drain-timeout",
     `${l.drainTimeout}ms`,
     ...(l.controlSocket === undefined ? [] : ["--controller-socket", l.controlSocket]),
+    ...(l.configBaseDir === undefined ? [] : ["--base-dir", l.configBaseDir]),
   ];
 }
 

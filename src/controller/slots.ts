@@ -72,6 +72,7 @@ export function instanceLaunch(o: {
   readonly cfg: ControllerConfig;
   readonly configGeneration: number;
   readonly configGenerationPath: string;
+  readonly configBaseDir?: string;
 }): InstanceLaunch {
   const index = slotIndex(o.id)!;
   const dir = o.cfg.state_dir;
@@ -79,6 +80,7 @@ export function instanceLaunch(o: {
     id: o.id,
     configGeneration: o.configGeneration,
     configGenerationPath: o.configGenerationPath,
+    ...(o.configBaseDir === undefined ? {} : { configBaseDir: o.configBaseDir }),
     cpus: cpusFor(index, { cpus: o.cfg.cpus, perInstance: o.cfg.cpus_per_instance }),
     adminSocket: `${dir}/sockets/${o.id}.sock`,
     metrics: `${hostText(o.cfg.metrics_base.hostname)}:${o.cfg.metrics_base.port + index}`,
@@ -190,6 +192,7 @@ export class Slots implements Iterable<Slot> {
       cfg: o.cfg,
       configGeneration,
       configGenerationPath: o.configGenerations.path(configGeneration),
+      configBaseDir: o.configGenerations.baseDir(configGeneration),
     });
     const argv = instanceArgv(launch, { command: o.command, taskset: o.taskset });
     let child: Deno.ChildProcess;

@@ -46,6 +46,8 @@ export interface ServerOptions {
   readonly historyIntervalMs?: number;
   /** The controller's control socket, for an instance it started (`--controller-socket`). */
   readonly controllerSocket?: string;
+  /** Where the file's relative paths resolve (`--base-dir`); default the file's directory. */
+  readonly baseDir?: string;
   /** Reads the PEM files a build checks and uses (default `Deno.readTextFileSync`). */
   readonly readPem?: PemReader;
   /** `tls.acme` settings for tests (lock wait, order deadline, the directory's fetch). */
@@ -130,7 +132,7 @@ export class Server {
 
   /** Loads the file and prepares the first generation (state `warming`); binds nothing. */
   static async prepare(file: string, options: ServerOptions = {}): Promise<Server> {
-    const loaded = await loadConfig(file);
+    const loaded = await loadConfig(file, options.baseDir ? { dir: options.baseDir } : {});
     const c = loaded.config;
     const key = c.server.affinity_key_file
       ? AffinityKey.fromFile(c.server.affinity_key_file)
@@ -324,7 +326,10 @@ export class Server {
     return this.lock.run(async () => {
       let loaded: Loaded;
       try {
-        loaded = await loadConfig(this.file);
+        loaded = await loadConfig(
+          this.file,
+          this.options.baseDir ? { dir: this.options.baseDir } : {},
+        );
         this.build(loaded);
         await this.acme.sync(loaded.config);
         // Not awaited: the DNS rounds take this lock to install what they find.
