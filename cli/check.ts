@@ -3,7 +3,7 @@
  * every problem as `FILE:LINE:COLUMN: PATH: MESSAGE` (exit 1), or its warnings and `ok` (exit 0).
  */
 import { ConfigError } from "../src/config/errors.ts";
-import { type LoadFiles, loadConfig, placeProblems } from "../src/config/load.ts";
+import { loadConfig, type LoadFiles, placeProblems } from "../src/config/load.ts";
 import { preflight } from "../src/server/preflight.ts";
 
 /** What `scalwsd check` finds in a file: error lines (none: the file is ok) and warning lines. */
