@@ -78,6 +78,17 @@ type Sources = Map<string, SourceMap>;
 /** The positions behind a `Loaded`, to place its warnings and later problems (`placeProblems`). */
 const PLACES = new WeakMap<Loaded, { file: string; sites: readonly string[]; sources: Sources }>();
 
+/** A `ConfigError` for problems found after loading (a build's preflight), placed like the rest. */
+export function loadedError(loaded: Loaded, problems: readonly string[]): ConfigError {
+  const places = PLACES.get(loaded);
+  return new ConfigError(
+    places?.file ?? loaded.config.file,
+    problems,
+    places?.sites ?? [],
+    places?.sources ?? new Map(),
+  );
+}
+
 /**
  * Problems about a loaded configuration (its warnings, or checks made after loading) as an
  * operator reads them: `FILE:LINE:COLUMN: PATH: MESSAGE` where the place is known, else

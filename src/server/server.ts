@@ -1,5 +1,5 @@
 import { ConfigError } from "../config/errors.ts";
-import { loadConfig } from "../config/load.ts";
+import { loadConfig, loadedError } from "../config/load.ts";
 import type { Config, ListenerConfig, Loaded } from "../config/types.ts";
 import { AccessLog } from "../observe/access_log.ts";
 import { createMetrics, type Metrics } from "../observe/families.ts";
@@ -212,7 +212,7 @@ export class Server {
     // Each PEM file is read once per build: the pools use the text preflight checked.
     const pems = new PemFiles(this.options.readPem);
     const problems = preflight(loaded.config, pems.read);
-    if (problems.length > 0) throw new ConfigError(loaded.config.file, problems);
+    if (problems.length > 0) throw loadedError(loaded, problems);
     const apps = this.apps.plan(loaded.config);
     let plan;
     try {

@@ -66,8 +66,8 @@ Deno.test("Server reads each CA file once per build, refusing unreadable or non-
     assert.deepEqual(await s.reload(), {
       ok: false,
       errors: [
-        `${file}: upstreams.p.tls.ca_file: cannot read "${missing}": ${cause}`,
-        `${file}: tenants[0].applications[0].routes[0].runtime.tls_ca_file: cannot read "${missing}": ${cause}`,
+        `${file}:8:20: upstreams.p.tls.ca_file: cannot read "${missing}": ${cause}`,
+        `${file}:16:101: tenants[0].applications[0].routes[0].runtime.tls_ca_file: cannot read "${missing}": ${cause}`,
       ],
     });
     assert.deepEqual(reads, [missing]);
@@ -81,8 +81,8 @@ Deno.test("Server reads each CA file once per build, refusing unreadable or non-
     assert.deepEqual(await s.reload(), {
       ok: false,
       errors: [
-        `${file}: upstreams.p.tls.ca_file: "${ca}" holds no PEM certificate`,
-        `${file}: tenants[0].applications[0].routes[0].runtime.tls_ca_file: "${ca}" holds no PEM certificate`,
+        `${file}:8:20: upstreams.p.tls.ca_file: "${ca}" holds no PEM certificate`,
+        `${file}:16:101: tenants[0].applications[0].routes[0].runtime.tls_ca_file: "${ca}" holds no PEM certificate`,
       ],
     });
     assert.deepEqual(reads, [ca]);
