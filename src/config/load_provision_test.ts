@@ -224,7 +224,7 @@ Deno.test("every key provisions to its value", () => {
         client_ca: "/etc/scalws/ca.pem",
       },
     },
-    http: { address: "localhost:9000", hostname: "localhost", port: 9000 },
+    http: { address: "localhost:9000", hostname: "localhost", port: 9000, writes: false },
   });
   assert.deepEqual(s.metrics, { address: "127.0.0.1:9100", hostname: "127.0.0.1", port: 9100 });
   assert.deepEqual(s.trusted_proxies, ["10.0.0.0/8", "::1", "192.0.2.1"]);

@@ -79,7 +79,7 @@ Deno.test("validate finds listen address conflicts across listeners, admin and m
         { name: "b", address: "[::1]:0", hostname: "::1", port: 0 },
         { name: "c", address: "[::1]:0", hostname: "::1", port: 0 },
       ],
-      admin: { http: { address: "[::1]:80", hostname: "::1", port: 80 } },
+      admin: { http: { address: "[::1]:80", hostname: "::1", port: 80, writes: false } },
       metrics: { address: "127.0.0.1:81", hostname: "127.0.0.1", port: 81 },
     }),
   });
