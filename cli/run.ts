@@ -103,7 +103,10 @@ export async function run(
   // Listening sockets close first (inside drain); /readyz keeps answering "draining" meanwhile.
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<false>((r) => timer = setTimeout(() => r(false), opts.drainTimeout));
-  const drained = await Promise.race([server.drain().then(() => true as const), deadline]);
+  const drained = await Promise.race([
+    server.drain(opts.drainTimeout).then(() => true as const),
+    deadline,
+  ]);
   clearTimeout(timer);
   // shutdown() has no deadline of its own and abort() after it crashes: bound the wait, then exit.
   await Promise.race([admin.stop(), new Promise((r) => setTimeout(r, 1_000))]);

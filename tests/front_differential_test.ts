@@ -37,6 +37,7 @@ const books: ConnObserver = {
   requestDone() {},
   linger() {},
   upgraded() {},
+  halfClosed() {},
 };
 
 /** Sends `input` on a new connection to `port`; the first answer's status (0: none). */

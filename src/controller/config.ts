@@ -64,6 +64,11 @@ export interface ControllerConfig {
   readonly p99_target?: number;
   /** How often the autoscaler evaluates; default 1 s. */
   readonly evaluation_interval: number;
+  /**
+   * `enable` (default): the controller sets `net.ipv4.tcp_migrate_req` to 1 in its network
+   * namespace when it may (root or `CAP_NET_ADMIN`); `leave`: it only reports the value.
+   */
+  readonly tcp_migrate_req: "enable" | "leave";
 }
 
 /** Longest Unix socket path Linux accepts (sun_path is 108 bytes with the NUL). */
@@ -175,6 +180,10 @@ export const controllerSchema = z.object({
   inflight_per_loop: int(1, 1_000_000).optional(),
   p99_target: duration(1).optional(),
   evaluation_interval: duration(10).optional(),
+  tcp_migrate_req: leaf((v) => {
+    if (v === "enable" || v === "leave") return v;
+    throw new ValueError("must be enable or leave");
+  }).optional(),
 }).strict();
 
 /** Every CPU of this host: `0 .. hardwareConcurrency - 1`. */
@@ -262,6 +271,7 @@ export function parseControllerConfig(
     inflight_per_loop: raw.inflight_per_loop ?? 256,
     ...(raw.p99_target === undefined ? {} : { p99_target: raw.p99_target }),
     evaluation_interval: raw.evaluation_interval ?? 1_000,
+    tcp_migrate_req: raw.tcp_migrate_req ?? "enable",
   });
 }
 

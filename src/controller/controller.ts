@@ -26,7 +26,13 @@ import { Evaluator, type Evidence, pressureParams, readScrape } from "./evaluato
 import { ConfigGenerationStore } from "./generations.ts";
 import { RUNNING_STATES } from "./lifecycle.ts";
 import { adminRequest, scrapeMetrics } from "./probe.ts";
-import { readProc, readProcFile } from "./proc.ts";
+import { readProc } from "./proc.ts";
+import {
+  ensureMigrateReq,
+  MIGRATE_REQ_FIX,
+  type MigrateReqDeps,
+  type MigrateReqState,
+} from "./migrate_req.ts";
 import { planStep, type Step } from "./reconcile.ts";
 import { RecordStore } from "./records.ts";
 import { signal, Slots } from "./slots.ts";
@@ -46,6 +52,8 @@ export interface ControllerDeps {
   readonly taskset: string | null;
   /** Clock in ms since the epoch; default `Date.now`. */
   readonly now?: () => number;
+  /** Reads and sets `net.ipv4.tcp_migrate_req`; default the real /proc file. */
+  readonly migrateReq?: MigrateReqDeps;
 }
 
 const PROBE_TIMEOUT = 1_000;
@@ -68,7 +76,7 @@ export class Controller {
   private ticking: Promise<void> | null = null;
   private readonly started = Date.now();
   private stopping = false;
-  private tcpMigrateReq: string | null = null;
+  private migrateReq: MigrateReqState = { value: null, previous: null, warning: null };
 
   constructor(readonly cfg: ControllerConfig, private readonly deps: ControllerDeps) {
     const now = deps.now ?? Date.now;
@@ -162,12 +170,18 @@ export class Controller {
       log("error", "member_lists_unreadable", { error: String((err as Error)?.message ?? err) });
     }
     const adopted = await this.slots.adopt();
-    this.tcpMigrateReq = await readProcFile("/proc/sys/net/ipv4/tcp_migrate_req");
-    if (this.tcpMigrateReq !== "1") {
+    this.migrateReq = await ensureMigrateReq(this.cfg.tcp_migrate_req, this.deps.migrateReq);
+    if (this.migrateReq.previous !== null) {
+      log("info", "tcp_migrate_req_enabled", {
+        previous: this.migrateReq.previous,
+        value: this.migrateReq.value,
+      });
+    } else if (this.migrateReq.warning !== null) {
       log("warn", "tcp_migrate_req_off", {
-        value: this.tcpMigrateReq,
+        value: this.migrateReq.value,
         consequence:
           "connections queued on a draining instance's listener are reset instead of moving to another instance",
+        fix: MIGRATE_REQ_FIX,
       });
     }
     if (this.deps.taskset === null) {
@@ -514,7 +528,8 @@ export class Controller {
       stopping: this.stopping,
       nextStep: this.plan(),
       taskset: this.deps.taskset,
-      tcpMigrateReq: this.tcpMigrateReq,
+      tcpMigrateReq: this.migrateReq.value,
+      warnings: this.migrateReq.warning === null ? [] : [this.migrateReq.warning],
       configGenerations: await this.configGenerations.list(),
       generationPath: (n) => this.configGenerations.path(n),
       slots: this.slots,

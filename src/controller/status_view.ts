@@ -28,6 +28,8 @@ export interface StatusInput {
   readonly nextStep: Step;
   readonly taskset: string | null;
   readonly tcpMigrateReq: string | null;
+  /** What the operator should know and fix (`tcp_migrate_req` off, ...); empty when none. */
+  readonly warnings: readonly string[];
   /** Complete configuration generations, ascending, and where each one's file is. */
   readonly configGenerations: readonly number[];
   readonly generationPath: (n: number) => string;
@@ -69,6 +71,7 @@ export function statusView(i: StatusInput): ControllerStatus {
         cgroups: "not used: CPU, memory and pids limits are unenforced",
       },
       tcp_migrate_req: i.tcpMigrateReq,
+      warnings: i.warnings,
     },
     generations: i.configGenerations.map((n) => ({
       number: n,

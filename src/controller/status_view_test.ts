@@ -40,7 +40,8 @@ Deno.test("statusView shows the controller's configuration generation under its 
     stopping: false,
     nextStep: { kind: "start", id: "web-1", reason: "1 instances, 2 wanted" },
     taskset: null,
-    tcpMigrateReq: "1",
+    tcpMigrateReq: "0",
+    warnings: ["net.ipv4.tcp_migrate_req is 0: set it"],
     configGenerations: [2, 3],
     generationPath: (n) => `/g/${n}/scalws.yaml`,
     slots: [
@@ -67,7 +68,8 @@ Deno.test("statusView shows the controller's configuration generation under its 
       cpu_affinity: "unenforced (taskset not found)",
       cgroups: "not used: CPU, memory and pids limits are unenforced",
     },
-    tcp_migrate_req: "1",
+    tcp_migrate_req: "0",
+    warnings: ["net.ipv4.tcp_migrate_req is 0: set it"],
   });
   // A failed instance is not counted as running on its generation.
   assert.deepEqual(v.generations, [

@@ -35,6 +35,11 @@ export interface ConnObserver {
   upgraded(): void;
   /** The answer left the body unread: the connection closes after a short grace. */
   linger(): void;
+  /**
+   * The connection sent its end (half-close) and reads until the client ends too: it is closed
+   * after a short grace if the client does not.
+   */
+  halfClosed(): void;
 }
 
 /** The pipeline as the front sees it. */
@@ -46,6 +51,21 @@ export interface FrontHandler {
   /** Called with a handler's exception. */
   failed(err: unknown): Answer;
 }
+
+/**
+ * Draining: how long an idle keep-alive connection waits for one more request (answered with
+ * `Connection: close`) before it is half-closed, in ms; each connection waits between 0.75 and
+ * 1.25 times this (jitter: thousands do not close at one instant).
+ */
+export const DRAIN_IDLE_GRACE = 1000;
+/**
+ * When the grace ends, a read may have completed without the loop having seen it yet: it looks
+ * again after this many ms (the event loop polls the sockets meanwhile) before half-closing.
+ */
+const SETTLE = 5;
+
+/** A client socket that may also end its writing side (Deno.Conn does). */
+type HalfClosable = ClientSocket & { closeWrite?: () => Promise<void> };
 
 const encoder = new TextEncoder();
 const CONTINUE = encoder.encode("HTTP/1.1 100 Continue\r\n\r\n");
@@ -65,6 +85,11 @@ export class FrontConnection implements BodyInput {
   private closed = false;
   private busy = false;
   private stopping = false;
+  /** Draining: the next answer carries `Connection: close`; idle past the grace, half-closed. */
+  private draining = false;
+  /** Our end was sent (half-close): what still arrives is read and dropped. */
+  private halfClosed = false;
+  private graceTimer: ReturnType<typeof setTimeout> | undefined;
   /** Settles when the connection is closed and served no more. */
   readonly finished: Promise<void>;
   /** The raw connection was handed over (an upgrade): the loop ends without closing it. */
@@ -91,6 +116,48 @@ export class FrontConnection implements BodyInput {
     } catch {
       ignore();
     }
+  }
+
+  /**
+   * Draining (HAProxy's `idle-close-on-response`): the connection stays open until it carries
+   * one more request, answered with `Connection: close`; one still idle after `graceMs` (times
+   * 0.75 to 1.25, at random) is half-closed: its end is sent, and what the client may still
+   * send is read and dropped until it ends too (or the tracker's grace passes). Settles when the
+   * connection is closed.
+   */
+  drain(graceMs = DRAIN_IDLE_GRACE, random: () => number = Math.random): Promise<void> {
+    if (!this.draining && !this.closed) {
+      this.draining = true;
+      const wait = graceMs * (0.75 + 0.5 * random());
+      this.graceTimer = setTimeout(() => this.graceOver(), wait);
+      this.finished.then(() => clearTimeout(this.graceTimer));
+    }
+    return this.finished;
+  }
+
+  /** True while nothing of a request is being served or has arrived. */
+  private get idle(): boolean {
+    return !this.busy && !this.handedOver && !this.closed && !this.halfClosed &&
+      this.start === this.end;
+  }
+
+  private graceOver(): void {
+    if (!this.idle) return; // a request is here: its answer closes the connection
+    this.graceTimer = setTimeout(() => {
+      if (this.idle) this.halfClose();
+    }, SETTLE);
+  }
+
+  /** Sends our end and lets the loop read and drop what still arrives. */
+  private halfClose(): void {
+    this.halfClosed = true;
+    const end = (this.conn as HalfClosable).closeWrite;
+    if (end === undefined) {
+      this.kill();
+      return;
+    }
+    this.observer.halfClosed();
+    end.call(this.conn).catch(() => this.kill());
   }
 
   /** Graceful: an idle connection closes now, a busy one after its answer. */
@@ -155,6 +222,8 @@ export class FrontConnection implements BodyInput {
         if (this.end - this.start >= MAX_HEAD) return this.refuse();
         const before = this.start;
         if (!(await this.fill())) return;
+        // Half-closed while idle: nothing more can be answered.
+        if (this.halfClosed) return this.discard();
         scan -= before - this.start;
         continue;
       }
@@ -189,7 +258,10 @@ export class FrontConnection implements BodyInput {
       answer = this.handler.failed(err);
     }
     const bodyLeft = body !== null && !body.complete && !body.skipBuffered();
-    const keep = head.keepAlive && !bodyLeft && !this.stopping && !this.handler.draining;
+    // Draining: the answer closes the connection, unless the client already sent (pipelined)
+    // more requests, which are answered first.
+    const draining = (this.draining || this.handler.draining) && this.start === this.end;
+    const keep = head.keepAlive && !bodyLeft && !this.stopping && !draining;
     let ok = false;
     try {
       ok = await writeAnswer(this.conn, answer, head, keep);
@@ -208,6 +280,13 @@ export class FrontConnection implements BodyInput {
       return false;
     }
     this.observer.requestDone();
+    if (head.keepAlive && draining && !bodyLeft && !this.stopping && !this.closed) {
+      // The client meant to send more: our end first, so that a request it sends meanwhile
+      // meets an end it can see, not a reset that could also destroy this answer.
+      this.halfClose();
+      if (!this.closed) await this.discard();
+      return false;
+    }
     return ok && keep && !this.stopping;
   }
 

@@ -20,6 +20,9 @@ class Books implements ConnObserver {
   upgraded(): void {
     this.events.push("upgraded");
   }
+  halfClosed(): void {
+    this.events.push("half-closed");
+  }
 }
 
 /** Echoes method, target, a few fields and the body; `/slow` answers after 30 ms. */
@@ -186,4 +189,96 @@ Deno.test("front: a small body nobody read is skipped and the connection stays o
   ], new Ignore());
   assert.deepEqual(handler.seen, ["POST /a", "POST /b", "GET /c"]);
   assert.deepEqual(statuses(out), ["200", "200", "200"]);
+});
+
+/** A served connection and its client, for the drain tests. */
+async function pair(books = new Books()) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted = listener.accept();
+  const client = await Deno.connect({ hostname: "127.0.0.1", port: listener.addr.port });
+  const server = await accepted;
+  listener.close();
+  const front = new FrontConnection(server, new Echo(), books, false);
+  return { client, front, books };
+}
+
+/** Reads until the end (`end`) or an error (`reset`), with what came before it. */
+async function readToEnd(c: Deno.Conn): Promise<{ out: string; how: "end" | "reset" }> {
+  let out = "";
+  const buf = new Uint8Array(65536);
+  try {
+    for (;;) {
+      const n = await c.read(buf);
+      if (n === null) return { out, how: "end" };
+      out += String.fromCharCode(...buf.subarray(0, n));
+    }
+  } catch {
+    return { out, how: "reset" };
+  }
+}
+
+const GET = (path: string) => enc.encode(`GET ${path} HTTP/1.1\r\nHost: a\r\n\r\n`);
+
+Deno.test("front: draining, an idle connection carries one more request, answered with Connection: close", async () => {
+  const { client, front, books } = await pair();
+  const drained = front.drain(10_000);
+  await new Promise((r) => setTimeout(r, 20));
+  await client.write(GET("/a"));
+  const { out, how } = await readToEnd(client);
+  assert.equal(how, "end");
+  assert.deepEqual(statuses(out), ["200"]);
+  assert.match(out, /connection: close\r\n/);
+  // The server sent its end first and waits for the client's: closing ours ends it.
+  assert.deepEqual(books.events, ["started", "done", "half-closed"]);
+  client.close();
+  await drained;
+});
+
+Deno.test("front: draining, pipelined requests are all answered, the last with Connection: close", async () => {
+  const { client, front } = await pair();
+  const drained = front.drain(10_000);
+  await client.write(
+    enc.encode(new TextDecoder().decode(GET("/slow")) + "GET /b HTTP/1.1\r\nHost: a\r\n\r\n"),
+  );
+  const { out } = await readToEnd(client);
+  assert.deepEqual(statuses(out), ["200", "200"]);
+  assert.equal(out.match(/connection: close/g)?.length, 1);
+  assert.match(out, /connection: close\r\n\r\nGET \/b \[\]$/);
+  client.close();
+  await drained;
+});
+
+Deno.test("front: draining, a connection idle past the grace is half-closed, not reset, within 0.75-1.25 times it", async () => {
+  const { client, front, books } = await pair();
+  const t0 = performance.now();
+  const drained = front.drain(80);
+  const { out, how } = await readToEnd(client);
+  const waited = performance.now() - t0;
+  assert.equal(out, "");
+  assert.equal(how, "end");
+  assert.ok(waited >= 60 && waited < 300, `closed after ${waited} ms`);
+  assert.deepEqual(books.events, ["half-closed"]);
+  // The server still reads what the client sends (a request that crossed its end): no reset.
+  await client.write(GET("/late"));
+  await new Promise((r) => setTimeout(r, 20));
+  client.close();
+  await drained;
+});
+
+Deno.test("front: draining, a request that arrived just as the grace ends is answered", async () => {
+  const { client, front } = await pair();
+  // random() = 0: the grace ends at 0.75 * 40 = 30 ms.
+  const drained = front.drain(40, () => 0);
+  await new Promise((r) => setTimeout(r, 20));
+  await client.write(GET("/just-in-time"));
+  // The request is in the server's socket; the event loop sees the grace timer and the read
+  // together once this busy wait ends.
+  const until = performance.now() + 20;
+  while (performance.now() < until) { /* busy */ }
+  const { out, how } = await readToEnd(client);
+  assert.equal(how, "end");
+  assert.deepEqual(statuses(out), ["200"]);
+  assert.match(out, /GET \/just-in-time \[\]$/);
+  client.close();
+  await drained;
 });

@@ -24,7 +24,7 @@ export const SERVING = 1;
 export const UPGRADED = 2;
 /** Closed or being closed. */
 export const CLOSED = 3;
-/** Answered with the request body unread: closed once `deadline` passes. */
+/** Answered with the request body unread, or half-closed: closed once `deadline` passes. */
 export const LINGERING = 4;
 /**
  * HTTP/2 told GOAWAY (idle, draining or abusive): its streams in flight may finish, and it is
@@ -125,6 +125,16 @@ export class ClientConn {
   /** The answer went out with the body unread: the connection closes after `LINGER`. */
   linger(): void {
     this.active--;
+    if (this.phase === CLOSED) return;
+    this.phase = LINGERING;
+    this.deadline = performance.now() + LINGER;
+  }
+
+  /**
+   * Our end was sent (a drain's half-close): the client's end is awaited for `LINGER`, then the
+   * connection is closed.
+   */
+  halfClosed(): void {
     if (this.phase === CLOSED) return;
     this.phase = LINGERING;
     this.deadline = performance.now() + LINGER;

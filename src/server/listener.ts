@@ -12,7 +12,7 @@ import { CertificateSet } from "./sni.ts";
 import { type Hop, TlsFront } from "./tls_front.ts";
 import { handshakeFailed, LogBudget } from "./tls_errors.ts";
 import { hostSupport, listenDirect, logTermination, termination } from "./tls_direct.ts";
-import { FrontConnection } from "../front/connection.ts";
+import { DRAIN_IDLE_GRACE, FrontConnection } from "../front/connection.ts";
 import { FrontServe } from "./front_conn.ts";
 import type { AcmeManager } from "../acme/manager.ts";
 
@@ -202,6 +202,8 @@ export class Listener {
   private readonly tracker: ConnTracker;
   private closed = false;
   private loops: Promise<void>[] = [];
+  /** The accept loop of the public socket (a TLS listener's: its front's). */
+  private accepting: Promise<void> = Promise.resolve();
   /** TLS handshakes under way: a drain lets them finish (for `GOAWAY_GRACE` at most). */
   private readonly handshakes = new Set<Promise<void>>();
   private readonly dispatcher: Dispatcher;
@@ -256,11 +258,13 @@ export class Listener {
   private start(): void {
     const tls = this.tls;
     if (tls === null) {
-      this.loops.push(this.acceptLoop(this.socket, null));
+      this.accepting = this.acceptLoop(this.socket, null);
+      this.loops.push(this.accepting);
       return;
     }
     if (this.mode === "direct") {
-      this.loops.push(this.acceptLoop(this.socket, { tls, direct: true }));
+      this.accepting = this.acceptLoop(this.socket, { tls, direct: true });
+      this.loops.push(this.accepting);
       return;
     }
     const backends = this.bindBackends(tls);
@@ -278,6 +282,7 @@ export class Listener {
     });
     this.front = front;
     tls.front = front;
+    this.accepting = front.done;
     this.loops.push(front.done);
   }
 
@@ -653,13 +658,34 @@ export class Listener {
   }
 
   /**
-   * Stops accepting; in-flight requests finish, idle connections close (like
-   * `Deno.HttpServer.shutdown`). Connections still in their handshake are closed.
+   * Closes the public socket and resolves once its accept loop has ended, when Deno has let go
+   * of the socket: a client that reconnects after a drain's `Connection: close` then reaches
+   * another instance of the `reusePort` group, not this closing socket's queue (reset there
+   * unless `net.ipv4.tcp_migrate_req` is 1).
    */
-  async shutdown(): Promise<void> {
+  async stopAccepting(): Promise<void> {
     this.closed = true;
+    if (this.front !== null) this.front.close();
+    else {
+      try {
+        this.socket.close();
+      } catch {
+        // already closed
+      }
+    }
+    this.tracker.wakeAll();
+    await this.accepting;
+  }
+
+  /**
+   * Stops accepting (`stopAccepting`), then drains: in-flight requests finish and are answered
+   * with `Connection: close`, an idle HTTP/1.1 keep-alive connection stays open for one more
+   * request for about `graceMs` (`FrontConnection.drain`), HTTP/2 gets GOAWAY. Connections
+   * still in their handshake are closed.
+   */
+  async shutdown(graceMs = DRAIN_IDLE_GRACE): Promise<void> {
+    await this.stopAccepting();
     if (this.front !== null) {
-      this.front.close();
       // Connections handed on but not yet accepted are still served.
       if (this.backends !== null) await this.retire(this.backends);
       // A client whose handshake is done may have sent requests already: they are served,
@@ -671,28 +697,21 @@ export class Listener {
         new Promise((r) => (timer = setTimeout(r, GOAWAY_GRACE))),
       ]);
       clearTimeout(timer);
-    } else {
-      try {
-        this.socket.close();
-      } catch {
-        // already closed
-      }
-      if (this.mode === "direct") {
-        // As above: handshakes under way on the public socket may finish.
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          Promise.all(this.handshakes),
-          new Promise((r) => (timer = setTimeout(r, GOAWAY_GRACE))),
-        ]);
-        clearTimeout(timer);
-      }
+    } else if (this.mode === "direct") {
+      // As above: handshakes under way on the public socket may finish.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.all(this.handshakes),
+        new Promise((r) => (timer = setTimeout(r, GOAWAY_GRACE))),
+      ]);
+      clearTimeout(timer);
     }
-    this.tracker.wakeAll();
     const waits: Promise<void>[] = [];
     const deadline = performance.now() + GOAWAY_GRACE;
     for (const c of this.mine) {
       if (c.server === null) this.forget(c);
       else if (c.phase === LINGERING) c.close(); // its unread body would hold a graceful close
+      else if (c.server instanceof FrontConnection) waits.push(c.server.drain(graceMs));
       else {
         // HTTP/2: GOAWAY; closed once idle past the grace if the client never answers.
         if (c.h2) c.goAway(deadline);

@@ -16,6 +16,7 @@ import { Cache } from "../cache/cache.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
 import { Listener } from "./listener.ts";
+import { DRAIN_IDLE_GRACE } from "../front/connection.ts";
 import { Lock } from "../base/lock.ts";
 import { PemFiles } from "./pem_files.ts";
 import { preflight } from "./preflight.ts";
@@ -370,14 +371,22 @@ export class Server {
     }).catch((err) => log("error", "acme_certificate_swap_failed", { error: String(err) }));
   }
 
-  /** Stops accepting, lets in-flight requests finish, closes idle connections. */
-  async drain(): Promise<void> {
+  /**
+   * Stops accepting, then lets in-flight requests finish and closes keep-alive connections
+   * after one more request, or once idle past a grace of about 1 s (at most a third of
+   * `timeoutMs`, the drain deadline; default 30 s).
+   */
+  async drain(timeoutMs = 30_000): Promise<void> {
     this.state = "draining";
+    const listeners = [...this.listeners.values()];
+    // Every listening socket is closed before any client is told to reconnect.
+    await Promise.all(listeners.map((l) => l.server.stopAccepting()));
     this.dispatcher.draining = true;
     this.sources.stop();
     await this.acme.stop();
     clearInterval(this.historyTimer);
-    await Promise.all([...this.listeners.values()].map((l) => l.server.shutdown()));
+    const grace = Math.min(DRAIN_IDLE_GRACE, timeoutMs / 3);
+    await Promise.all(listeners.map((l) => l.server.shutdown(grace)));
     this.listeners.clear();
     // Requests are done: every worker drains (what is left) and stops.
     await this.apps.stopAll();

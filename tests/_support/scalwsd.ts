@@ -14,6 +14,9 @@ import { AdminListeners } from "../../admin/listeners.ts";
 import { setLogSink } from "../../src/observe/log.ts";
 
 /** A running scalwsd. */
+/** The drain deadline on disposal (ms): a third of it is the idle connections' grace. */
+const DISPOSE_DRAIN = 300;
+
 export interface Scalwsd extends AsyncDisposable {
   readonly server: Server;
   readonly admin: AdminListeners;
@@ -64,7 +67,8 @@ export async function startScalwsd(yaml: string, options: ServerOptions = {}): P
   const close = () =>
     closed ??= (async () => {
       await admin.stop();
-      await server.drain();
+      // A short drain deadline: idle keep-alive connections get a grace of 100 ms, not 1 s.
+      await server.drain(DISPOSE_DRAIN);
       setLogSink(null);
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     })();
