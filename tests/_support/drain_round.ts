@@ -1,7 +1,7 @@
 /**
  * One round of the controller drain scenario of issue 29, as a user would run it: keep-alive
  * clients (`drain_clients.ts`) send without pause through `scalwsd controller` while it scales
- * 1 -> 3, rolls to a new configuration generation, and scales 3 -> 1. Every request is counted
+ * 1 -> 3 (or N), rolls to a new configuration generation, and scales 3 -> 1. Every request is counted
  * per phase as answered, never sent, or failed. Used by `tests/drain_test.ts` (one short round)
  * and `bench/drain_soak.ts` (`deno task drain-soak`: ten rounds, with and without
  * `net.ipv4.tcp_migrate_req`).
@@ -43,10 +43,14 @@ export interface RoundOptions {
   readonly holdMs?: number;
   /** Client loops of each kind; default 4. */
   readonly loops?: number;
+  /** Instances scaled out to and back from; default 3. */
+  readonly instances?: number;
 }
 
 export interface RoundResult {
   readonly tally: Tally;
+  /** How long each step took, ms, by phase name. */
+  readonly durations: Map<string, number>;
   /** `tcp_migrate_req` as the controller reported it in `GET /v1/status`. */
   readonly migrateReq: string | null;
   /** The controller's events of interest (`tcp_migrate_req_*`). */
@@ -56,6 +60,7 @@ export interface RoundResult {
 /** Runs one round; throws if the controller does not reach a step in time. */
 export async function drainRound(o: RoundOptions): Promise<RoundResult> {
   const hold = o.holdMs ?? 400;
+  const n = o.instances ?? 3;
   const dir = await Deno.makeTempDir({ prefix: "scalwsd-drain-" });
   const port = freeRange(1);
   const config = `${dir}/scalws.yaml`;
@@ -77,7 +82,7 @@ export async function drainRound(o: RoundOptions): Promise<RoundResult> {
     ctlFile,
     `state_dir: ${dir}/state
 config: ${config}
-instances: {min: 1, max: 3, initial: 1}
+instances: {min: 1, max: ${n}, initial: 1}
 cpus: "0-1"
 metrics_base: "127.0.0.1:${freeRange(8)}"
 probe_interval: 100ms
@@ -112,6 +117,14 @@ tcp_migrate_req: ${o.migrate === "controller" ? "enable" : "leave"}
     });
 
   const tally = new Tally();
+  const durations = new Map<string, number>();
+  let t0 = performance.now();
+  const step = (next: string) => {
+    const now = performance.now();
+    durations.set(tally.phase, Math.round(now - t0));
+    t0 = now;
+    tally.phase = next;
+  };
   const loops = o.loops ?? 4;
   const before = await readSysctl();
   if (o.migrate !== "controller" && !(await writeSysctl(o.migrate))) {
@@ -122,25 +135,25 @@ tcp_migrate_req: ${o.migrate === "controller" ? "enable" : "leave"}
   let raws: RawLoops | null = null;
   try {
     await settled(1, 1);
-    tally.phase = "steady 1";
+    step("steady 1");
     fetches = new FetchLoops(tally, { port, loops }).start();
     raws = new RawLoops(tally, { port, loops, reconnectEvery: 200 }).start();
     await sleep(hold);
-    tally.phase = "scale 1->3";
-    await post("/v1/scale", { instances: 3 });
-    await settled(3, 1);
+    step(`scale 1->${n}`);
+    await post("/v1/scale", { instances: n });
+    await settled(n, 1);
     await sleep(hold);
-    tally.phase = "rolling reload";
+    step("rolling reload");
     await Deno.writeTextFile(config, instanceYaml("g2"));
     const r = await post("/v1/reload");
     if (r.status !== 200) throw new Error(`reload: ${r.status} ${JSON.stringify(r.json)}`);
-    await settled(3, 2);
+    await settled(n, 2);
     await sleep(hold);
-    tally.phase = "scale 3->1";
+    step(`scale ${n}->1`);
     await post("/v1/scale", { instances: 1 });
     await settled(1, 2);
     await sleep(hold);
-    tally.phase = "end";
+    step("end");
   } finally {
     await fetches?.stop();
     await raws?.stop();
@@ -151,7 +164,7 @@ tcp_migrate_req: ${o.migrate === "controller" ? "enable" : "leave"}
   }
   const events = ctl.lines.filter((l) => l.includes('"event":"tcp_migrate_req'))
     .map((l) => JSON.parse(l));
-  return { tally, migrateReq, events };
+  return { tally, durations, migrateReq, events };
 }
 
 /**
