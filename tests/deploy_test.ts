@@ -125,3 +125,20 @@ Deno.test("Dockerfile: a multi-stage build of the compiled binary that runs as a
   assert.equal(dep.spec.template.spec.securityContext.runAsUser, Number(user![1]));
   for (const port of [8080, 8443, 9090]) assert.match(text, new RegExp(`EXPOSE .*\\b${port}\\b`));
 });
+
+Deno.test("deploy/systemd: the controller unit and the sysctl file set net.ipv4.tcp_migrate_req to 1", () => {
+  const dir = new URL("../deploy/systemd/", import.meta.url).pathname;
+  const unit = Deno.readTextFileSync(dir + "scalwsd-controller.service");
+  const line = (key: string) => unit.split("\n").filter((l) => l.startsWith(`${key}=`));
+  assert.deepEqual(line("ExecStartPre"), [
+    "ExecStartPre=+/usr/sbin/sysctl -w net.ipv4.tcp_migrate_req=1",
+  ]);
+  assert.deepEqual(line("ExecStart"), [
+    "ExecStart=/usr/local/bin/scalwsd controller --config /etc/scalws/controller.yaml",
+  ]);
+  // Stopping the controller leaves the instances serving (re-adopted on the next start).
+  assert.deepEqual(line("KillMode"), ["KillMode=process"]);
+  const conf = Deno.readTextFileSync(dir + "99-scalwsd.conf").split("\n")
+    .filter((l) => l.trim() !== "" && !l.startsWith("#"));
+  assert.deepEqual(conf, ["net.ipv4.tcp_migrate_req = 1"]);
+});

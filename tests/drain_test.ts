@@ -14,7 +14,9 @@ import {
   writeSysctl,
 } from "./_support/drain_round.ts";
 import { ControllerProcess, freeRange, type StatusJson, unixFetch } from "./_support/controller.ts";
-import { waitUntil } from "./_support/wait.ts";
+import { startPki } from "./_support/pki.ts";
+import { startScalwsdProcess } from "./_support/scalwsd_process.ts";
+import { sleep, waitUntil } from "./_support/wait.ts";
 import { app, respond, scalwsYaml } from "./_support/yaml.ts";
 
 /** Root here: the rounds may set the sysctl (and put it back). */
@@ -132,6 +134,92 @@ Deno.test({
     } finally {
       await writeSysctl(before!);
       await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+/** Reads one response (Content-Length framed) from `c`; the head and the body. */
+async function response(c: Deno.Conn): Promise<{ head: string; body: string }> {
+  const buf = new Uint8Array(16_384);
+  let n = 0;
+  for (;;) {
+    const r = await c.read(buf.subarray(n));
+    if (r === null) throw new Error(`ended after ${n} bytes`);
+    n += r;
+    const text = new TextDecoder().decode(buf.subarray(0, n));
+    const end = text.indexOf("\r\n\r\n");
+    if (end < 0) continue;
+    const len = Number(/content-length: *(\d+)/i.exec(text)?.[1] ?? 0);
+    if (text.length >= end + 4 + len) {
+      return { head: text.slice(0, end), body: text.slice(end + 4, end + 4 + len) };
+    }
+  }
+}
+
+/** How `c` ends: `end` (a clean close) or `reset`, and when (performance.now()). */
+async function ending(c: Deno.Conn): Promise<{ how: string; at: number }> {
+  const buf = new Uint8Array(1024);
+  try {
+    while ((await c.read(buf)) !== null) { /* nothing expected */ }
+    return { how: "end", at: performance.now() };
+  } catch (err) {
+    return { how: `reset: ${err}`, at: performance.now() };
+  }
+}
+
+Deno.test({
+  name:
+    "drain: HTTP/1.1 over TLS, after SIGTERM an idle keep-alive connection carries one more request (Connection: close); one left idle ends cleanly after about 1 s",
+  sanitizeResources: false,
+  async fn() {
+    await using pki = await startPki();
+    const cert = await pki.issue("a", ["a.test"]);
+    await using p = await startScalwsdProcess(scalwsYaml({
+      server: {
+        listeners: [{
+          name: "https",
+          address: "127.0.0.1:0",
+          tls: { certificates: [{ cert: cert.cert, key: cert.key }] },
+        }],
+        admin: undefined,
+        access_log: "off",
+      },
+      apps: [app(respond("ok"))],
+    }));
+    const connect = async () =>
+      await Deno.startTls(await Deno.connect({ hostname: "127.0.0.1", port: p.port("https") }), {
+        hostname: "a.test",
+        caCerts: [pki.ca],
+        alpnProtocols: ["http/1.1"],
+      });
+    const GET = new TextEncoder().encode("GET / HTTP/1.1\r\nhost: a.test\r\n\r\n");
+    const busy = await connect();
+    const idle = await connect();
+    try {
+      for (const c of [busy, idle]) {
+        await c.write(GET);
+        const r = await response(c);
+        assert.match(r.head, /^HTTP\/1\.1 200 /);
+        assert.doesNotMatch(r.head, /connection: close/i);
+      }
+      const idleEnd = ending(idle);
+      const t0 = performance.now();
+      const stopped = p.stop();
+      await sleep(300);
+      await busy.write(GET);
+      const last = await response(busy);
+      assert.match(last.head, /^HTTP\/1\.1 200 /);
+      assert.match(last.head, /\r\nconnection: close/i);
+      assert.equal(last.body, "ok");
+      assert.equal((await ending(busy)).how, "end");
+      const e = await idleEnd;
+      assert.equal(e.how, "end");
+      const after = e.at - t0;
+      assert.ok(after >= 700 && after < 5_000, `idle connection closed ${after} ms after SIGTERM`);
+      assert.equal((await stopped).code, 0);
+    } finally {
+      busy.close();
+      idle.close();
     }
   },
 });
