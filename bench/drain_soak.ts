@@ -6,7 +6,10 @@
  * SIGTERM under the same clients. Prints runs, requests and failures per phase; exits 1 on any
  * failed request. Needs root for the modes that set the sysctl; its value is put back.
  *
- *   deno task drain-soak [--rounds 10] [--modes 0,1,controller] [--hold 400]
+ *   deno task drain-soak [--rounds 10] [--modes 0,1,controller] [--hold 400] [--new-connections]
+ *
+ * `--new-connections`: the raw loops open a new connection per request (as `ab` without `-k`),
+ * which is where `tcp_migrate_req` makes a difference.
  */
 
 import { parseArgs } from "node:util";
@@ -19,11 +22,13 @@ const args = parseArgs({
     rounds: { type: "string", default: "10" },
     modes: { type: "string", default: "0,1,controller" },
     hold: { type: "string", default: "400" },
+    "new-connections": { type: "boolean", default: false },
   },
 });
 const rounds = Number(args.values.rounds);
 const modes = args.values.modes!.split(",").filter((m) => m !== "") as ("0" | "1" | "controller")[];
 const holdMs = Number(args.values.hold);
+const newConnections = args.values["new-connections"]!;
 
 /** Totals per scenario and phase: runs, answered, never sent, failed. */
 const totals = new Map<string, { runs: number; ok: number; unsent: number; failed: number }>();
@@ -44,7 +49,7 @@ function add(scenario: string, t: Tally): void {
 
 for (let i = 1; i <= rounds; i++) {
   for (const mode of modes) {
-    const r = await drainRound({ migrate: mode, holdMs });
+    const r = await drainRound({ migrate: mode, holdMs, newConnections });
     const scenario = `controller, tcp_migrate_req ${
       mode === "controller" ? `set by the controller (${r.migrateReq})` : mode
     }`;

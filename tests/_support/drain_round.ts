@@ -45,6 +45,11 @@ export interface RoundOptions {
   readonly loops?: number;
   /** Instances scaled out to and back from; default 3. */
   readonly instances?: number;
+  /**
+   * The raw loops open a new connection for every request (as `ab` without `-k`), not every
+   * 200: what `tcp_migrate_req` is for.
+   */
+  readonly newConnections?: boolean;
 }
 
 export interface RoundResult {
@@ -137,7 +142,7 @@ tcp_migrate_req: ${o.migrate === "controller" ? "enable" : "leave"}
     await settled(1, 1);
     step("steady 1");
     fetches = new FetchLoops(tally, { port, loops }).start();
-    raws = new RawLoops(tally, { port, loops, reconnectEvery: 200 }).start();
+    raws = new RawLoops(tally, { port, loops, reconnectEvery: o.newConnections ? 1 : 200 }).start();
     await sleep(hold);
     step(`scale 1->${n}`);
     await post("/v1/scale", { instances: n });
