@@ -4,6 +4,10 @@
  * through `scalwsd controller` across scale 1 -> 3, a rolling reload and scale 3 -> 1, and to
  * `scalwsd run` when it gets SIGTERM. Every request is answered or was never sent. The ten-round
  * soak, with and without `net.ipv4.tcp_migrate_req`, is `deno task drain-soak`.
+ *
+ * The controller tests set `tcp_migrate_req`: they run again inside a network namespace of their
+ * own (`unshare -rn`, as tests/tls_direct_test.ts does), so the host's value is never touched;
+ * where `unshare` cannot run, they run here, and only as root set the value (and put it back).
  */
 import assert from "node:assert/strict";
 import {
@@ -19,12 +23,52 @@ import { startScalwsdProcess } from "./_support/scalwsd_process.ts";
 import { sleep, waitUntil } from "./_support/wait.ts";
 import { app, respond, scalwsYaml } from "./_support/yaml.ts";
 
-/** Root here: the rounds may set the sysctl (and put it back). */
+const INSIDE = Deno.env.get("SCALWS_TEST_NETNS") === "1";
+const SELF = new URL(import.meta.url).pathname;
+
+function canUnshare(): boolean {
+  try {
+    return new Deno.Command("unshare", { args: ["-rn", "true"], stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+/** The controller tests run in a namespace of their own (this file again, inside). */
+const NETNS = !INSIDE && canUnshare();
+/** Where the controller tests run: inside the namespace, or here when there is none. */
+const CONTROLLER_HERE = INSIDE || !NETNS;
+/** The tests may set the sysctl: root (in the namespace, its own root). */
 const root = Deno.uid() === 0;
+
+Deno.test({
+  name: "drain: the controller tests pass inside a network namespace of their own",
+  ignore: !NETNS,
+  async fn() {
+    const out = await new Deno.Command("unshare", {
+      args: [
+        "-rn",
+        "sh",
+        "-c",
+        'ip link set lo up && exec "$0" test --unstable-net -A "$1"',
+        Deno.execPath(),
+        SELF,
+      ],
+      env: { SCALWS_TEST_NETNS: "1", NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, text);
+    assert.match(text, /ok \| 2 passed \| 0 failed \| 3 ignored/, text);
+  },
+});
 
 Deno.test({
   name:
     "drain: scale 1 -> 2, rolling reload, scale 2 -> 1 under keep-alive clients, no request fails",
+  ignore: !CONTROLLER_HERE,
   sanitizeResources: false,
   async fn() {
     // Without tcp_migrate_req (the harder case) where the test may set it, else as it is.
@@ -52,6 +96,7 @@ Deno.test({
 Deno.test({
   name:
     "drain: SIGTERM to scalwsd run under keep-alive clients, every request answered or never sent",
+  ignore: INSIDE,
   sanitizeResources: false,
   async fn() {
     const t = await runDrainRound({ holdMs: 300, loops: 3 });
@@ -63,7 +108,7 @@ Deno.test({
 
 Deno.test({
   name: "controller: sets net.ipv4.tcp_migrate_req to 1 when it may, logs it, and reports it",
-  ignore: !root,
+  ignore: !CONTROLLER_HERE || !root,
   sanitizeResources: false,
   async fn() {
     const before = await readSysctl();
@@ -170,6 +215,7 @@ async function ending(c: Deno.Conn): Promise<{ how: string; at: number }> {
 Deno.test({
   name:
     "drain: HTTP/1.1 over TLS, after SIGTERM an idle keep-alive connection carries one more request (Connection: close); one left idle ends cleanly after about 1 s",
+  ignore: INSIDE,
   sanitizeResources: false,
   async fn() {
     await using pki = await startPki();

@@ -102,9 +102,12 @@ tcp_migrate_req: ${o.migrate === "controller" ? "enable" : "leave"}
   const socket = `${dir}/state/control.sock`;
   const pids = new Set<number>();
   let migrateReq: string | null = null;
+  let last = "";
   const settled = (n: number, generation: number) =>
     waitUntil(async () => {
       const s = (await unixFetch(socket, "/v1/status")).json as StatusJson;
+      last = `${s.controller.next_step}; ` +
+        s.instances.map((i) => `${i.id} ${i.state} g${i.generation}`).join(", ");
       migrateReq = s.controller.tcp_migrate_req;
       for (const i of s.instances) if (i.pid > 0) pids.add(i.pid);
       const running = s.instances.filter((i) => !["stopped", "failed"].includes(i.state));
@@ -112,8 +115,10 @@ tcp_migrate_req: ${o.migrate === "controller" ? "enable" : "leave"}
         running.every((i) => i.state === "active" && i.wanted && i.generation === generation);
     }, {
       what: `${n} active instances on generation ${generation}`,
-      timeoutMs: 30_000,
+      timeoutMs: 60_000,
       intervalMs: 50,
+    }).catch((err) => {
+      throw new Error(`${err.message}; last status: ${last}`);
     });
   const post = (path: string, body?: unknown) =>
     unixFetch(socket, path, {
