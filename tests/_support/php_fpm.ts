@@ -1,6 +1,6 @@
 /**
  * Debian's PHP-FPM started by a test: a pool file written into a temporary directory, a Unix
- * socket beside it, no php.ini (`-n`), errors to FCGI_STDERR. Stopped with `await using`.
+ * socket beside it, no php.ini (`-n`) unless asked, errors to FCGI_STDERR. Stopped with `await using`.
  */
 
 /** The PHP-FPM binary (`/usr/sbin/php-fpm8.2` on Debian 12), or null when not installed. */
@@ -32,7 +32,13 @@ export interface PhpFpm extends AsyncDisposable {
 
 /** Starts PHP-FPM with `children` static workers; resolves once its socket accepts. */
 export async function startPhpFpm(
-  options: { children?: number; extra?: string; tcp?: boolean } = {},
+  options: {
+    children?: number;
+    extra?: string;
+    tcp?: boolean;
+    /** Read the system's php.ini and its conf.d (extensions such as mysqli); default false. */
+    ini?: boolean;
+  } = {},
 ): Promise<PhpFpm> {
   const bin = phpFpmBinary();
   if (bin === null) throw new Error("php-fpm is not installed (apt-get install php-fpm)");
@@ -67,7 +73,7 @@ export async function startPhpFpm(
   );
   const root = Deno.uid() === 0 ? ["-R"] : [];
   const child = new Deno.Command(bin, {
-    args: ["-n", "-F", "-y", `${dir}/fpm.conf`, ...root],
+    args: [...(options.ini ? [] : ["-n"]), "-F", "-y", `${dir}/fpm.conf`, ...root],
     stdout: "null",
     stderr: "null",
   }).spawn();
