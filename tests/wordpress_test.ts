@@ -36,7 +36,6 @@ Deno.test({
   name: "wordpress: Debian's package over a 4-worker PHP-FPM pool, from install to upload",
   ignore,
   async fn(t) {
-    const started = performance.now();
     const [mariadb, phpFpm] = await Promise.all([
       startMariadb(),
       startPhpFpm({ children: 4, ini: true }),
@@ -49,7 +48,6 @@ Deno.test({
       apps: [wordpressApp(site, fpm.address, "wp.test")],
     }));
     const b = new Browser(s.url);
-    const ready = performance.now();
 
     await t.step("the install wizard creates the site", async () => {
       const form = await b.get("/wp-admin/install.php");
@@ -196,11 +194,5 @@ Deno.test({
       assert.ok(views.every((v) => v.ok));
       assert.ok(ms < 10_000, `${ms} ms`);
     });
-
-    console.log(
-      `wordpress: setup ${Math.round(ready - started)} ms, steps ${
-        Math.round(performance.now() - ready)
-      } ms`,
-    );
   },
 });

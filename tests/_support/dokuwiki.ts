@@ -14,12 +14,14 @@ export const WIKI_PASSWORD = "scalwsd-wiki-1";
 /** bcrypt of `WIKI_PASSWORD` (`password_hash`, which DokuWiki's plain auth accepts). */
 const WIKI_HASH = "$2y$10$hJGRK4EB5L0UQugtEwV1BuTHQZsTrMikwWobuge3hIYo3D6nQ/wEe";
 
-/** Debian's DokuWiki is installed (its code and the data directory to copy). */
+/** Debian's DokuWiki is installed and its data directory can be read (to be copied). */
 export function dokuwikiInstalled(): boolean {
   try {
     Deno.statSync(`${DOKUWIKI_ROOT}/doku.php`);
     Deno.statSync(`${DOKUWIKI_ROOT}/lib/tpl/dokuwiki/main.php`);
-    return Deno.statSync(`${DATA}/pages`).isDirectory;
+    // The package's data directory is www-data's, mode 0700: copied only by root or www-data.
+    Deno.readDirSync(`${DATA}/pages`);
+    return true;
   } catch {
     return false;
   }
