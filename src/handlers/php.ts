@@ -16,7 +16,7 @@ import type { MemberTry } from "../upstream/pool_request.ts";
 import { failureKind } from "../upstream/retry_policy.ts";
 import type { Clock } from "../base/clock.ts";
 import { type ClientBody, readWhole } from "./client_body.ts";
-import { prepareBody, PreparedBody } from "./proxy_body.ts";
+import { isNoBody, prepareBody, PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed, errorStatus, reason, toResponse } from "./proxy_common.ts";
 import { buildParams } from "./php_params.ts";
 import { resolveScript, STATIC } from "./php_script.ts";
@@ -179,7 +179,7 @@ export class PhpHandler implements Handler {
       pool.settings.retries > 0;
     const body = await this.body(ex, retryable);
     if (typeof body === "number") return clientBodyFailed(ex, body);
-    const length = body.length;
+    const length = isNoBody(body) ? -1 : body.length;
     const params = new ParamsBuffer(1024);
     buildParams(params, ex, { script: found, root, path, contentLength: length, extra: rt.params });
     if (pool === null) return this.single(ex, params, body);

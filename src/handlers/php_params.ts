@@ -1,6 +1,6 @@
 /**
  * The CGI/1.1 params of one PHP request (RFC 3875 section 4.1 plus what PHP-FPM and nginx's
- * `fastcgi_params` add). `HTTP_PROXY` is never set from a client's `Proxy` header (httpoxy),
+ * `fastcgi_params` add; docs/php.md has the table of each and its source). `HTTP_PROXY` is never set from a client's `Proxy` header (httpoxy),
  * and header names with `_` are not passed (they would collide with `-`, as nginx's
  * `underscores_in_headers off`).
  */
@@ -17,7 +17,7 @@ export interface ParamsInput {
   readonly root: string;
   /** Decoded normalised request path (`DOCUMENT_URI`). */
   readonly path: string;
-  /** Body length in bytes; -1 for no body. */
+  /** Body length in bytes; -1 for no body (`CONTENT_LENGTH` is then empty, as nginx's). */
   readonly contentLength: number;
   /** Configured extra params, added last. */
   readonly extra: Readonly<Record<string, string>>;
@@ -33,14 +33,17 @@ function cgiName(header: string): string {
   return s;
 }
 
-/** Host without a port (brackets of an IPv6 literal kept). */
+/** Host without a port (brackets of an IPv6 literal kept), lower-cased as nginx's. */
 function serverName(authority: string): string {
+  let host = authority;
   if (authority.startsWith("[")) {
     const end = authority.indexOf("]");
-    return end < 0 ? authority : authority.slice(0, end + 1);
+    if (end >= 0) host = authority.slice(0, end + 1);
+  } else {
+    const colon = authority.lastIndexOf(":");
+    if (colon >= 0) host = authority.slice(0, colon);
   }
-  const colon = authority.lastIndexOf(":");
-  return colon < 0 ? authority : authority.slice(0, colon);
+  return host.toLowerCase();
 }
 
 /** The listener's port when known (as nginx's `$server_port`), else the Host header's. */
@@ -69,7 +72,9 @@ export function buildParams(out: ParamsBuffer, ex: Exchange, p: ParamsInput): vo
   if (ex.secure) out.add("HTTPS", "on");
   out.add("SERVER_NAME", serverName(ex.authority));
   out.add("SERVER_PORT", serverPort(ex));
+  out.add("SERVER_ADDR", ex.serverAddr);
   out.add("REMOTE_ADDR", ex.client);
+  out.add("REMOTE_PORT", ex.remotePort > 0 ? String(ex.remotePort) : "");
   out.add("REQUEST_METHOD", req.method);
   out.add("REQUEST_URI", url.slice(pathStart(url)) || "/");
   out.add("DOCUMENT_URI", p.path);
@@ -84,10 +89,11 @@ export function buildParams(out: ParamsBuffer, ex: Exchange, p: ParamsInput): vo
   out.add("CONTENT_LENGTH", p.contentLength >= 0 ? String(p.contentLength) : "");
   req.headers.forEach((value, name) => {
     if (name === "proxy" || name === "content-type" || name === "content-length") return;
-    if (name.includes("_")) return;
+    if (name === "host" || name.includes("_")) return;
     out.add(cgiName(name), value);
   });
-  // HTTP/2 carries the authority in the URL only.
-  if (!req.headers.has("host")) out.add("HTTP_HOST", ex.authority);
+  // The authority the request was routed by: an absolute-form target's replaces Host (RFC 9112
+  // section 3.2.2); HTTP/2 carries it in the URL only.
+  if (ex.authority !== "") out.add("HTTP_HOST", ex.authority);
   for (const name in p.extra) out.add(name, p.extra[name]);
 }

@@ -160,6 +160,10 @@ export class Exchange {
   memberDate: string | null = null;
   /** The port of the listener that accepted the request (PHP's `SERVER_PORT`); 0: unknown. */
   serverPort = 0;
+  /** The local address that accepted the connection (PHP's `SERVER_ADDR`); "": unknown. */
+  serverAddr = "";
+  /** The direct peer's port (PHP's `REMOTE_PORT`); 0: unknown (a Unix socket). */
+  remotePort = 0;
   /** Served by scalwsd's own HTTP/1.1 front: the raw connection for an upgrade; else null. */
   front: FrontUpgrade | null = null;
   /**

@@ -58,6 +58,10 @@ export class ClientConn {
   sni: string | null = null;
   /** The port of the listener the client connected to (`SERVER_PORT` of PHP); 0: unknown. */
   port = 0;
+  /** The local address the client connected to (`SERVER_ADDR` of PHP); "": unknown. */
+  address = "";
+  /** The peer's port (`REMOTE_PORT` of PHP); 0: unknown. */
+  peerPort = 0;
   /** Over `limit_conn`: every request gets 429 and the connection closes. */
   overLimit = false;
   /** Served as HTTP/2 (ALPN `h2`): closed with GOAWAY first. */

@@ -416,7 +416,11 @@ export class Dispatcher {
       start: performance.now(),
       log: this.log,
     });
-    if (conn !== null) ex.serverPort = conn.port;
+    if (conn !== null) {
+      ex.serverPort = conn.port;
+      ex.serverAddr = conn.address;
+      ex.remotePort = conn.peerPort;
+    } else if (info !== null) ex.remotePort = (info.remoteAddr as Deno.NetAddr).port ?? 0;
     if (front !== null) {
       ex.front = front;
       ex.rawAnswer = true;

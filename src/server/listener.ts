@@ -533,6 +533,8 @@ export class Listener {
   private track(conn: Deno.Conn, peer: string, tls: TlsState | null): ClientConn {
     const c = new ClientConn(conn, peer, tls, performance.now());
     c.port = this.addr.port;
+    c.address = (conn.localAddr as Deno.NetAddr).hostname ?? "";
+    c.peerPort = (conn.remoteAddr as Deno.NetAddr).port ?? 0;
     const gen = this.dispatcher.current;
     const perPeer = this.tracker.add(c);
     this.mine.add(c);
