@@ -73,6 +73,7 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
     },
     metrics: raw.metrics?.address !== undefined ? { ...raw.metrics.address } : {},
     trusted_proxies: raw.trusted_proxies ?? [],
+    request_id: { header: raw.request_id?.header ?? "X-Request-Id" },
     access_log: raw.access_log ?? "stdout",
     ...(raw.default_host !== undefined ? { default_host: raw.default_host } : {}),
     max_body: raw.max_body ?? DEFAULT_MAX_BODY,

@@ -314,6 +314,7 @@ export const serverSchema = z.object({
   }).strict().optional(),
   metrics: z.object({ address: listenAddress().optional() }).strict().optional(),
   trusted_proxies: z.array(checked(cidrError)).optional(),
+  request_id: z.object({ header: headerName().optional() }).strict().optional(),
   access_log: text().optional(),
   default_host: checked((s) => (s === "" ? "must not be empty" : undefined), true).optional(),
   max_body: size().optional(),

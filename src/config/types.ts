@@ -526,6 +526,11 @@ export interface ServerConfig {
   };
   /** CIDRs as written (`10.0.0.0/8`, `::1/128`, a bare address means a host route). */
   readonly trusted_proxies: readonly string[];
+  /**
+   * The request id header (default `X-Request-Id`): kept from a trusted proxy, else generated;
+   * sent to members and written to the access log as `request_id`.
+   */
+  readonly request_id: { readonly header: string };
   /** `stdout` (default), `off`, or a file path. */
   readonly access_log: string;
   /** A domain of a configured application that answers requests for unknown hosts. */

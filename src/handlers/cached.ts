@@ -81,6 +81,7 @@ function select(variants: readonly Entry[] | undefined, h: RequestFields): Entry
 }
 
 let discardStats: AppStats | undefined;
+const NOT_CACHED = "Gateway Timeout: not cached\n";
 const OFF = new AccessLog("off");
 
 /** An exchange for a background refresh: no client, not counted, not logged. */
@@ -195,7 +196,8 @@ export class CachedHandler implements Handler {
   private notCached(ex: Exchange): Response {
     this.count(ex, MISS);
     ex.status = 504;
-    return new Response("Gateway Timeout: not cached\n", {
+    ex.bytes = NOT_CACHED.length;
+    return new Response(NOT_CACHED, {
       status: 504,
       headers: {
         "content-type": "text/plain; charset=utf-8",

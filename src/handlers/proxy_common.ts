@@ -9,6 +9,7 @@ import type {
 import type { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import { plain } from "../base/plain.ts";
+import { requestIdHeader, requestIdHeaderLower } from "../pipeline/request_id.ts";
 import { statusText } from "../wire/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";
 import { tunnel, upgradeHeaders } from "./websocket.ts";
@@ -33,6 +34,9 @@ class Head implements HeadSource {
   readonly peerTrusted: boolean;
   readonly proto: "http" | "https";
   readonly upgrade: boolean;
+  readonly requestIdHeader: string;
+  readonly requestIdLower: string;
+  readonly requestId: string;
 
   constructor(a: AttemptTarget) {
     const ex = a.ex;
@@ -45,6 +49,9 @@ class Head implements HeadSource {
     this.peer = ex.peer;
     this.peerTrusted = ex.peerTrusted;
     this.proto = ex.secure ? "https" : "http";
+    this.requestIdHeader = requestIdHeader();
+    this.requestIdLower = requestIdHeaderLower();
+    this.requestId = ex.requestId;
   }
 }
 

@@ -9,7 +9,13 @@ import type { Answer } from "../front/answer.ts";
 import type { ProxyRuntime } from "../config/types.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import { send } from "../http1/send.ts";
-import type { FinishListener, SendOptions, SendStats, UpstreamResponse } from "../http1/types.ts";
+import type {
+  FinishListener,
+  SendOptions,
+  SendStats,
+  UpstreamResponse,
+  UpstreamTiming,
+} from "../http1/types.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import { plain } from "../base/plain.ts";
@@ -32,6 +38,7 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
   readonly connectTimeout: number;
   readonly responseTimeout: number;
   readonly stats: SendStats;
+  readonly timing: UpstreamTiming;
   abstract readonly conns: ConnPool;
   abstract readonly authority: string;
   abstract readonly body: PreparedBody;
@@ -41,6 +48,7 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
     this.connectTimeout = rt.connect_timeout;
     this.responseTimeout = rt.response_timeout;
     this.stats = ex.stats;
+    this.timing = ex;
   }
 
   /** The member failed this attempt (`err` is not the client's): reports it; true to retry. */

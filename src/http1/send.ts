@@ -39,10 +39,17 @@ export async function send(
   req: OutboundRequest,
   opts: SendOptions,
 ): Promise<UpstreamResponse> {
+  const timing = opts.timing;
+  const start = timing === undefined ? 0 : performance.now();
+  let connect = 0;
   let conn = pool.acquire();
   let resent = false;
   for (;;) {
-    if (conn === null) conn = await pool.open(opts.connectTimeout);
+    if (conn === null) {
+      const c0 = timing === undefined ? 0 : performance.now();
+      conn = await pool.open(opts.connectTimeout);
+      if (timing !== undefined) connect += performance.now() - c0;
+    }
     const reused = conn.idleFor >= 0;
     conn.sent = 0;
     conn.stopUpload = false;
@@ -79,6 +86,10 @@ export async function send(
 
       phase = PHASE_HEAD;
       const head = await (answer ?? readHead(conn, req.head.upgrade));
+      if (timing !== undefined) {
+        timing.upstreamConnect = connect / 1000;
+        timing.upstreamHeader = (performance.now() - start) / 1000;
+      }
       // Not awaited: a small body still to be read cleans up after itself.
       return respond(pool, conn, head, req, opts);
     } catch (err) {

@@ -47,6 +47,13 @@ export interface HeadSource {
   readonly proto: "http" | "https";
   /** A WebSocket upgrade: `Upgrade` is passed on with `Connection: upgrade`. */
   readonly upgrade: boolean;
+  /**
+   * The request id header as configured (`X-Request-Id`) and its lower-case name: the client's
+   * own is dropped, `requestId` sent instead. Absent or empty: none.
+   */
+  readonly requestIdHeader?: string;
+  readonly requestIdLower?: string;
+  readonly requestId?: string;
 }
 
 /** A request to send to a member. */
@@ -94,6 +101,16 @@ export interface SendOptions {
   /** Receives `staleResends += 1` per stale-connection resend. */
   readonly stats?: SendStats;
   readonly onFinish?: FinishListener;
+  /** Receives the attempt's connect and response-head times (the access log's). */
+  readonly timing?: UpstreamTiming;
+}
+
+/** Seconds, as the access log's `upstream_connect` and `upstream_header` report them. */
+export interface UpstreamTiming {
+  /** Connecting (TCP, TLS) to the member; 0 on a kept-alive connection. */
+  upstreamConnect: number;
+  /** From the start of the attempt to the response head. */
+  upstreamHeader: number;
 }
 
 /** A 101 Switching Protocols answer: the connection now belongs to the caller. */

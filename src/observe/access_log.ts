@@ -9,6 +9,10 @@ const enc = new TextEncoder();
 export interface AccessRecord {
   tenant: string;
   app: string;
+  /** The host asked for (lower case, no port); "" when the request named none. */
+  host: string;
+  /** `HTTP/1.0`, `HTTP/1.1` or `HTTP/2`. */
+  protocol: string;
   method: string;
   path: string;
   status: number;
@@ -17,9 +21,21 @@ export interface AccessRecord {
   duration: number;
   upstream_member: string;
   upstream_attempts: number;
+  /** Seconds to connect to the last member tried (0: a kept-alive connection); -1: none. */
+  upstream_connect: number;
+  /** Seconds from the start of the last member attempt to its response head; -1: none. */
+  upstream_header: number;
   client: string;
   /** The cache's result (`hit`, `miss`, `stale`, ...); `-` when the route has no cache. */
   cache: string;
+  user_agent: string | null;
+  referer: string | null;
+  request_id: string;
+}
+
+/** Seconds as `duration` writes them, or null (-1: nothing measured). */
+function seconds(s: number): string {
+  return s < 0 ? "null" : s.toFixed(6);
 }
 
 export class AccessLog {
@@ -69,15 +85,23 @@ export class AccessLog {
     if (this.out === null) return;
     const line = `{"time":"${new Date().toISOString()}","tenant":${
       JSON.stringify(r.tenant)
-    },"app":${JSON.stringify(r.app)},"method":${JSON.stringify(r.method)},"path":${
+    },"app":${JSON.stringify(r.app)},"host":${
+      JSON.stringify(r.host)
+    },"protocol":"${r.protocol}","method":${JSON.stringify(r.method)},"path":${
       JSON.stringify(r.path)
     },"status":${r.status},"bytes":${r.bytes},"duration":${
       r.duration.toFixed(6)
     },"upstream_member":${
       JSON.stringify(r.upstream_member)
-    },"upstream_attempts":${r.upstream_attempts},"client":${
+    },"upstream_attempts":${r.upstream_attempts},"upstream_connect":${
+      seconds(r.upstream_connect)
+    },"upstream_header":${seconds(r.upstream_header)},"client":${
       JSON.stringify(r.client)
-    },"cache":"${r.cache}"}\n`;
+    },"cache":"${r.cache}","user_agent":${
+      r.user_agent === null ? "null" : JSON.stringify(r.user_agent)
+    },"referer":${r.referer === null ? "null" : JSON.stringify(r.referer)},"request_id":${
+      JSON.stringify(r.request_id)
+    }}\n`;
     this.pending.push(line);
     this.size += line.length;
     if (this.size >= 65536) this.flush();

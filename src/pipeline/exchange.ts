@@ -2,6 +2,9 @@ import type { HistogramSeries, Series } from "../observe/metrics.ts";
 import type { AccessLog } from "../observe/access_log.ts";
 import type { Metrics } from "../observe/families.ts";
 import type { Answer } from "../front/answer.ts";
+import { FrontRequest } from "../front/front_request.ts";
+import { hostName } from "./hosts.ts";
+import { keepable, newRequestId, requestIdHeaderLower } from "./request_id.ts";
 
 /** A request's fields as handlers read them: a `Headers`, or the front's parsed head. */
 export interface RequestFields {
@@ -130,6 +133,10 @@ export class Exchange {
   bytes = 0;
   upstreamMember = "-";
   upstreamAttempts = 0;
+  /** Seconds to connect to the member (0 on a kept-alive connection); -1: no member tried. */
+  upstreamConnect = -1;
+  /** Seconds from the start of the member attempt to its response head; -1: none. */
+  upstreamHeader = -1;
   /** Set by a handler whose response body streams; it calls `complete()` when the body ends. */
   deferred = false;
   /** Set by a handler whose response body streams without calling `complete()` (a file). */
@@ -173,6 +180,7 @@ export class Exchange {
    */
   rawAnswer = false;
   private done = false;
+  private rid: string | null = null;
 
   readonly req: ClientRequest;
   /** Normalised path used for routing and sent upstream (a `rewrite` policy changes it). */
@@ -206,6 +214,15 @@ export class Exchange {
     this.log = init.log;
   }
 
+  /** The request id: a trusted proxy's (`server.request_id.header`), else a new one; made once. */
+  get requestId(): string {
+    if (this.rid === null) {
+      const kept = this.peerTrusted ? this.req.headers.get(requestIdHeaderLower()) : null;
+      this.rid = kept !== null && keepable(kept) ? kept : newRequestId();
+    }
+    return this.rid;
+  }
+
   /** Records metrics and writes the access log line, once. */
   complete(): void {
     if (this.done) return;
@@ -213,18 +230,29 @@ export class Exchange {
     const seconds = (performance.now() - this.start) / 1000;
     this.stats.record(this.status, seconds);
     if (this.log.enabled) {
+      const req = this.req;
+      const h = req.headers;
       this.log.write({
         tenant: this.stats.tenant,
         app: this.stats.app,
-        method: this.req.method,
+        host: hostName(this.authority || (h.get("host") ?? "")),
+        protocol: req instanceof FrontRequest
+          ? (req.head.minor === 0 ? "HTTP/1.0" : "HTTP/1.1")
+          : "HTTP/2",
+        method: req.method,
         path: this.path,
         status: this.status,
         bytes: this.bytes,
         duration: seconds,
         upstream_member: this.upstreamMember,
         upstream_attempts: this.upstreamAttempts,
+        upstream_connect: this.upstreamConnect,
+        upstream_header: this.upstreamHeader,
         client: this.client,
         cache: this.cache,
+        user_agent: h.get("user-agent"),
+        referer: h.get("referer"),
+        request_id: this.requestId,
       });
     }
   }

@@ -1,3 +1,4 @@
+import { answerBytes } from "../pipeline/answer_bytes.ts";
 import type { AccessLog } from "../observe/access_log.ts";
 import type { Metrics } from "../observe/families.ts";
 import { AppStats, type ClientRequest, Exchange } from "../pipeline/exchange.ts";
@@ -179,6 +180,7 @@ export class Dispatcher {
       log: this.log,
     });
     ex.status = res.status;
+    ex.bytes = answerBytes(res, req.method);
     ex.complete();
     if (conn !== null && info !== null) conn.requestDone();
     return res;
@@ -471,7 +473,11 @@ export class Dispatcher {
   ): Answer {
     this.metrics.inflight.value--;
     if (ex.status === 0) ex.status = res.status;
-    if (!ex.deferred) ex.complete();
+    if (!ex.deferred) {
+      // Handlers that stream or proxy count their bytes; scalwsd's own answers are counted here.
+      if (ex.bytes === 0) ex.bytes = answerBytes(res, ex.req.method);
+      ex.complete();
+    }
     // The front sees to its connection, draining included.
     if (info === null) return res;
     if (this.draining && res instanceof Response) res.headers.set("connection", "close");

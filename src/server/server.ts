@@ -1,6 +1,7 @@
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig, loadedError } from "../config/load.ts";
 import type { Config, ListenerConfig, Loaded } from "../config/types.ts";
+import { setRequestIdHeader } from "../pipeline/request_id.ts";
 import { AccessLog } from "../observe/access_log.ts";
 import { createMetrics, type Metrics } from "../observe/families.ts";
 import { log } from "../observe/log.ts";
@@ -242,6 +243,7 @@ export class Server {
       throw err;
     }
     this.nextId++;
+    setRequestIdHeader(loaded.config.server.request_id.header);
     if (this.dispatcher) this.dispatcher.current = gen;
     // The store outlives generations; entries of applications that lost their cache go.
     this.cache.store.setBudget(loaded.config.server.cache.max_size);

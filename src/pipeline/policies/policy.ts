@@ -27,7 +27,7 @@ export function answer(
   extra?: Record<string, string>,
 ): Response {
   ex.status = status;
-  ex.bytes = text.length + 1;
+  ex.bytes = ex.req.method === "HEAD" ? 0 : text.length + 1;
   const headers: Record<string, string> = { "content-type": TEXT };
   if (extra !== undefined) { for (const k in extra) headers[k] = extra[k]; }
   return new Response(ex.req.method === "HEAD" ? null : text + "\n", { status, headers });
