@@ -194,7 +194,7 @@ ${
   upstream single { server 127.0.0.1:${a}; ${ka} }
   upstream rr { server 127.0.0.1:${a}; server 127.0.0.1:${b}; ${ka} }
   upstream hashed { hash $cookie_${COOKIE} consistent; server 127.0.0.1:${a}; server 127.0.0.1:${b}; ${ka} }
-${l.fpmSocket !== undefined ? `  upstream fpm { server unix:${l.fpmSocket}; ${ka} }\n` : ""}${
+${l.fpmSocket !== undefined ? `  upstream fpm { server unix:${l.fpmSocket}; }\n` : ""}${
     l.nodePort !== undefined ? `  upstream nodeapp { server 127.0.0.1:${l.nodePort}; ${ka} }\n` : ""
   }
   server {
@@ -250,14 +250,17 @@ function nginxTls(l: BenchLayout): string {
   return out;
 }
 
-/** nginx locations of the php and node scenarios (fastcgi_pass and proxy_pass, kept alive). */
+/**
+ * nginx locations of the php and node scenarios: fastcgi_pass with nginx's default
+ * `fastcgi_keep_conn off` (a connection per request, as scalwsd: kept ones would pin the 4 PHP-FPM
+ * workers while the connections past them wait in its accept queue), proxy_pass kept alive.
+ */
 function nginxApps(l: BenchLayout): string {
   let out = "";
   if (l.fpmSocket !== undefined) {
     out += `    location /php/ {
       root ${l.dir}/www;
       fastcgi_pass fpm;
-      fastcgi_keep_conn on;
       fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
       fastcgi_param SCRIPT_NAME $fastcgi_script_name;
       fastcgi_param QUERY_STRING $query_string;

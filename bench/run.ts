@@ -538,8 +538,9 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     await makeCertificates(bin.openssl!, tls.certDir);
   }
   const wants = (name: string) => opt.scenarios.some((s) => s.name === name);
-  const fpm = wants("php") ? phpFpm() : undefined;
-  if (wants("php") && fpm === undefined) {
+  const wantsPhp = wants("php") || wants("php-16");
+  const fpm = wantsPhp ? phpFpm() : undefined;
+  if (wantsPhp && fpm === undefined) {
     throw new Error("the php scenario needs PHP-FPM (Debian: apt-get install php-fpm)");
   }
   const node = wants("node") ? findExecutable("node") : undefined;

@@ -126,9 +126,16 @@ export const SCENARIOS: readonly Scenario[] = [
     servers: ["scalwsd"],
   },
   {
+    name: "php-16",
+    what: "PHP hello world over FastCGI, 16 clients: the same PHP-FPM (4 static workers) behind " +
+      "scalwsd type php and nginx fastcgi_pass, a FastCGI connection per request in both",
+    path: PATHS.php,
+    connections: 16,
+    servers: ["scalwsd", "nginx"],
+  },
+  {
     name: "php",
-    what: "PHP hello world over FastCGI: the same PHP-FPM (4 static workers) behind scalwsd " +
-      "type php and nginx fastcgi_pass, kept-alive",
+    what: "the same with 64 clients",
     path: PATHS.php,
     connections: 64,
     servers: ["scalwsd", "nginx"],
