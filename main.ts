@@ -14,23 +14,41 @@ import { blockUsr1 } from "./src/base/usr1.ts";
 import { log } from "./src/observe/log.ts";
 
 export const USAGE = `usage:
-  scalwsd [run] --config FILE       serve the configuration (SIGHUP reloads, SIGTERM drains)
+  scalwsd [run] --config FILE       serve the configuration (SIGHUP reloads, SIGUSR1 reopens the
+                                    access log, SIGTERM drains)
   scalwsd check --config FILE       validate a configuration; prints "ok" or every error
   scalwsd ctl [--socket PATH] [--json] COMMAND
       upstreams                     every pool with its members and their state
       upstreams show NAME           one pool
       upstreams set NAME ADDR[=WEIGHT]...
                                     replace the members of a members_from: api pool
+      apps                          supervised applications: workers, PID, state, restarts, CPU
       reload                        reload the configuration file
+      sites                         the main file and each site file: tenants and domains
+      cache                         cached objects, bytes and hit ratio per application
+      cache purge URL | --prefix URL | --all
+                                    remove stored answers: one URL's, a prefix's, every one
   scalwsd ctl --controller-socket PATH [--json] COMMAND
-      status | reload | rollback | scale N | enable | disable | upstreams [show NAME] | stop
-  scalwsd controller --config FILE  start and manage instances (README, "Controller")
+      status                        every instance and generation, the desired count
+      reload | rollback             roll to a new generation of the configuration, or back
+      scale N                       set the instance count
+      enable | disable              turn autoscaling on or off
+      cache                         cached objects and bytes of every instance
+      cache purge [--prefix] URL | --all
+                                    purge on every instance
+      upstreams [show NAME]         the pools of one serving instance
+      upstreams set NAME ADDR[=WEIGHT]...
+                                    record the members of an api pool for every instance
+      stop                          drain every instance, then stop the controller
+  scalwsd controller --config FILE  start and manage instances (docs/controller.md)
   scalwsd ingress --base-config FILE --config-out FILE [--kubeconfig FILE]
       [--ingress-class NAME] [--https-address ADDR] [--publish-status-address ADDR,...]
-                                    Kubernetes ingress controller (README, "Kubernetes")
+                                    Kubernetes ingress controller (docs/kubernetes.md)
   scalwsd run flags (the controller passes them to each instance):
       --instance-id ID              managed: listeners are bound on SIGUSR2, SIGHUP is ignored
       --generation N --cpus LIST --admin-socket PATH --metrics-address HOST:PORT
+      --controller-socket PATH      the controller's control socket (api pools' members)
+      --base-dir DIR                where the file's relative paths resolve (a generation's copy)
       --drain-timeout DURATION      in-flight requests get this long after SIGTERM (30s)
   scalwsd --version | --help`;
 

@@ -9,7 +9,7 @@ import { parseMemberArgs } from "./member_args.ts";
 /** Where `scalwsd ctl` looks for the admin socket without `--socket`. */
 export const DEFAULT_SOCKET = "/run/scalws/admin.sock";
 
-const CTL_USAGE = `usage: scalwsd ctl [--socket PATH] [--json] COMMAND
+export const CTL_USAGE = `usage: scalwsd ctl [--socket PATH] [--json] COMMAND
   upstreams                          every pool with its members and their state
   upstreams show NAME                one pool
   upstreams set NAME ADDR[=WEIGHT]...  replace the members of a members_from: api pool

@@ -16,6 +16,7 @@ import { AdminListeners } from "../admin/listeners.ts";
 import { ensureDir, writeFileAtomic } from "../src/base/atomic_file.ts";
 import { CONTROLLER_PUT_HEADER } from "../src/config/members_put.ts";
 import { Usr1Watch } from "../src/base/usr1.ts";
+import { warningsToEventLog } from "./console_warn.ts";
 import { ConfigError } from "../src/config/errors.ts";
 import { ingressConfig, type IngressMember } from "../src/discovery/ingress_config.ts";
 import { statusPatches } from "../src/discovery/ingress_status.ts";
@@ -314,6 +315,7 @@ export async function startIngress(o: IngressOptions): Promise<Ingress> {
 
 /** `scalwsd ingress ...`: serves until SIGTERM or SIGINT; returns the exit status. */
 export async function ingress(args: string[]): Promise<number> {
+  warningsToEventLog();
   let values;
   try {
     ({ values } = parseArgs({

@@ -1,4 +1,5 @@
 import { Usr1Watch } from "../src/base/usr1.ts";
+import { warningsToEventLog } from "./console_warn.ts";
 import { ConfigError } from "../src/config/errors.ts";
 import { log } from "../src/observe/log.ts";
 import { LoopLagMonitor } from "../src/observe/loop_lag.ts";
@@ -21,10 +22,7 @@ export async function run(
   opts: RunOptions = { drainTimeout: DEFAULT_DRAIN_TIMEOUT },
 ): Promise<number> {
   const managed = opts.instanceId !== undefined;
-  // Deno's own JavaScript warns on the console (once, about `request.signal`'s legacy abort,
-  // which the HTTP/2 reset count reads): an event, so that standard error stays JSON lines.
-  console.warn = (...args: unknown[]) =>
-    log("warn", "deno_warning", { message: args.map(String).join(" ") });
+  warningsToEventLog();
   let server: Server;
   try {
     server = await Server.prepare(file, {

@@ -90,6 +90,8 @@ Deno.test({
         console.warn("127.0.0.1:9229 answers, but not scalwsd's socket");
       }
       assert.ok(!p.lines.some((l) => l.includes("Debugger listening")), p.lines.join("\n"));
+      // A plain start and its requests log no warning of Deno's.
+      assert.ok(!p.lines.some((l) => l.includes('"deno_warning"')), p.lines.join("\n"));
       assert.deepEqual(await fetchText(`${url}/two`), { status: 200, body: "hello" });
       await waitUntil(() => hits(log, "/two").then((l) => l.length === 1), {
         what: "/two in the new access.log",
