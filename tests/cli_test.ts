@@ -117,7 +117,7 @@ Deno.test("scalwsd run serves, reloads on SIGHUP, answers ctl, and drains on SIG
   const url = `http://127.0.0.1:${port}`;
   try {
     let up = false;
-    for (let i = 0; i < 100 && !up; i++) {
+    for (let i = 0; i < 400 && !up; i++) {
       try {
         up = (await get(url + "/", { host: "a.test" })).text === "one";
       } catch {

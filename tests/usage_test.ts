@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { USAGE } from "../main.ts";
-import { CTL_USAGE } from "./ctl.ts";
-import { CONTROLLER_CTL_USAGE } from "./ctl_controller.ts";
-import { RUN_FLAGS } from "./run_options.ts";
+import { CTL_USAGE } from "../cli/ctl.ts";
+import { CONTROLLER_CTL_USAGE } from "../cli/ctl_controller.ts";
+import { RUN_FLAGS } from "../cli/run_options.ts";
 
 /** The command words of a ctl usage text: `upstreams set`, `cache purge`, `enable`, ... */
 function commands(usage: string): string[] {
