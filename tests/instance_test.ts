@@ -196,10 +196,10 @@ Deno.test("instance: ready but not listening until SIGUSR2, then active; PUT of 
   const r = await get(`http://127.0.0.1:${inst.port}/`, { host: "example.test" });
   assert.deepEqual([r.status, r.text], [200, "hello"]);
   const metrics = (await get(`http://${inst.metrics}/metrics`)).text;
-  assert.match(metrics, /^scalws_process_cpu_seconds_total \d/m);
+  assert.match(metrics, /^process_cpu_seconds_total \d/m);
   assert.match(metrics, /^scalws_event_loop_lag_p99_seconds \d/m);
   assert.match(metrics, /^scalws_inflight_requests 0$/m);
-  assert.match(metrics, /^scalws_process_resident_memory_bytes [1-9]\d+$/m);
+  assert.match(metrics, /^process_resident_memory_bytes [1-9]\d+$/m);
   {
     using client = Deno.createHttpClient({ proxy: { transport: "unix", path: inst.socket } });
     const put = await fetch("http://localhost/v1/upstreams/api", {

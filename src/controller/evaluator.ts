@@ -135,7 +135,7 @@ export function readScrape(
   params: PressureParams,
 ): { scrape: Scrape; evidence: Evidence | null } | null {
   const samples = parseExposition(input.text);
-  const cpuSeconds = sumOf(samples, "scalws_process_cpu_seconds_total");
+  const cpuSeconds = sumOf(samples, "process_cpu_seconds_total");
   const lagSeconds = sumOf(samples, "scalws_event_loop_lag_p99_seconds");
   const inflight = sumOf(samples, "scalws_inflight_requests");
   if (cpuSeconds === undefined || lagSeconds === undefined || inflight === undefined) return null;

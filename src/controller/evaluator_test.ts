@@ -19,7 +19,7 @@ const CFG = parseControllerConfig(
 
 function metrics(o: { cpu: number; lag: number; inflight: number; fast: number; slow: number }) {
   return [
-    `scalws_process_cpu_seconds_total ${o.cpu}`,
+    `process_cpu_seconds_total ${o.cpu}`,
     `scalws_event_loop_lag_p99_seconds ${o.lag}`,
     `scalws_inflight_requests ${o.inflight}`,
     `scalws_http_request_duration_seconds_bucket{le="0.01"} ${o.fast}`,

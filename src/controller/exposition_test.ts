@@ -4,7 +4,7 @@ import { bucketsOf, parseExposition, quantileBetween, sumOf } from "./exposition
 const TEXT = `# HELP scalws_inflight_requests Client requests in flight.
 # TYPE scalws_inflight_requests gauge
 scalws_inflight_requests 7
-scalws_process_cpu_seconds_total 12.5
+process_cpu_seconds_total 12.5
 scalws_event_loop_lag_p99_seconds 0.0021
 scalws_http_requests_total{tenant="a",app="b",class="2xx"} 10
 scalws_http_requests_total{tenant="a",app="c",class="2xx"} 5
@@ -21,7 +21,7 @@ broken line without value
 Deno.test("parseExposition and sumOf read plain and labelled samples", () => {
   const s = parseExposition(TEXT);
   assert.equal(sumOf(s, "scalws_inflight_requests"), 7);
-  assert.equal(sumOf(s, "scalws_process_cpu_seconds_total"), 12.5);
+  assert.equal(sumOf(s, "process_cpu_seconds_total"), 12.5);
   assert.equal(sumOf(s, "scalws_event_loop_lag_p99_seconds"), 0.0021);
   assert.equal(sumOf(s, "scalws_http_requests_total"), 15);
   assert.equal(sumOf(s, "scalws_missing"), undefined);

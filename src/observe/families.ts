@@ -1,4 +1,5 @@
 import process from "node:process";
+import { fdCounter } from "./process_fds.ts";
 import { type Family, type HistogramSeries, Registry, type Series } from "./metrics.ts";
 
 /** Every metric family scalwsd exports, registered once per process. */
@@ -57,20 +58,37 @@ export function createMetrics(registry = new Registry()): Metrics {
     "Number of the configuration generation being served.",
     [],
   );
+  // The process families under the names of the Prometheus client libraries.
   const cpuSeconds = registry.counter(
-    "scalws_process_cpu_seconds_total",
-    "User and system CPU time of the process in seconds.",
+    "process_cpu_seconds_total",
+    "Total user and system CPU time spent in seconds.",
     [],
   ).with();
   const residentBytes = registry.gauge(
-    "scalws_process_resident_memory_bytes",
-    "Resident set size of the process in bytes.",
+    "process_resident_memory_bytes",
+    "Resident memory size in bytes.",
     [],
   ).with();
+  registry.gauge(
+    "process_start_time_seconds",
+    "Start time of the process since unix epoch in seconds.",
+    [],
+  ).with().value = Math.round(performance.timeOrigin) / 1000;
+  const fds = fdCounter();
+  const openFds = fds === null
+    ? null
+    : registry.gauge("process_open_fds", "Number of open file descriptors.", []).with();
+  const maxFds = fds === null
+    ? null
+    : registry.gauge("process_max_fds", "Maximum number of open file descriptors.", []).with();
   registry.onCollect(() => {
     const u = process.cpuUsage();
     cpuSeconds.value = (u.user + u.system) / 1e6;
     residentBytes.value = Deno.memoryUsage().rss;
+    if (fds !== null) {
+      openFds!.value = fds.open();
+      maxFds!.value = fds.max();
+    }
   });
   return {
     registry,
