@@ -26,6 +26,7 @@ import {
   smallBody,
   STATUS_PATH,
   TLS_BODY,
+  TLS_HOST,
   type TlsLayout,
   varnishArgs,
   varnishVcl,
@@ -59,7 +60,7 @@ import {
 } from "./scenarios.ts";
 import { markUnfair, ratioToNginx, renderTable, type Row } from "./table.ts";
 import { FILE_16K, FILE_1M, POST_BYTES, verify, verifyCache } from "./verify.ts";
-import { closeAll, holdIdle } from "./idle.ts";
+import { closeAll, type Held, holdIdle, holdIdleTls } from "./idle.ts";
 import { parseWrk, type WrkResult } from "./wrk_output.ts";
 import {
   type H2loadResult,
@@ -526,7 +527,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   }
   // The TLS scenarios: certificates made afresh in bench/out/tls, listeners on both servers.
   let tls: TlsLayout | undefined;
-  if (opt.scenarios.some((s) => s.tls !== undefined)) {
+  if (opt.scenarios.some((s) => s.tls !== undefined || s.idleTls !== undefined)) {
     Object.assign(bin, tlsTools());
     const [r1, e1, r2, e2, r3, e3] = freePorts(6);
     tls = {
@@ -879,7 +880,19 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     if (s.idle === undefined) continue;
     for (const server of serversOf(s)) {
       const before = await rssOf(server);
-      const conns = await holdIdle(ports[server], s.path, smallBody("a"), s.idle);
+      const conns: Held[] = s.idleTls !== undefined
+        ? await holdIdleTls(
+          tlsPort(l.tls!, server, {
+            cert: s.idleTls,
+            h2: false,
+            connection: "keep-alive",
+            cpuTarget: 1,
+          }),
+          TLS_HOST,
+          TLS_BODY,
+          s.idle,
+        )
+        : await holdIdle(ports[server], s.path, smallBody("a"), s.idle);
       // Measured once quiet, as get-512 settled: scalwsd gives memory back after 3 s of quiet.
       await new Promise((r) => setTimeout(r, SETTLE_MS));
       const after = await rssOf(server);
@@ -887,7 +900,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       await new Promise((r) => setTimeout(r, 1000));
       const grew = before === undefined || after === undefined ? undefined : after - before;
       idleLines.push(
-        `  ${server}: ${mib(before)} -> ${mib(after)}` +
+        `  ${s.name} ${server}: ${mib(before)} -> ${mib(after)}` +
           (grew === undefined ? "" : ` (+${mib(grew)}, ${(grew / s.idle).toFixed(1)} KiB each)`),
       );
       console.log(`${s.name.padEnd(11)} ${server.padEnd(8)} ${idleLines.at(-1)!.trim()}`);
@@ -1013,7 +1026,10 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     opt.servers.filter((s) => m.has(s)).map((s) => `${s} ${mib(m.get(s))}`).join(", ");
   console.log(`\nRSS idle: ${rssLine(rssIdle)} (nginx: its worker)`);
   if (idleLines.length > 0) {
-    console.log("10,000 idle keep-alive connections (target: scalwsd +60 MiB at most):");
+    console.log(
+      "10,000 idle keep-alive connections (targets: scalwsd +60 MiB at most; over TLS 16 KiB " +
+        "each at most):",
+    );
     console.log(idleLines.join("\n"));
   }
   if (rssAfterCache.size > 0) console.log(`RSS at the end of cache-hit: ${rssLine(rssAfterCache)}`);
