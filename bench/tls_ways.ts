@@ -40,7 +40,12 @@ async function cpuUs(pid: number): Promise<number> {
 }
 
 async function run(args: string[]): Promise<ReturnType<typeof parseH2load>> {
-  const out = await new Deno.Command(h2load, { args, stdout: "piped", stderr: "piped" }).output();
+  // h2load 1.52 can hang at the end of a -D run: bounded.
+  const out = await new Deno.Command("timeout", {
+    args: ["-s", "KILL", String(seconds * 3 + 30), h2load, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
   return parseH2load(new TextDecoder().decode(out.stdout));
 }
 

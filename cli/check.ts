@@ -5,6 +5,7 @@
 import { ConfigError } from "../src/config/errors.ts";
 import { loadConfig, type LoadFiles, placeProblems } from "../src/config/load.ts";
 import { preflight } from "../src/server/preflight.ts";
+import { openFilesCheck } from "../src/server/open_files.ts";
 
 /** What `scalwsd check` finds in a file: error lines (none: the file is ok) and warning lines. */
 export interface CheckResult {
@@ -22,7 +23,9 @@ export async function checkFile(file: string, io: LoadFiles = {}): Promise<Check
     const loaded = await loadConfig(file, io);
     const problems = preflight(loaded.config);
     if (problems.length > 0) return { errors: placeProblems(loaded, problems), warnings: [] };
-    return { errors: [], warnings: placeProblems(loaded, loaded.warnings, "warning: ") };
+    const files = openFilesCheck(loaded.config);
+    const warnings = files === null ? loaded.warnings : [...loaded.warnings, files];
+    return { errors: [], warnings: placeProblems(loaded, warnings, "warning: ") };
   } catch (err) {
     if (err instanceof ConfigError) return { errors: err.lines, warnings: [] };
     return { errors: [`${file}: ${(err as Error).message ?? err}`], warnings: [] };

@@ -7,6 +7,7 @@ import { processReleaser } from "../src/observe/memory_release.ts";
 import { MemoryTrimmer } from "../src/observe/memory_trim.ts";
 import { AdminListeners } from "../admin/listeners.ts";
 import { Server } from "../src/server/server.ts";
+import { openFilesAtStart } from "../src/server/open_files.ts";
 import { DEFAULT_DRAIN_TIMEOUT, type RunOptions } from "./run_options.ts";
 
 /** Exit status of an instance whose drain hit `--drain-timeout` with requests still in flight. */
@@ -38,6 +39,8 @@ export async function run(
     console.error(`scalwsd: ${(err as Error).message ?? err}`);
     return 1;
   }
+  // Before binding: a relayed TLS connection holds three descriptors.
+  openFilesAtStart(server.generation.config, log);
   const admin = new AdminListeners(
     server,
     managed
