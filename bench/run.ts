@@ -880,19 +880,28 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     if (s.idle === undefined) continue;
     for (const server of serversOf(s)) {
       const before = await rssOf(server);
-      const conns: Held[] = s.idleTls !== undefined
-        ? await holdIdleTls(
-          tlsPort(l.tls!, server, {
-            cert: s.idleTls,
-            h2: false,
-            connection: "keep-alive",
-            cpuTarget: 1,
-          }),
-          TLS_HOST,
-          TLS_BODY,
-          s.idle,
-        )
-        : await holdIdle(ports[server], s.path, smallBody("a"), s.idle);
+      let conns: Held[];
+      try {
+        conns = s.idleTls !== undefined
+          ? await holdIdleTls(
+            tlsPort(l.tls!, server, {
+              cert: s.idleTls,
+              h2: false,
+              connection: "keep-alive",
+              cpuTarget: 1,
+            }),
+            TLS_HOST,
+            TLS_BODY,
+            s.idle,
+          )
+          : await holdIdle(ports[server], s.path, smallBody("a"), s.idle);
+      } catch (err) {
+        // A server out of descriptors (a relayed TLS connection holds three) is a result too.
+        idleLines.push(`  ${s.name} ${server}: failed: ${(err as Error).message}`);
+        console.log(`${s.name.padEnd(11)} ${server.padEnd(8)} ${idleLines.at(-1)!.trim()}`);
+        await new Promise((r) => setTimeout(r, 2000));
+        continue;
+      }
       // Measured once quiet, as get-512 settled: scalwsd gives memory back after 3 s of quiet.
       await new Promise((r) => setTimeout(r, SETTLE_MS));
       const after = await rssOf(server);
