@@ -118,6 +118,8 @@ Deno.test("access log lines are JSON with the pool fields and no query string", 
   assert.equal(f.status, 204);
   assert.equal(f.upstream_member, "-");
   assert.equal(f.upstream_attempts, 0);
+  // In the clear: no TLS fields.
+  assert.deepEqual([p.tls, p.tls_cipher, p.tls_resumed, p.sni], ["-", "-", false, "-"]);
   // No cache on these routes.
   assert.equal(p.cache, "-");
   assert.equal(f.cache, "-");

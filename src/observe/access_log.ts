@@ -31,6 +31,14 @@ export interface AccessRecord {
   user_agent: string | null;
   referer: string | null;
   request_id: string;
+  /** `TLSv1.2`, `TLSv1.3` (`TLS` when not known), `-` in the clear. */
+  tls: string;
+  /** The cipher suite's IANA name; `-` in the clear or when not known. */
+  tls_cipher: string;
+  /** Whether the TLS session was resumed; false in the clear, null when not known. */
+  tls_resumed: boolean | null;
+  /** The SNI name the connection was opened with; `-` for none or when not known. */
+  sni: string;
 }
 
 /** Seconds as `duration` writes them, or null (-1: nothing measured). */
@@ -101,6 +109,8 @@ export class AccessLog {
       r.user_agent === null ? "null" : JSON.stringify(r.user_agent)
     },"referer":${r.referer === null ? "null" : JSON.stringify(r.referer)},"request_id":${
       JSON.stringify(r.request_id)
+    },"tls":"${r.tls}","tls_cipher":"${r.tls_cipher}","tls_resumed":${r.tls_resumed},"sni":${
+      JSON.stringify(r.sni)
     }}\n`;
     this.pending.push(line);
     this.size += line.length;

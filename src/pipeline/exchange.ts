@@ -119,6 +119,21 @@ export interface ExchangeInit {
   readonly log: AccessLog;
 }
 
+/** What the access log says of the connection a request came on (`tls`, `tls_cipher`, ...). */
+export interface TlsLogFields {
+  /** `TLSv1.2`, `TLSv1.3`; `TLS` when the runtime does not say which; `-` in the clear. */
+  readonly tls: string;
+  /** The cipher suite's IANA name; `-` in the clear or when not known. */
+  readonly cipher: string;
+  /** Whether the TLS session was resumed; false in the clear, null when not known. */
+  readonly resumed: boolean | null;
+  /** The SNI name; `-` for none, in the clear, or when not known. */
+  readonly sni: string;
+}
+
+/** {@link TlsLogFields} of a request in the clear. */
+export const IN_THE_CLEAR: TlsLogFields = { tls: "-", cipher: "-", resumed: false, sni: "-" };
+
 /**
  * One client request on its way through the pipeline: what the handlers need to know about it
  * and what the access log reports at the end. One object per request, no closures.
@@ -200,6 +215,9 @@ export class Exchange {
   readonly start: number;
   private readonly log: AccessLog;
 
+  /** The connection's TLS session for the access log; set by the front for TLS ones. */
+  tls: TlsLogFields = IN_THE_CLEAR;
+
   constructor(init: ExchangeInit) {
     this.req = init.req;
     this.path = init.path;
@@ -253,6 +271,10 @@ export class Exchange {
         user_agent: h.get("user-agent"),
         referer: h.get("referer"),
         request_id: this.requestId,
+        tls: this.tls.tls,
+        tls_cipher: this.tls.cipher,
+        tls_resumed: this.tls.resumed,
+        sni: this.tls.sni,
       });
     }
   }

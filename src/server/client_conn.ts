@@ -1,6 +1,7 @@
 import type { ServedConnection } from "./deno_internal.ts";
 import type { CertificateSet } from "./sni.ts";
 import type { Hop, TlsFront } from "./tls_front.ts";
+import { IN_THE_CLEAR, type TlsLogFields } from "../pipeline/exchange.ts";
 
 /**
  * A TLS listener's certificates as one connection saw them at its handshake; a reload that
@@ -62,6 +63,8 @@ export class ClientConn {
   address = "";
   /** The peer's port (`REMOTE_PORT` of PHP); 0: unknown. */
   peerPort = 0;
+  /** The TLS session as the access log writes it; set once the handshake is done. */
+  tlsLog: TlsLogFields = IN_THE_CLEAR;
   /** Over `limit_conn`: every request gets 429 and the connection closes. */
   overLimit = false;
   /** Served as HTTP/2 (ALPN `h2`): closed with GOAWAY first. */

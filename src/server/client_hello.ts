@@ -22,7 +22,11 @@ export class HelloResult {
   name = "";
   /** Why the bytes are `NOT_HELLO`, for the log. */
   reason = "";
+  /** legacy_session_id (a copy; empty for none): a TLS 1.2 server echoes it to resume. */
+  sessionId: Uint8Array = NO_SESSION;
 }
+
+const NO_SESSION = new Uint8Array(0);
 
 const HANDSHAKE_RECORD = 22;
 const CLIENT_HELLO = 1;
@@ -122,7 +126,10 @@ function parseHello(m: Uint8Array, out: HelloResult): HelloResult {
   const n = m.length;
   let p = 2 + 32; // legacy_version, random
   if (p + 1 > n) return notHello(out, "truncated ClientHello");
-  p += 1 + m[p]; // legacy_session_id
+  const idLen = m[p];
+  if (p + 1 + idLen > n) return notHello(out, "truncated ClientHello");
+  out.sessionId = idLen === 0 ? NO_SESSION : m.slice(p + 1, p + 1 + idLen);
+  p += 1 + idLen; // legacy_session_id
   if (p + 2 > n) return notHello(out, "truncated ClientHello");
   p += 2 + ((m[p] << 8) | m[p + 1]); // cipher_suites
   if (p + 1 > n) return notHello(out, "truncated ClientHello");

@@ -422,6 +422,7 @@ export class Dispatcher {
       ex.serverPort = conn.port;
       ex.serverAddr = conn.address;
       ex.remotePort = conn.peerPort;
+      ex.tls = conn.tlsLog;
     } else if (info !== null) ex.remotePort = (info.remoteAddr as Deno.NetAddr).port ?? 0;
     if (front !== null) {
       ex.front = front;

@@ -6,6 +6,7 @@ import { ClientConn, CLOSED, HANDSHAKE, LINGERING, SERVING, type TlsState } from
 import { ConnTracker, GOAWAY_GRACE } from "./conn_tracker.ts";
 import { serveConnection, type ServedConnection } from "./deno_internal.ts";
 import type { Dispatcher } from "./dispatcher.ts";
+import type { TlsLogFields } from "../pipeline/exchange.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import { redirectPolicy } from "../pipeline/policies/redirect.ts";
 import { CertificateSet } from "./sni.ts";
@@ -22,6 +23,8 @@ const ACCEPT_RETRY = 100;
 const REBIND_FOR = 2000;
 /** The loopback TLS listeners behind a TLS listener's front. */
 const LOOPBACK = "127.0.0.1";
+/** The access log's TLS fields on a direct listener: Deno says nothing of the session. */
+const DIRECT_TLS_LOG: TlsLogFields = { tls: "TLS", cipher: "-", resumed: null, sni: "-" };
 /** ALPN offered by every TLS listener, in order of preference. */
 const ALPN = ["h2", "http/1.1"];
 /**
@@ -589,6 +592,8 @@ export class Listener {
     client.hop = hop;
     const done = (conn as Deno.TlsConn).handshake().then(
       (info) => {
+        // The relay saw the ServerHello go by before the handshake could end.
+        client.tlsLog = hop === null ? DIRECT_TLS_LOG : hop.logFields();
         if (client.phase === HANDSHAKE) this.serve(client, info.alpnProtocol);
       },
       (err) => {

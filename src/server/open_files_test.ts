@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import type { Config } from "../config/types.ts";
-import { checkFile } from "../../cli/check.ts";
 import { openFileLimit, openFilesWarning, raiseOpenFileLimit } from "./open_files.ts";
 
 function withMax(max: number): Config {
@@ -26,28 +25,4 @@ Deno.test("openFilesWarning says how many connections the open-file limit allows
       "served (raise the hard limit: ulimit -Hn, LimitNOFILE=)",
   );
   assert.match(openFilesWarning(withMax(10_000), 20_000, false)!, /\(2 each, plus 256\).*9872/);
-});
-
-Deno.test("scalwsd check warns when max_connections exceeds the open-file limit", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = `${dir}/c.yaml`;
-    await Deno.writeTextFile(
-      file,
-      `server:
-  listeners: [{name: http, address: "127.0.0.1:0"}]
-  limits: {max_connections: 9000000}
-tenants:
-  - name: t
-    applications:
-      - {name: a, domains: [a.test], runtime: {type: respond, body: "a"}}
-`,
-    );
-    const r = await checkFile(file);
-    assert.deepEqual(r.errors, []);
-    assert.equal(r.warnings.length, 1, r.warnings.join("\n"));
-    assert.match(r.warnings[0], /: warning: server\.limits\.max_connections: 9000000 connections/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 });

@@ -9,6 +9,8 @@ import {
 import type { ClientConn } from "./client_conn.ts";
 import type { CertificateSet } from "./sni.ts";
 import { handshakeFailed } from "./tls_errors.ts";
+import { readServerHello, type TlsSession } from "./server_hello.ts";
+import type { TlsLogFields } from "../pipeline/exchange.ts";
 
 /**
  * The TCP side of a TLS listener. Deno 2.9.6 neither tells a TLS server a connection's SNI
@@ -30,6 +32,10 @@ export class Hop {
   settled = false;
   /** The client's connection and the loopback one, once both are open. */
   private pair: readonly [Deno.Conn, Deno.Conn] | null = null;
+  /** The ClientHello's legacy_session_id. */
+  clientSessionId: Uint8Array = new Uint8Array(0);
+  /** What the server's first bytes announced (server_hello.ts); null until seen, or unreadable. */
+  session: TlsSession | null = null;
   constructor(
     /** The client's address (`remoteAddr.hostname` of the public connection). */
     readonly peer: string,
@@ -44,6 +50,22 @@ export class Hop {
   /** Records the two sockets the front pumps between. */
   joined(conn: Deno.Conn, up: Deno.Conn): void {
     this.pair = [conn, up];
+  }
+
+  /** The access log's TLS fields of this connection. */
+  logFields(): TlsLogFields {
+    const s = this.session;
+    return {
+      tls: s?.version ?? "TLS",
+      cipher: s?.cipher ?? "-",
+      resumed: s?.resumed ?? null,
+      sni: this.sni === "" ? "-" : this.sni,
+    };
+  }
+
+  /** Reads the session from the server's first bytes on their way to the client. */
+  serverFirst(b: Uint8Array): void {
+    this.session = readServerHello(b, this.clientSessionId);
   }
 
   /** Closes both sockets: ends the connection, whatever its TLS side is doing. */
@@ -97,12 +119,24 @@ async function writeAll(c: Deno.Conn, b: Uint8Array): Promise<void> {
   while (off < b.length) off += await c.write(b.subarray(off));
 }
 
-/** Copies `from` to `to` until end of stream, then half-closes `to`; false on an error. */
-async function pump(from: Deno.Conn, to: Deno.Conn, buf: Uint8Array): Promise<boolean> {
+/**
+ * Copies `from` to `to` until end of stream, then half-closes `to`; false on an error. `first`
+ * sees the first bytes read.
+ */
+async function pump(
+  from: Deno.Conn,
+  to: Deno.Conn,
+  buf: Uint8Array,
+  first: ((b: Uint8Array) => void) | null = null,
+): Promise<boolean> {
   try {
     for (;;) {
       const n = await from.read(buf);
       if (n === null) break;
+      if (first !== null) {
+        first(buf.subarray(0, n));
+        first = null;
+      }
       await writeAll(to, buf.subarray(0, n));
     }
     await (to as Deno.TcpConn).closeWrite();
@@ -353,6 +387,7 @@ export class TlsFront {
     mark.reading = false;
     this.doneReading();
     const hop = new Hop(peer, sni, backend, client);
+    hop.clientSessionId = hello.sessionId;
     let up: Deno.TcpConn;
     try {
       up = await Deno.connect({ hostname: LOOPBACK, port: backend });
@@ -374,7 +409,7 @@ export class TlsFront {
       this.end(key, hop, conn, up);
       return hop;
     }
-    const back = pump(up, conn, new Uint8Array(PUMP_BUFFER));
+    const back = pump(up, conn, new Uint8Array(PUMP_BUFFER), (b) => hop.serverFirst(b));
     this.toClients.add(back);
     back.then(() => this.toClients.delete(back));
     // A ClientHello that outgrew the first buffer leaves a large one: trade it for a small one.
