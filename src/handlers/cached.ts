@@ -133,7 +133,18 @@ export class CachedHandler implements Handler {
    * else a `Response`; the cache reads and stores either.
    */
   private innerHandle(ex: Exchange): Answer | Promise<Answer> {
+    ex.holdAffinityCookie = true;
     return this.inner.handle(ex);
+  }
+
+  /** The answer leaves the cache: the affinity cookie the proxy held goes on it (not stored). */
+  private deliver(ex: Exchange, a: Answer): Answer {
+    const cookie = ex.affinityCookie;
+    if (cookie === null) return a;
+    ex.affinityCookie = null;
+    if (a instanceof Response) a.headers.append("set-cookie", cookie);
+    else a.headers.push(["set-cookie", cookie]);
+    return a;
   }
 
   close(): void {
@@ -150,6 +161,12 @@ export class CachedHandler implements Handler {
   }
 
   handle(ex: Exchange): Answer | Promise<Answer> {
+    const a = this.lookup(ex);
+    // Answers from the store are synchronous and carry no cookie; the wrapped handler's are not.
+    return a instanceof Promise ? a.then((r) => this.deliver(ex, r)) : this.deliver(ex, a);
+  }
+
+  private lookup(ex: Exchange): Answer | Promise<Answer> {
     const method = ex.req.method;
     const h = ex.req.headers;
     if ((method !== "GET" && method !== "HEAD") || (this.websocket && h.get("upgrade") !== null)) {

@@ -105,7 +105,10 @@ export function toResponse(
 ): Answer {
   if (res.upgrade !== undefined) return tunnel(ex, res, cookie);
   const headers = res.headers;
-  if (cookie !== undefined) headers.push(["set-cookie", cookie]);
+  if (cookie !== undefined) {
+    if (ex.holdAffinityCookie) ex.affinityCookie = cookie;
+    else headers.push(["set-cookie", cookie]);
+  }
   if (res.bodyCut === true) {
     // Part of the client's body is still unread: the connection cannot carry another request.
     ex.closeConnection = true;

@@ -163,6 +163,14 @@ export class Exchange {
   /** The cache's result for the access log (`hit`, `miss`, ...); `-` without a cache. */
   cache = "-";
   /**
+   * Set by the cache around the handler it wraps: scalwsd's own affinity cookie is then kept
+   * in `affinityCookie` rather than put in the answer, and the cache adds it at delivery, so
+   * that it is never stored and never makes an answer uncacheable.
+   */
+  holdAffinityCookie = false;
+  /** The `Set-Cookie` value held while `holdAffinityCookie`; null: none. */
+  affinityCookie: string | null = null;
+  /**
    * Headers sent to the member instead of the client's (the cache's revalidations put their
    * own validators in); null sends the client's.
    */
