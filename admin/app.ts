@@ -170,6 +170,8 @@ export function createAdminApp(
   app.put("/v1/upstreams/:name", (c) => putMembers(c, server));
 
   app.get("/v1/cache", (c) => c.json(server.cache.stats()));
+  // The shared limit_req store (server.limits_store): its state, or null without one.
+  app.get("/v1/limits", (c) => c.json({ limits_store: server.limitsStoreState() }));
   app.get("/v1/sites", (c) => c.json({ sites: sitesView(server.config) }));
   app.post("/v1/cache/purge", (c) => purgeCache(c, server));
 

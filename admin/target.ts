@@ -1,4 +1,5 @@
 import type { Clock } from "../src/base/clock.ts";
+import type { LimitsStoreState } from "../src/pipeline/limits_store.ts";
 import type { Cache } from "../src/cache/cache.ts";
 import type { Lock } from "../src/base/lock.ts";
 import type { Config, MemberConfig } from "../src/config/types.ts";
@@ -40,6 +41,8 @@ export interface AdminTarget {
   readonly apps: { view(): readonly AppView[] };
   /** The response cache: its store (purges) and its statistics. */
   readonly cache: Cache;
+  /** The shared `limit_req` store's state (`GET /v1/limits`), or null without one. */
+  limitsStoreState(): LimitsStoreState | null;
   reload(): Promise<ReloadOutcome>;
   /**
    * Records an api pool's new member list where it survives a restart (`server.state_dir`),

@@ -32,7 +32,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["observe"],
   ["config"],
   ["wire"],
-  ["http1", "acme"],
+  ["http1", "acme", "redis"],
   ["fastcgi"],
   ["upstream", "discovery", "front"],
   ["pipeline", "cache"],

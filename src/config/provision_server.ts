@@ -98,6 +98,18 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
     },
     ...(raw.limit_req !== undefined ? { limit_req: limitReq(raw.limit_req) } : {}),
     ...(raw.limit_conn !== undefined ? { limit_conn: raw.limit_conn } : {}),
+    ...(raw.limits_store !== undefined
+      ? {
+        limits_store: {
+          redis: {
+            address: raw.limits_store.redis.address,
+            key_prefix: raw.limits_store.redis.key_prefix ?? "scalws:",
+            timeout: raw.limits_store.redis.timeout ?? 50,
+          },
+          on_error: raw.limits_store.on_error ?? "local",
+        },
+      }
+      : {}),
     deny_paths: raw.deny_paths ?? [],
     include: raw.include ?? [],
     cache: { max_size: raw.cache?.max_size ?? DEFAULT_CACHE_SIZE },

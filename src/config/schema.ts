@@ -340,6 +340,14 @@ export const serverSchema = z.object({
   }).strict().optional(),
   limit_req: limitReqSchema.optional(),
   limit_conn: int(1, 1_000_000).optional(),
+  limits_store: z.object({
+    redis: z.object({
+      address: leaf((v) => parseMemberAddress(string(v))),
+      key_prefix: text().optional(),
+      timeout: duration(1, 10_000).optional(),
+    }).strict(),
+    on_error: oneOf(["allow", "local", "deny"]).optional(),
+  }).strict().optional(),
   deny_paths: denyPaths().optional(),
   cache: z.object({ max_size: size().optional() }).strict().optional(),
   include: z.array(text()).optional(),

@@ -488,6 +488,23 @@ export interface LimitsConfig {
   readonly max_resets_per_second: number;
 }
 
+/** `server.limits_store`: `limit_req` counted in Redis. */
+export interface LimitsStoreConfig {
+  readonly redis: {
+    /** `host:port` or `unix:/path`. */
+    readonly address: MemberAddress;
+    /** Prefix of every key scalwsd writes; default `scalws:`. */
+    readonly key_prefix: string;
+    /** Longest wait for a decision; default 50 ms. */
+    readonly timeout: number;
+  };
+  /**
+   * When Redis does not answer in time or cannot be reached: `allow` the request, count it
+   * `local`ly (the default), or `deny` it with 429.
+   */
+  readonly on_error: "allow" | "local" | "deny";
+}
+
 /** A request rate per client address: a token bucket of `burst + 1` tokens. */
 export interface LimitReqConfig {
   /** Requests per second. */
@@ -560,6 +577,11 @@ export interface ServerConfig {
   readonly limit_req?: LimitReqConfig;
   /** Open connections per peer address (trusted proxies exempt); absent: no limit. */
   readonly limit_conn?: number;
+  /**
+   * Where every `limit_req` counts: in Redis, shared by every instance and host; absent, each
+   * process counts for itself.
+   */
+  readonly limits_store?: LimitsStoreConfig;
   /** Normalised path prefixes answered 404 before routing, for every application. */
   readonly deny_paths: readonly string[];
   /** The one response store of the process. */

@@ -49,6 +49,10 @@ export interface Metrics {
   readonly fastcgiQueueWait: Family<HistogramSeries>;
   /** Connections open to a FastCGI upstream, by upstream. */
   readonly fastcgiConnections: Family<Series>;
+  /** `limit_req` decisions the shared store (Redis) did not give, by reason. */
+  readonly limitsStoreErrors: Family<Series>;
+  /** Time for the shared store's `limit_req` decisions, failures included. */
+  readonly limitsStoreLatency: Family<HistogramSeries>;
 }
 
 export function createMetrics(registry = new Registry()): Metrics {
@@ -201,6 +205,18 @@ export function createMetrics(registry = new Registry()): Metrics {
       "scalws_fastcgi_connections",
       "Connections open to a FastCGI upstream (at most its max_conns).",
       ["upstream"],
+    ),
+    limitsStoreErrors: registry.counter(
+      "scalws_limits_store_errors_total",
+      "limit_req decisions the shared store did not give (timeout, connect, down, closed, " +
+        "protocol, script), each answered by on_error.",
+      ["reason"],
+    ),
+    limitsStoreLatency: registry.histogram(
+      "scalws_limits_store_latency_seconds",
+      "Time to get a limit_req decision from the shared store, failures included.",
+      [],
+      [0.0002, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
     ),
   };
 }

@@ -13,6 +13,7 @@ import type { Metrics } from "../observe/families.ts";
 import { AppStats, type Handler } from "../pipeline/exchange.ts";
 import { HostTable } from "../pipeline/hosts.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
+import type { LimitsStore } from "../pipeline/limits_store.ts";
 import { Router } from "../pipeline/router.ts";
 import { RouteTable } from "../pipeline/route_table.ts";
 import { NotAllowedHandler } from "../pipeline/not_allowed.ts";
@@ -35,6 +36,8 @@ export interface BuildDeps {
   readonly cache?: Cache;
   /** Rate limiters kept across generations; absent: new ones for this generation. */
   readonly limiters?: LimiterRegistry;
+  /** `server.limits_store`: where `limit_req` decisions are taken; absent: in the process. */
+  readonly limitsStore?: LimitsStore;
 }
 
 /** Deno.serve's own limits: heads over them get its 400 before scalwsd sees them. */
@@ -193,9 +196,11 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
       const appEntry: AppEntry = {
         stats: new AppStats(tenant.name, app.name, deps.metrics),
         router,
-        limiter: limitReq === undefined
-          ? null
-          : limiters.get(app.limit_req ? `${tenant.name}/${app.name}` : "server", limitReq),
+        limiter: limitReq === undefined ? null : limiters.get(
+          app.limit_req ? `${tenant.name}/${app.name}` : "server",
+          limitReq,
+          deps.limitsStore,
+        ),
         deny: denied.length === 0
           ? null
           : new Router(denied.map((path) => ({ path, value: true })), false),

@@ -77,27 +77,46 @@ function headStatus(ex: Exchange, s: ScreenInput): number {
 /**
  * The request limits and the security step, in the pipeline's order: URI length (414), header
  * limits (431), the client's request rate (429), strict SNI (421), deny paths (404). Returns
- * the pipeline's answer, or null to go on routing.
+ * the pipeline's answer, or null to go on routing; a promise of that while a shared
+ * `limits_store` decides the rate.
  */
-function screen(ex: Exchange, s: ScreenInput): Response | null {
+function screen(ex: Exchange, s: ScreenInput): Response | null | Promise<Response | null> {
   const over = headStatus(ex, s);
   if (over === 414) return answerWith(ex, 414, "URI Too Long");
   if (over === 431) return answerWith(ex, 431, "Request Header Fields Too Large");
   const app = s.app;
   const limiter = app.limiter;
-  if (limiter !== null) {
-    const wait = limiter.take(ex.client);
-    if (wait > 0) {
-      return answerWith(ex, 429, "Too Many Requests", { "retry-after": String(wait) });
-    }
-  }
   const conn = s.conn;
   const t = conn !== null ? conn.tls : s.tls;
+  const sni = conn !== null ? conn.sni : null;
+  if (limiter !== null) {
+    const wait = limiter.decide(ex.client);
+    if (typeof wait !== "number") {
+      // `s` is refilled by the next request: what the rest needs is held here.
+      const host = s.host;
+      return wait.then((w) => w > 0 ? tooMany(ex, w) : security(ex, app, host, t, sni));
+    }
+    if (wait > 0) return tooMany(ex, wait);
+  }
+  return security(ex, app, s.host, t, sni);
+}
+
+function tooMany(ex: Exchange, wait: number): Response {
+  return answerWith(ex, 429, "Too Many Requests", { "retry-after": String(wait) });
+}
+
+/** Strict SNI (421) and deny paths (404), after the limits. */
+function security(
+  ex: Exchange,
+  app: AppEntry,
+  host: string,
+  t: TlsState | null,
+  sni: string | null,
+): Response | null {
   if (t !== null && t.strict) {
     // The host must be the connection's SNI name or a name of the certificate that name
     // chose; when the name is unknown, a name of any certificate of the listener.
-    const sni = conn !== null ? conn.sni : null;
-    if (sni !== null ? !t.certs.serves(sni, s.host) : !t.certs.covers(s.host)) {
+    if (sni !== null ? !t.certs.serves(sni, host) : !t.certs.covers(host)) {
       return answerWith(ex, 421, "Misdirected Request");
     }
   }
@@ -438,16 +457,21 @@ export class Dispatcher {
       s.app = app;
       s.limits = limits;
       const stopped = screen(ex, s);
-      if (stopped !== null) res = stopped;
-      else {
-        const route = app.router.match(path, ex);
-        res = tooLarge(ex, route.maxBody) ?? route.handler.handle(ex);
-      }
+      if (stopped === null) res = this.routed(ex, app, path);
+      else if (stopped instanceof Promise) {
+        res = stopped.then((r) => r ?? this.routed(ex, app, path));
+      } else res = stopped;
     } catch (err) {
       res = this.fail(ex, err);
     }
     if (res instanceof Promise) return this.settle(ex, res, info, conn);
     return this.finish(ex, res, info, conn);
+  }
+
+  /** Routes within the application and runs the route's handler. */
+  private routed(ex: Exchange, app: AppEntry, path: string): Answer | Promise<Answer> {
+    const route = app.router.match(path, ex);
+    return tooLarge(ex, route.maxBody) ?? route.handler.handle(ex);
   }
 
   /** Finishes an asynchronous handler's answer: a method, not two closures per request. */

@@ -10,6 +10,7 @@ import { systemClock } from "../base/clock.ts";
 import { PoolRegistry } from "../upstream/registry.ts";
 import { AppSupervisor } from "../apps/supervisor.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
+import { LimitsStore, type LimitsStoreState } from "../pipeline/limits_store.ts";
 import type { Clock } from "../base/clock.ts";
 import type { PemReader } from "../upstream/member_tls.ts";
 import { buildGeneration, cacheOwners } from "./build.ts";
@@ -91,6 +92,8 @@ export class Server {
   readonly cache: Cache;
   /** Rate limiters whose state outlives generations with the same definition. */
   private readonly limiters: LimiterRegistry;
+  /** `server.limits_store` of the current generation; kept while its settings stay the same. */
+  private limitsStore: LimitsStore | undefined;
   /** Addresses actually bound, by listener name (port 0 resolved). */
   readonly bound = new Map<string, Deno.NetAddr>();
   /** HTTP-01 challenges answered on plain listeners for `tls.acme` orders. */
@@ -227,6 +230,14 @@ export class Server {
       this.apps.discard(apps);
       throw err;
     }
+    const wantStore = loaded.config.server.limits_store;
+    const keepStore = this.limitsStore !== undefined && wantStore !== undefined &&
+      JSON.stringify(this.limitsStore.config) === JSON.stringify(wantStore);
+    const store = wantStore === undefined
+      ? undefined
+      : keepStore
+      ? this.limitsStore
+      : new LimitsStore(wantStore, this.metrics);
     let gen: Generation;
     try {
       gen = buildGeneration(loaded.config, this.nextId, {
@@ -235,12 +246,20 @@ export class Server {
         addresses: plan.addresses,
         clock: this.clock,
         limiters: this.limiters,
+        limitsStore: store,
         cache: this.cache,
       });
     } catch (err) {
+      if (store !== this.limitsStore) store?.close();
       this.registry.discard(plan);
       this.apps.discard(apps);
       throw err;
+    }
+    if (store !== this.limitsStore) {
+      // Requests of the old generation may still be deciding there: close it a little later.
+      const old = this.limitsStore;
+      if (old !== undefined) Deno.unrefTimer(setTimeout(() => old.close(), 5_000));
+      this.limitsStore = store;
     }
     this.nextId++;
     setRequestIdHeader(loaded.config.server.request_id.header);
@@ -393,7 +412,13 @@ export class Server {
     // Requests are done: every worker drains (what is left) and stops.
     await this.apps.stopAll();
     this.registry.closeAll();
+    this.limitsStore?.close();
     this.accessLog.close();
+  }
+
+  /** The shared `limit_req` store's state (`GET /v1/status`), or null without one. */
+  limitsStoreState(): LimitsStoreState | null {
+    return this.limitsStore?.state() ?? null;
   }
 }
 
