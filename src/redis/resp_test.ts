@@ -89,9 +89,7 @@ Deno.test("RespReader fuzz slice: random bytes end in a reply, a wait or a RespP
   ];
   for (let c = 0; c < cases; c++) {
     let text = "";
-    for (let n = 1 + Math.floor(rand() * 12); n > 0; n--) {
-      text += pieces[Math.floor(rand() * pieces.length)];
-    }
+    for (let n = 1 + g.int(12); n > 0; n--) text += g.pick(pieces);
     const r = new RespReader();
     r.push(enc.encode(text));
     try {
