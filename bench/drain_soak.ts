@@ -4,7 +4,9 @@
  * controller` across scale 1 -> 3, a rolling reload and scale 3 -> 1
  * (`tests/_support/drain_round.ts`), once per `tcp_migrate_req` mode; then `scalwsd run` gets
  * SIGTERM under the same clients. Prints runs, requests and failures per phase; exits 1 on any
- * failed request. Needs root for the modes that set the sysctl; its value is put back.
+ * failed request. Needs root for the modes that set the sysctl; its value is put back. On a
+ * shared host, run it in a network namespace of its own so that nobody else sees the sysctl
+ * change: `unshare -rn sh -c 'ip link set lo up && deno task drain-soak'`.
  *
  *   deno task drain-soak [--rounds 10] [--modes 0,1,controller] [--hold 400] [--new-connections]
  *
