@@ -98,9 +98,9 @@ cooldown: 1s
       }, { what: "every instance to serve requests", timeoutMs: 15_000, intervalMs: 50 });
     const noFailures = (stats: LoadStats, what: string) =>
       assert.equal(stats.failed, 0, `${what}: ${stats.errors.join("; ")}`);
-    // Deno's shutdown() closes idle keep-alive connections at once: a request sent at that
-    // instant is resent (no response byte came). At most once per connection and drain; a
-    // killed instance can cost two (reset, then a connect to its dying listener).
+    // A draining instance half-closes a keep-alive connection idle past about 1 s: a request
+    // sent at that instant is resent (no response byte came). At most once per connection and
+    // drain; a killed instance can cost two (reset, then a connect to its dying listener).
     const CONNS = 4;
     let resentBefore = 0;
     const resends = (what: string, max: number) => {
