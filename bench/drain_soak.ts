@@ -51,7 +51,7 @@ function add(scenario: string, t: Tally): void {
 
 for (let i = 1; i <= rounds; i++) {
   for (const mode of modes) {
-    const r = await drainRound({ migrate: mode, holdMs, newConnections });
+    const r = await drainRound({ migrate: mode, holdMs, newConnections, keepLogsIn: "/tmp" });
     const scenario = `controller, tcp_migrate_req ${
       mode === "controller" ? `set by the controller (${r.migrateReq})` : mode
     }`;

@@ -54,7 +54,7 @@ export class Tally {
   failed(phase: string, why: string): void {
     const t = this.of(phase);
     t.failed++;
-    if (t.errors.length < 20) t.errors.push(why);
+    if (t.errors.length < 20) t.errors.push(`${new Date().toISOString()} ${why}`);
   }
 
   get totalOk(): number {

@@ -50,6 +50,8 @@ export interface RoundOptions {
    * 200: what `tcp_migrate_req` is for.
    */
   readonly newConnections?: boolean;
+  /** When a request failed, the instances' and the controller's logs are copied here. */
+  readonly keepLogsIn?: string;
 }
 
 export interface RoundResult {
@@ -169,6 +171,14 @@ tcp_migrate_req: ${o.migrate === "controller" ? "enable" : "leave"}
     await raws?.stop();
     await ctl.stopAll(socket, dir);
     for (const pid of pids) if (await alive(pid, dir)) Deno.kill(pid, "SIGKILL");
+    if (o.keepLogsIn !== undefined && tally.totalFailed > 0) {
+      const to = await Deno.makeTempDir({ dir: o.keepLogsIn, prefix: "drain-round-" });
+      for await (const e of Deno.readDir(`${dir}/state/logs`)) {
+        await Deno.copyFile(`${dir}/state/logs/${e.name}`, `${to}/${e.name}`);
+      }
+      await Deno.writeTextFile(`${to}/controller.log`, ctl.lines.join("\n"));
+      await Deno.writeTextFile(`${to}/tally.txt`, tally.lines().join("\n"));
+    }
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     if (before !== null) await writeSysctl(before);
   }
