@@ -68,3 +68,25 @@ Deno.test("docs: relative links of README.md and docs/ lead to files and heading
   }
   if (problems.length > 0) assert.fail(problems.join("\n"));
 });
+
+Deno.test("README.md: at most 300 lines, linking every docs page an operator needs", () => {
+  const readme = Deno.readTextFileSync(ROOT + "README.md");
+  const lines = readme.trimEnd().split("\n").length;
+  assert.ok(lines <= 300, `README.md has ${lines} lines; move detail into docs/`);
+  const pages = [
+    "configuration",
+    "operations",
+    "admin",
+    "tls",
+    "php",
+    "apps",
+    "controller",
+    "kubernetes",
+    "performance",
+    "architecture",
+    "from-nginx",
+  ];
+  for (const p of pages) assert.ok(readme.includes(`](docs/${p}.md`), `README.md: no link to ${p}`);
+  assert.ok(readme.includes("](examples/multi-site.yaml)"), "README.md: no multi-site example");
+  assert.ok(readme.includes("npx -y deno@2.9.6 task test"), "README.md: no test command");
+});
