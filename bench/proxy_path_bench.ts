@@ -15,6 +15,7 @@ import { ConnPool } from "../src/http1/conn_pool.ts";
 import type { SocketFactory } from "../src/http1/types.ts";
 import { AccessLog } from "../src/observe/access_log.ts";
 import { Dispatcher } from "../src/server/dispatcher.ts";
+import { ServeSession } from "../src/server/serve_session.ts";
 import { benchGeneration, MemoryMember } from "./_in_process.ts";
 
 const ANSWER = new TextEncoder().encode(
@@ -53,12 +54,11 @@ const info = {
   remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40000 },
   completed: Promise.resolve(),
 } as unknown as Deno.ServeHandlerInfo<Deno.Addr>;
+/** One request as Deno.serve hands it over, without a tracked connection. */
+const serve = (r: Request) =>
+  dispatcher.serve(new ServeSession(r, info, false, null), null) as Response | Promise<Response>;
 
-const ck = await dispatcher.handle(
-  new Request("http://a.test/ck/", { headers: { host: "a.test" } }),
-  info,
-  false,
-);
+const ck = await serve(new Request("http://a.test/ck/", { headers: { host: "a.test" } }));
 if (ck.status !== 200) throw new Error(`status ${ck.status}: ${await ck.text()}`);
 const cookie = ck.headers.get("set-cookie")!.split(";")[0];
 const routes: Record<string, () => Request> = {
@@ -71,7 +71,7 @@ async function batch(make: () => Request, n: number): Promise<number> {
   const reqs = Array.from({ length: n }, make);
   const t0 = process.cpuUsage();
   for (const r of reqs) {
-    const res = await dispatcher.handle(r, info, false);
+    const res = await serve(r);
     if (res.status !== 200) throw new Error(`status ${res.status}`);
   }
   const t = process.cpuUsage(t0);

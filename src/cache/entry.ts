@@ -61,11 +61,6 @@ export class Entry implements AgeBasis {
   next: Entry | null = null;
   /** A background refresh is under way. */
   refreshing = false;
-  /**
-   * `headers` plus `age` and `cache-status` pairs whose values a hit overwrites before
-   * `new Response()` copies them; null until the first hit and after `headers` changes.
-   */
-  hitHeaders: [string, string][] | null = null;
 
   constructor(init: EntryInit) {
     this.status = init.status;

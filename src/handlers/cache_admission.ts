@@ -161,7 +161,6 @@ export function refreshEntry(
   const fresh: [string, string][] = [];
   h.forEach((v, k) => fresh.push([k, v]));
   e.headers = updatedHeaders(e.headers, fresh);
-  e.hitHeaders = null;
   e.requestTime = requestTime;
   e.responseTime = responseTime;
   // The 304's own Date (not the stored one): the age now counts from this exchange.

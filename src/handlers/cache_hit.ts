@@ -1,13 +1,13 @@
 /**
  * A stored entry as the answer to a request: the client's own 304 (RFC 9110 13.1), a byte
- * range (14.2, with `If-Range`), a HEAD, or the whole answer. On scalwsd's own front a
- * `FrontAnswer` of the stored pairs and bytes, else a `Response`.
+ * range (14.2, with `If-Range`), a HEAD, or the whole answer, made in the form of the front
+ * that serves the request (`ex.answer`: on scalwsd's own front the stored pairs and bytes).
  */
 import { NOT_MODIFIED_HEADERS, notModified } from "../cache/conditional.ts";
 import type { Entry } from "../cache/entry.ts";
 import { parseHttpDate } from "../cache/http_date.ts";
 import { parseRange } from "../cache/range.ts";
-import { type Answer, FrontAnswer } from "../front/answer.ts";
+import type { Answer } from "../front/answer.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import { EMPTY } from "./cache_answers.ts";
 
@@ -42,13 +42,12 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
     headers.push(["age", String(age)], ["cache-status", status]);
     ex.status = 304;
     ex.bytes = 0;
-    if (ex.rawAnswer) return new FrontAnswer(304, headers, null);
-    return new Response(null, { status: 304, headers });
+    return ex.answer(304, headers, null);
   }
   const method = ex.req.method;
   const range = e.status === 200 ? h.get("range") : null;
-  if (range === null && method !== "HEAD" && ex.rawAnswer) {
-    // The common hit on scalwsd's own front: the stored pairs and bytes, no Web objects.
+  if (range === null && method !== "HEAD") {
+    // The common hit: the stored pairs and bytes.
     const n = e.headers.length;
     const hh = new Array<[string, string]>(n + 2);
     for (let i = 0; i < n; i++) hh[i] = e.headers[i];
@@ -56,21 +55,7 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
     hh[n + 1] = ["cache-status", status];
     ex.status = e.status;
     ex.bytes = e.body.length;
-    return new FrontAnswer(e.status, hh, e.body.length === 0 ? null : e.body);
-  }
-  if (range === null && method !== "HEAD") {
-    // The common hit: one reused header list, its last two values set for this answer.
-    let hh = e.hitHeaders;
-    if (hh === null) {
-      hh = e.headers.slice();
-      hh.push(["age", ""], ["cache-status", ""]);
-      e.hitHeaders = hh;
-    }
-    hh[hh.length - 2][1] = String(age);
-    hh[hh.length - 1][1] = status;
-    ex.status = e.status;
-    ex.bytes = e.body.length;
-    return new Response(e.body.length === 0 ? null : e.body, { status: e.status, headers: hh });
+    return ex.answer(e.status, hh, e.body.length === 0 ? null : e.body);
   }
   const headers = e.headers.slice();
   headers.push(["age", String(age)], ["cache-status", status]);
@@ -94,10 +79,8 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
   if (method === "HEAD") {
     headers.push(["content-length", String(body.length)]);
     ex.bytes = 0;
-    if (ex.rawAnswer) return new FrontAnswer(code, headers, null);
-    return new Response(null, { status: code, headers });
+    return ex.answer(code, headers, null);
   }
   ex.bytes = body.length;
-  if (ex.rawAnswer) return new FrontAnswer(code, headers, body.length === 0 ? null : body);
-  return new Response(body.length === 0 ? null : body, { status: code, headers });
+  return ex.answer(code, headers, body.length === 0 ? null : body);
 }

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { entryForTest } from "../cache/_entry_for_test.ts";
 import { FrontAnswer } from "../front/answer.ts";
-import { exchangeForTest } from "../pipeline/_exchange_for_test.ts";
+import { testExchange } from "../../tests/_support/test_exchange.ts";
 import { hitAnswer } from "./cache_hit.ts";
 
 function exchange(raw: boolean, headers: Record<string, string>, method = "GET") {
-  return exchangeForTest({ raw, headers, method });
+  return testExchange("/x", { host: "a.test", raw, headers, method });
 }
 
 const fields = (a: { headers: Headers | [string, string][] }) =>

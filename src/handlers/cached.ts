@@ -84,24 +84,27 @@ let discardStats: AppStats | undefined;
 const NOT_CACHED = "Gateway Timeout: not cached\n";
 const OFF = new AccessLog("off");
 
-/** An exchange for a background refresh: no client, not counted, not logged. */
+/**
+ * An exchange for a background refresh: no client, not counted, not logged. It is made while the
+ * client's request is served, so the session still describes that request.
+ */
 function backgroundExchange(ex: Exchange, headers: ForwardHeaders): Exchange {
   discardStats ??= new AppStats("-", "-", createMetrics(new Registry()));
   const bg = new Exchange({
-    req: ex.req,
+    session: ex.session,
     path: ex.path,
     query: ex.query,
     authority: ex.authority,
-    peer: ex.peer,
     peerTrusted: ex.peerTrusted,
     client: ex.client,
-    secure: ex.secure,
     stats: discardStats,
     start: performance.now(),
     log: OFF,
+    bodyTimeout: ex.bodyTimeout,
   });
   bg.forwardHeaders = headers;
-  bg.bodyTimeout = ex.bodyTimeout;
+  // Read by the cache alone, never written to a client: a `Response` on either front.
+  bg.answerAsResponse();
   return bg;
 }
 
@@ -129,8 +132,8 @@ export class CachedHandler implements Handler {
   }
 
   /**
-   * The wrapped handler's answer: a `FrontAnswer` on scalwsd's own front (`ex.rawAnswer`),
-   * else a `Response`; the cache reads and stores either.
+   * The wrapped handler's answer, in the form of the front that serves the request (`ex.answer`:
+   * a `FrontAnswer` on scalwsd's own front, else a `Response`); the cache reads and stores either.
    */
   private innerHandle(ex: Exchange): Answer | Promise<Answer> {
     ex.holdAffinityCookie = true;

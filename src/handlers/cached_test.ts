@@ -6,7 +6,7 @@ import { type Answer, FrontAnswer, type PullBody, pullStream } from "../front/an
 import { createMetrics } from "../observe/families.ts";
 import { Registry } from "../observe/metrics.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
-import { exchangeForTest } from "../pipeline/_exchange_for_test.ts";
+import { testExchange } from "../../tests/_support/test_exchange.ts";
 import { CachedHandler } from "./cached.ts";
 
 const CONFIG: CacheConfig = {
@@ -22,7 +22,7 @@ const metrics = createMetrics(new Registry());
 
 /** An exchange as a front makes it; `raw`: scalwsd's own front (FrontAnswers allowed). */
 function exchange(raw: boolean, headers: Record<string, string> = {}, method = "GET"): Exchange {
-  return exchangeForTest({ raw, headers, method });
+  return testExchange("/x", { host: "a.test", raw, headers, method });
 }
 
 /** A member answering like the proxy: a FrontAnswer on the front, else a Response. */
@@ -37,8 +37,7 @@ class Inner implements Handler {
     const body = this.body();
     if (!(body instanceof Uint8Array)) ex.deferred = true;
     const headers = this.headers.map((p) => [p[0], p[1]] as [string, string]);
-    if (ex.rawAnswer) return new FrontAnswer(200, headers, body);
-    return new Response(body instanceof Uint8Array ? body : body as ReadableStream, { headers });
+    return ex.answer(200, headers, body);
   }
 }
 

@@ -1,4 +1,4 @@
-import { type Answer, FrontAnswer } from "../front/answer.ts";
+import type { Answer } from "../front/answer.ts";
 import type { ProxyRuntime } from "../config/types.ts";
 import type {
   HeaderSource,
@@ -117,36 +117,15 @@ export function toResponse(
   ex.status = res.status;
   ex.fromMember = true;
   ex.memberDate = res.date ?? null;
-  // scalwsd's own front writes the member's answer as it is: no Response, no Headers, and
-  // a streamed body pulled straight from the member's connection.
-  if (ex.rawAnswer) {
-    const reader = res.reader;
-    if (reader !== undefined) {
-      ex.deferred = true;
-      return new FrontAnswer(res.status, headers, reader);
-    }
-    const bytes = res.body;
-    if (bytes instanceof ReadableStream) ex.deferred = true;
-    else if (bytes !== null) ex.bytes = bytes.length;
-    return new FrontAnswer(res.status, headers, bytes);
+  // The member's answer as it is: on scalwsd's own front no Response, no Headers, and a
+  // streamed body pulled straight from the member's connection.
+  const reader = res.reader;
+  if (reader !== undefined) {
+    ex.deferred = true;
+    return ex.answer(res.status, headers, reader);
   }
   const body = res.body;
   if (body instanceof ReadableStream) ex.deferred = true;
-  else if (body !== null) {
-    ex.bytes = body.length;
-    // Deno.serve writes the length of a byte body itself; one header fewer to convert.
-    for (let i = 0; i < headers.length; i++) {
-      if (headers[i][0] === "content-length") {
-        headers.splice(i, 1);
-        break;
-      }
-    }
-  }
-  // Deno.serve has a fast path for a lone content-type given as a plain object.
-  return new Response(body as BodyInit | null, {
-    status: res.status,
-    headers: headers.length === 1 && headers[0][0] === "content-type"
-      ? { "content-type": headers[0][1] }
-      : headers,
-  });
+  else if (body !== null) ex.bytes = body.length;
+  return ex.answer(res.status, headers, body);
 }

@@ -5,7 +5,7 @@ import { ConnPool } from "../http1/conn_pool.ts";
 import type { Socket, SocketFactory, UpstreamResponse } from "../http1/types.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
-import { exchangeForTest } from "../pipeline/_exchange_for_test.ts";
+import { testExchange } from "../../tests/_support/test_exchange.ts";
 import { prepareBody, type PreparedBody } from "./proxy_body.ts";
 import { Attempt, proxyLoop } from "./proxy_loop.ts";
 
@@ -19,7 +19,7 @@ const RT: ProxyRuntime = {
 };
 
 function exchange(): Exchange {
-  return exchangeForTest({ req: new Request("http://a.test/x") });
+  return testExchange("/x", { host: "a.test", req: new Request("http://a.test/x") });
 }
 
 /** A member that answers `status` once, or refuses connections when `status` is 0. */

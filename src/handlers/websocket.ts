@@ -92,7 +92,8 @@ export function tunnel(ex: Exchange, res: UpstreamResponse, cookie: string | und
   const up = res.upgrade!;
   let protocol: string | undefined;
   for (const [k, v] of res.headers) if (k === "sec-websocket-protocol") protocol = v;
-  if (ex.front !== null) return frontTunnel(ex, ex.front, res, protocol, cookie);
+  const front = ex.session.upgrade;
+  if (front !== null) return frontTunnel(ex, front, res, protocol, cookie);
   let ws: { socket: WebSocket; response: Response };
   try {
     ws = Deno.upgradeWebSocket(ex.req as Request, protocol === undefined ? {} : { protocol });

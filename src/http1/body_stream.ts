@@ -58,6 +58,11 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
     this.#decoder = mode === BODY_CHUNKED ? new ChunkedDecoder(RESPONSE_CHUNKED) : null;
   }
 
+  /** The body as a stream with this as its source (Deno.serve's answers). */
+  stream(): ReadableStream<Bytes> {
+    return new ReadableStream(this, { highWaterMark: 0 });
+  }
+
   /** As a stream's source: one chunk per pull, nothing read ahead (highWaterMark 0). */
   async pull(c: Controller): Promise<void> {
     let chunk: Bytes | null;

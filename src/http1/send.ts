@@ -348,7 +348,7 @@ class StreamedResponse implements UpstreamResponse {
   }
 
   get body(): ReadableStream<Bytes> {
-    return this.#stream ??= new ReadableStream(this.reader, { highWaterMark: 0 });
+    return this.#stream ??= this.reader.stream();
   }
 }
 

@@ -1,52 +1,19 @@
 import type { HistogramSeries, Series } from "../observe/metrics.ts";
 import type { AccessLog } from "../observe/access_log.ts";
 import type { Metrics } from "../observe/families.ts";
-import type { Answer } from "../front/answer.ts";
-import { FrontRequest } from "../front/front_request.ts";
+import { type Answer, type AnswerBody, type AnswerForm, WEB_FORM } from "../front/answer.ts";
+import type { EditedHeaders } from "./edited_headers.ts";
 import { hostName } from "./hosts.ts";
 import { keepable, newRequestId, requestIdHeaderLower } from "./request_id.ts";
+import type { ClientRequest, Session, TlsLogFields } from "./session.ts";
 
-/** A request's fields as handlers read them: a `Headers`, or the front's parsed head. */
-export interface RequestFields {
-  /** Any case; duplicates joined by ", ". */
-  get(name: string): string | null;
-  has(name: string): boolean;
-  /** Lower-case names. */
-  forEach(fn: (value: string, name: string) => void, thisArg?: unknown): void;
-}
-
-/**
- * The client's request as handlers see it, whichever front served it: a `Request` from
- * Deno.serve (HTTP/2), or scalwsd's own front's `FrontRequest` (HTTP/1.1), which builds no
- * Web object unless a handler asks for its body.
- */
-export interface ClientRequest {
-  readonly method: string;
-  /** The absolute URL (the front builds it on demand from the authority and the target). */
-  readonly url: string;
-  readonly headers: RequestFields;
-  /** Null when the request has no body. */
-  readonly body: ReadableStream<Uint8Array> | null;
-}
+export { IN_THE_CLEAR } from "./session.ts";
+export type { ClientRequest, FrontUpgrade, RequestFields, TlsLogFields } from "./session.ts";
 
 /** Header pairs walked like `Headers.forEach`. */
 export interface HeaderWalk {
   forEach(fn: (value: string, name: string) => void, thisArg?: unknown): void;
 }
-
-/** What an exchange served by scalwsd's own front offers a WebSocket tunnel. */
-export interface FrontUpgrade {
-  /**
-   * Takes the client's raw connection after the 101 is written; the front stops serving it and
-   * counts it open until `ended` is called.
-   */
-  handOver(): {
-    conn: Pick<Deno.Conn, "read" | "write" | "close">;
-    leftover: Uint8Array;
-    ended: () => void;
-  };
-}
-import type { EditedHeaders } from "./edited_headers.ts";
 
 /** Per-application observability handles, resolved lazily so a refused reload leaves no series. */
 export class AppStats {
@@ -90,49 +57,31 @@ export class AppStats {
 }
 
 /**
- * What an `Exchange` is made of. The front that received the request fills it in (today the
- * dispatcher behind `Deno.serve`; a front with its own HTTP/1.1 parser does the same): one
- * object literal per request, whose fields the exchange copies.
+ * What an `Exchange` is made of: the session the request came in, and what the dispatcher
+ * found out about it. One object literal per request, whose fields the exchange copies.
  */
 export interface ExchangeInit {
-  /** The client's request: method, headers, body. */
-  readonly req: ClientRequest;
+  /** The front's view of the request (its request, peer, TLS, how answers are made). */
+  readonly session: Session;
   /** Normalised path (`normalizePath`), used for routing and sent upstream. */
   readonly path: string;
   /** The query as received, `?` included, or "". */
   readonly query: string;
   /** The Host header value, or the HTTP/2 authority; "" when the request has none. */
   readonly authority: string;
-  /** The direct peer's address (`"unix"` on a Unix socket). */
-  readonly peer: string;
   /** The direct peer is in `trusted_proxies`. */
   readonly peerTrusted: boolean;
   /** The client address after `trusted_proxies` (the peer itself when untrusted). */
   readonly client: string;
-  /** The request came over TLS. */
-  readonly secure: boolean;
   /** The application's counters (requests by class, duration, stale resends). */
   readonly stats: AppStats;
   /** `performance.now()` when the request arrived: the access log's duration starts there. */
   readonly start: number;
   /** Where `complete()` writes the access log line. */
   readonly log: AccessLog;
+  /** `server.limits.body_read_timeout` in ms (0: none). */
+  readonly bodyTimeout: number;
 }
-
-/** What the access log says of the connection a request came on (`tls`, `tls_cipher`, ...). */
-export interface TlsLogFields {
-  /** `TLSv1.2`, `TLSv1.3`; `TLS` when the runtime does not say which; `-` in the clear. */
-  readonly tls: string;
-  /** The cipher suite's IANA name; `-` in the clear or when not known. */
-  readonly cipher: string;
-  /** Whether the TLS session was resumed; false in the clear, null when not known. */
-  readonly resumed: boolean | null;
-  /** The SNI name; `-` for none, in the clear, or when not known. */
-  readonly sni: string;
-}
-
-/** {@link TlsLogFields} of a request in the clear. */
-export const IN_THE_CLEAR: TlsLogFields = { tls: "-", cipher: "-", resumed: false, sni: "-" };
 
 /**
  * One client request on its way through the pipeline: what the handlers need to know about it
@@ -157,7 +106,7 @@ export class Exchange {
   /** Set by a handler whose response body streams without calling `complete()` (a file). */
   streaming = false;
   /** `server.limits.body_read_timeout` in ms (0: none): longest wait for a body chunk. */
-  bodyTimeout = 0;
+  readonly bodyTimeout: number;
   /** Set with an answer that leaves the request body unread: the connection must close. */
   closeConnection = false;
   /** The cache's result for the access log (`hit`, `miss`, ...); `-` without a cache. */
@@ -189,22 +138,18 @@ export class Exchange {
    */
   memberDate: string | null = null;
   /** The port of the listener that accepted the request (PHP's `SERVER_PORT`); 0: unknown. */
-  serverPort = 0;
+  serverPort: number;
   /** The local address that accepted the connection (PHP's `SERVER_ADDR`); "": unknown. */
-  serverAddr = "";
+  serverAddr: string;
   /** The direct peer's port (PHP's `REMOTE_PORT`); 0: unknown (a Unix socket). */
-  remotePort = 0;
-  /** Served by scalwsd's own HTTP/1.1 front: the raw connection for an upgrade; else null. */
-  front: FrontUpgrade | null = null;
-  /**
-   * The handler may answer with a `FrontAnswer` instead of a `Response` (set by the front;
-   * a wrapper that reads the answer, the cache or route policies, turns it off for the handler
-   * it wraps).
-   */
-  rawAnswer = false;
+  remotePort: number;
   private done = false;
   private rid: string | null = null;
+  /** How `answer` makes answers: the session's form, or `Response`s for a wrapper that reads them. */
+  private form: AnswerForm;
 
+  /** The front's view of the request. */
+  readonly session: Session;
   readonly req: ClientRequest;
   /** Normalised path used for routing and sent upstream (a `rewrite` policy changes it). */
   path: string;
@@ -223,21 +168,49 @@ export class Exchange {
   readonly start: number;
   private readonly log: AccessLog;
 
-  /** The connection's TLS session for the access log; set by the front for TLS ones. */
-  tls: TlsLogFields = IN_THE_CLEAR;
+  /** The connection's TLS session for the access log (the session's). */
+  readonly tls: TlsLogFields;
 
   constructor(init: ExchangeInit) {
-    this.req = init.req;
+    const s = init.session;
+    this.session = s;
+    this.req = s.req;
+    this.peer = s.peer;
+    this.secure = s.secure;
+    this.serverPort = s.port;
+    this.tls = s.tls;
+    this.serverAddr = s.address;
+    this.remotePort = s.peerPort;
+    this.form = s.form;
     this.path = init.path;
     this.query = init.query;
     this.authority = init.authority;
-    this.peer = init.peer;
     this.peerTrusted = init.peerTrusted;
     this.client = init.client;
-    this.secure = init.secure;
     this.stats = init.stats;
     this.start = init.start;
     this.log = init.log;
+    this.bodyTimeout = init.bodyTimeout;
+  }
+
+  /**
+   * The answer `status`, `headers` (lower-case pairs, the callee's to edit) and `body`, made as
+   * the front that serves the request writes it: a `FrontAnswer` on scalwsd's own HTTP/1.1
+   * front, a `Response` for Deno.serve or for a wrapper that reads answers. `onWritten` (own
+   * front only) is told once the answer was written.
+   */
+  answer(
+    status: number,
+    headers: [string, string][],
+    body: AnswerBody,
+    onWritten: ((ok: boolean) => void) | null = null,
+  ): Answer {
+    return this.form.make(status, headers, body, this.req.method === "HEAD", onWritten);
+  }
+
+  /** From now on `answer` makes `Response`s: a wrapper (route policies) reads and edits them. */
+  answerAsResponse(): void {
+    this.form = WEB_FORM;
   }
 
   /** The request id: a trusted proxy's (`server.request_id.header`), else a new one; made once. */
@@ -262,9 +235,7 @@ export class Exchange {
         tenant: this.stats.tenant,
         app: this.stats.app,
         host: hostName(this.authority || (h.get("host") ?? "")),
-        protocol: req instanceof FrontRequest
-          ? (req.head.minor === 0 ? "HTTP/1.0" : "HTTP/1.1")
-          : "HTTP/2",
+        protocol: this.session.protocol,
         method: req.method,
         path: this.path,
         status: this.status,
@@ -290,7 +261,7 @@ export class Exchange {
 
 /** A request handler compiled from a runtime. */
 export interface Handler {
-  /** A `FrontAnswer` only when `ex.rawAnswer` is set. */
+  /** An answer made with `ex.answer` (or any `Response`). */
   handle(ex: Exchange): Answer | Promise<Answer>;
   /** Releases what the handler holds when its generation is retired. */
   close?(): void;

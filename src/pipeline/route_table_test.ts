@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { conditionCount, parseQuery, RouteTable } from "./route_table.ts";
-import { testExchange } from "./policies/_test_exchange.ts";
+import { testExchange } from "../../tests/_support/test_exchange.ts";
 
 Deno.test("RouteTable: exact first, then longest prefix, then most conditions; 405 per path", () => {
   const t = new RouteTable<string>(

@@ -158,6 +158,17 @@ export class ClientConn {
     this.requests++;
   }
 
+  /**
+   * `strict_sni`: `host` must be the connection's SNI name or a name of the certificate that
+   * name chose; when the name is unknown, a name of any certificate of the listener.
+   */
+  misdirected(host: string): boolean {
+    const t = this.tls;
+    if (t === null || !t.strict) return false;
+    const sni = this.sni;
+    return sni !== null ? !t.certs.serves(sni, host) : !t.certs.covers(host);
+  }
+
   /** A response was sent (or failed). */
   requestDone(): void {
     if (--this.active === 0) this.idleSince = performance.now();

@@ -3,10 +3,9 @@
  * choose a certificate by SNI (only `listenTls` with the internal `unstableSniResolver` symbol,
  * which TLS listeners no longer use: it builds a TLS configuration per handshake, never resumes
  * sessions and keeps each answer for the listener's life; see `tls_front.ts`),
- * to serve HTTP on one accepted connection (only the internal `serveHttpOnConnection`, which is
- * what gives scalwsd per-connection timeouts and limits), nor to serve a listener it bound
- * itself (the internal `serveHttpOnListener` that `Deno.serve` uses). `deno_internal_test.ts`
- * fails loudly when a Deno upgrade removes or changes any of them.
+ * nor to serve HTTP on one accepted connection (only the internal `serveHttpOnConnection`, which
+ * is what gives scalwsd per-connection timeouts and limits). `deno_internal_test.ts` fails loudly
+ * when a Deno upgrade removes or changes any of them.
  */
 
 /** A certificate chain and its private key, both PEM. */
@@ -31,13 +30,6 @@ export type ConnHandler = (
 
 interface Internals {
   readonly resolverSymbol: symbol;
-  serveHttpOnListener(
-    listener: Deno.Listener,
-    signal: AbortSignal | undefined,
-    handler: ConnHandler,
-    onError: (err: unknown) => Response,
-    onListen: () => void,
-  ): ConnServer;
   serveHttpOnConnection(
     conn: Deno.Conn,
     signal: AbortSignal | undefined,
@@ -55,9 +47,6 @@ function lookup(): Internals | string {
   if (typeof ns.resolverSymbol !== "symbol") return "Deno internal resolverSymbol is missing";
   if (typeof ns.serveHttpOnConnection !== "function") {
     return "Deno internal serveHttpOnConnection is missing";
-  }
-  if (typeof ns.serveHttpOnListener !== "function") {
-    return "Deno internal serveHttpOnListener is missing";
   }
   return ns as unknown as Internals;
 }
@@ -149,16 +138,4 @@ export function serveConnection(
       }
     },
   };
-}
-
-/**
- * Serves HTTP on every connection `listener` accepts, as `Deno.serve` does (one server for the
- * listener; WebSocket upgrades outlive their request). `shutdown()` stops accepting and drains.
- */
-export function serveListener(
-  listener: Deno.Listener,
-  handler: ConnHandler,
-  onError: (err: unknown) => Response,
-): ConnServer {
-  return need().serveHttpOnListener(listener, undefined, handler, onError, noop);
 }

@@ -1,7 +1,6 @@
 /**
  * Fails loudly when a Deno upgrade removes or changes the internals scalwsd's listeners stand
- * on: SNI certificate selection through `listenTls`, HTTP served on one connection, and HTTP
- * served on a listener scalwsd bound itself.
+ * on: SNI certificate selection through `listenTls` and HTTP served on one connection.
  */
 import assert from "node:assert/strict";
 import tls from "node:tls";
@@ -12,7 +11,6 @@ import {
   type KeyPair,
   listenTlsBySni,
   serveConnection,
-  serveListener,
 } from "./deno_internal.ts";
 
 /** The CN of the certificate the server presents for `servername`, and the ALPN chosen. */
@@ -167,15 +165,6 @@ function wsEcho(req: Request): Response {
   socket.onmessage = (e) => socket.send(`echo:${e.data}`);
   return response;
 }
-
-Deno.test("serveListener keeps WebSockets open past their request", async () => {
-  let server: { shutdown(): Promise<void>; finished: Promise<void> } | undefined;
-  const { result } = await echoThrough((
-    l,
-  ) => (server = serveListener(l, wsEcho, () => new Response("", { status: 500 }))));
-  await server!.shutdown();
-  assert.equal(result, "echo:hi", "serveHttpOnListener no longer keeps WebSockets open");
-});
 
 Deno.test("serveConnection still closes WebSockets (why HTTP/1.1 WebSockets go through scalwsd's own front)", async () => {
   let accepted: Promise<void> | undefined;

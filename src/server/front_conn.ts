@@ -1,22 +1,39 @@
 /**
- * The bridge between one connection of scalwsd's own HTTP/1.1 front and the dispatcher: the
- * front's handler for that connection, which knows its `ClientConn` (peer, TLS state, the
- * `limit_conn` verdict).
+ * The session of one connection of scalwsd's own HTTP/1.1 front: the front's handler for that
+ * connection and the `Session` the dispatcher sees for each of its requests. HTTP/1.1 serves
+ * one request at a time per connection, so one object per connection is refilled per request
+ * (the fast path allocates nothing for it); it knows the connection's `ClientConn` (peer, TLS
+ * state, the `limit_conn` verdict). Answers are `FrontAnswer`s, written by the front, which
+ * keeps the connection's books (started, done, lingering, draining) itself.
+ *
+ * It is not the connection loop (`front/connection.ts` reads, parses and writes) and not the
+ * request path (`dispatcher.ts`).
+ *
+ * @module
  */
 
 import { plain } from "../base/plain.ts";
-import type { Answer } from "../front/answer.ts";
+import { type Answer, FRONT_FORM } from "../front/answer.ts";
 import type { FrontConnection, FrontHandler } from "../front/connection.ts";
 import type { FrontRequest } from "../front/front_request.ts";
+import { type HeadLimits, headLimitStatus } from "../front/head_limits.ts";
 import { log } from "../observe/log.ts";
 import type { ClientConn } from "./client_conn.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import { hostName } from "../pipeline/hosts.ts";
+import type { Protocol, Session, TlsLogFields } from "../pipeline/session.ts";
 
 const OVER_LIMIT = { "retry-after": "1", connection: "close" };
 
-export class FrontServe implements FrontHandler {
+export class FrontServe implements FrontHandler, Session {
+  /** The request being served (the last one between requests). */
+  req!: FrontRequest;
+  /** The connection, which hands its socket to a tunnel after a 101. */
+  upgrade: FrontConnection | null = null;
+  readonly form = FRONT_FORM;
+  readonly streams = 0;
+
   constructor(
     private readonly d: Dispatcher,
     private readonly c: ClientConn,
@@ -33,6 +50,8 @@ export class FrontServe implements FrontHandler {
     if (this.c.overLimit) {
       return plain(429, "Too Many Requests: too many connections from this address", OVER_LIMIT);
     }
+    this.req = req;
+    this.upgrade = front;
     // HTTP-01 validation of a `tls.acme` domain, on plain listeners only, before any
     // redirect or routing; one flag read when no listener has `tls.acme`.
     const challenges = this.d.challenges;
@@ -41,19 +60,74 @@ export class FrontServe implements FrontHandler {
       const answer = challenges.answer(host, req.target);
       if (answer === null && challenges.sharedDir !== null) {
         // Another instance may be ordering: its tokens are in the shared state directory.
-        return challenges.shared(host, req.target).then((a) =>
-          this.d.challenge(req, this.c, host, a)
-        );
+        return challenges.shared(host, req.target).then((a) => this.d.challenge(this, host, a));
       }
-      if (answer !== undefined) return this.d.challenge(req, this.c, host, answer);
+      if (answer !== undefined) return this.d.challenge(this, host, answer);
     }
-    const redirect = this.listener.redirect;
-    if (redirect !== null) return this.d.redirectFront(req, this.c, redirect);
-    return this.d.handleFront(req, this.c, front);
+    return this.d.serve(this, this.listener.redirect);
   }
 
   failed(err: unknown): Answer {
     log("error", "request_failed", { error: String(err) });
     return plain(500, "Internal Server Error");
+  }
+
+  // Session ------------------------------------------------------------------------------
+
+  get protocol(): Protocol {
+    return this.req.head.minor === 0 ? "HTTP/1.0" : "HTTP/1.1";
+  }
+
+  get target(): string {
+    return this.req.head.target;
+  }
+
+  get authority(): string | null {
+    const head = this.req.head;
+    return head.targetAuthority !== "" ? head.targetAuthority : head.host;
+  }
+
+  get peer(): string {
+    return this.c.peer;
+  }
+
+  get secure(): boolean {
+    return this.req.secure;
+  }
+
+  get port(): number {
+    return this.c.port;
+  }
+
+  get tls(): TlsLogFields {
+    return this.c.tlsLog;
+  }
+
+  get address(): string {
+    return this.c.address;
+  }
+
+  get peerPort(): number {
+    return this.c.peerPort;
+  }
+
+  get contentLength(): number {
+    return this.req.head.contentLength;
+  }
+
+  headLimit(limits: HeadLimits): number {
+    return headLimitStatus(this.req.head, limits);
+  }
+
+  misdirected(host: string): boolean {
+    return this.c.misdirected(host);
+  }
+
+  /** The front counted it (`ConnObserver.requestStarted`). */
+  started(): void {}
+
+  /** The front writes the answer and keeps the books, draining included. */
+  finish(_ex: unknown, answer: Answer): Answer {
+    return answer;
   }
 }

@@ -15,6 +15,7 @@ import { handshakeFailed, LogBudget } from "./tls_errors.ts";
 import { hostSupport, listenDirect, logTermination, termination } from "./tls_direct.ts";
 import { DRAIN_IDLE_GRACE, FrontConnection } from "../front/connection.ts";
 import { FrontServe } from "./front_conn.ts";
+import { ServeSession } from "./serve_session.ts";
 import type { AcmeManager } from "../acme/manager.ts";
 
 /** Pause after an accept error such as EMFILE before trying again (ms). */
@@ -635,9 +636,9 @@ export class Listener {
     const handler = c.overLimit
       ? (_req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => overConnLimit(c, info)
       : (req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => {
-        const res = this.redirect !== null
-          ? d.redirect(req, info, secure, c, this.redirect)
-          : d.handle(req, info, secure, c);
+        const res = d.serve(new ServeSession(req, info, secure, c), this.redirect) as
+          | Response
+          | Promise<Response>;
         // Only a stream reset while its handler works costs anything (rapid reset): one
         // answered at once costs what a request does.
         return res instanceof Promise && d.current.limits.maxResets > 0

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { BasicAuth, parseBasic } from "./basic_auth.ts";
 import { RateLimiter } from "../rate_limit.ts";
-import { testExchange } from "./_test_exchange.ts";
+import { testExchange } from "../../../tests/_support/test_exchange.ts";
 import { setLogSink } from "../../observe/log.ts";
 
 const HASH = "$2b$04$" + "a".repeat(53);

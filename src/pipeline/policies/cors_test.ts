@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { corsPolicy, OriginMatcher } from "./cors.ts";
-import { testExchange } from "./_test_exchange.ts";
+import { testExchange } from "../../../tests/_support/test_exchange.ts";
 
 Deno.test("OriginMatcher: exact origins, wildcard subdomains with and without ports, *", () => {
   const m = new OriginMatcher([

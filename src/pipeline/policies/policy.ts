@@ -56,7 +56,7 @@ export class PolicyHandler implements Handler {
       return this.out(ex, r, i - 1);
     }
     // The way out reads and edits a `Response`: the handler gives one.
-    ex.rawAnswer = false;
+    ex.answerAsResponse();
     const res = this.inner.handle(ex) as Response | Promise<Response>;
     if (res instanceof Promise) return this.after(ex, res);
     return this.out(ex, res, ps.length - 1);

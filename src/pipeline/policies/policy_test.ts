@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type Policy, PolicyHandler } from "./policy.ts";
-import { recorder, testExchange } from "./_test_exchange.ts";
+import { recorder, testExchange } from "../../../tests/_support/test_exchange.ts";
 
 function tracer(name: string, trail: string[], answer?: number, wait = false): Policy {
   return {

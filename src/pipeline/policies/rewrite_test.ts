@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { joinQuery, RegexRewrite, replacePrefix, rewritePolicy, stripPrefix } from "./rewrite.ts";
-import { testExchange } from "./_test_exchange.ts";
+import { testExchange } from "../../../tests/_support/test_exchange.ts";
 
 Deno.test("stripPrefix and replacePrefix are segment-aligned", () => {
   assert.equal(stripPrefix("/api/x", "/api"), "/x");

@@ -1,0 +1,115 @@
+/**
+ * The session of one request that came through Deno.serve (HTTP/2 over TLS): the `Request`,
+ * the connection it came on when the listener tracks connections, `Response`s as its answers
+ * (Deno.serve's fast paths: a byte body without `content-length`, a lone `content-type` as a
+ * plain object), and the connection's books: a stream in flight is counted from `started` until
+ * its answer was sent (`info.completed` for streamed bodies), a 101 ends the connection's HTTP
+ * timeouts, an answer that left the body unread makes the connection linger.
+ *
+ * It is not Deno.serve's connection handling (`deno_internal.ts`, `listener.ts`): one object
+ * per request, made by the listener's handler.
+ *
+ * @module
+ */
+
+import { type Answer, WEB_FORM, webResponse } from "../front/answer.ts";
+import type { HeadLimits } from "../front/head_limits.ts";
+import { type Ending, IN_THE_CLEAR, type Session, type TlsLogFields } from "../pipeline/session.ts";
+import { pathStart, urlAuthority } from "../pipeline/url.ts";
+import { type ClientConn, UPGRADED } from "./client_conn.ts";
+
+/** Header lines and their bytes over the limits (only called when a limit is below Deno's). */
+function headersTooLarge(headers: Headers, limits: HeadLimits): boolean {
+  let count = 0;
+  let size = 0;
+  for (const [k, v] of headers) {
+    count++;
+    size += k.length + v.length + 4;
+  }
+  return (limits.maxHeaderCount > 0 && count > limits.maxHeaderCount) ||
+    (limits.maxHeaderSize > 0 && size > limits.maxHeaderSize);
+}
+
+export class ServeSession implements Session {
+  readonly protocol = "HTTP/2";
+  readonly form = WEB_FORM;
+  readonly upgrade = null;
+  readonly target: string;
+  readonly authority: string | null;
+  readonly peer: string;
+
+  constructor(
+    readonly req: Request,
+    private readonly info: Deno.ServeHandlerInfo<Deno.Addr>,
+    readonly secure: boolean,
+    /** The client connection when the listener tracks its connections, else null. */
+    private readonly conn: ClientConn | null,
+  ) {
+    const url = req.url;
+    const ps = pathStart(url);
+    this.target = ps === 0 ? url : url.slice(ps);
+    // HTTP/2 carries the authority in the URL, never in a Host header.
+    this.authority = req.headers.get("host") ?? (secure ? urlAuthority(url) : null);
+    this.peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
+  }
+
+  get port(): number {
+    return this.conn !== null ? this.conn.port : 0;
+  }
+
+  get tls(): TlsLogFields {
+    return this.conn !== null ? this.conn.tlsLog : IN_THE_CLEAR;
+  }
+
+  get address(): string {
+    return this.conn !== null ? this.conn.address : "";
+  }
+
+  get peerPort(): number {
+    return this.conn !== null
+      ? this.conn.peerPort
+      : (this.info.remoteAddr as Deno.NetAddr).port ?? 0;
+  }
+
+  get streams(): number {
+    return this.conn !== null ? this.conn.active : 0;
+  }
+
+  get contentLength(): number {
+    const cl = this.req.headers.get("content-length");
+    return cl === null ? -1 : Number(cl);
+  }
+
+  headLimit(limits: HeadLimits): number {
+    if (this.target.length > limits.maxUri) return 414;
+    if (
+      (limits.maxHeaderCount > 0 || limits.maxHeaderSize > 0) &&
+      headersTooLarge(this.req.headers, limits)
+    ) {
+      return 431;
+    }
+    return 0;
+  }
+
+  misdirected(host: string): boolean {
+    return this.conn !== null && this.conn.misdirected(host);
+  }
+
+  started(): void {
+    if (this.conn !== null) this.conn.requestStarted();
+  }
+
+  finish(ex: Ending, answer: Answer, draining: boolean): Response {
+    const res = webResponse(answer);
+    if (draining) res.headers.set("connection", "close");
+    const conn = this.conn;
+    if (conn !== null) {
+      // A tunnel is no HTTP request any more: the connection's HTTP timeouts end here.
+      if (res.status === 101) conn.phase = UPGRADED;
+      else if (ex.closeConnection) this.info.completed.then(conn.lingerOn, conn.lingerOn);
+      else if (ex.deferred || ex.streaming) this.info.completed.then(conn.done, conn.done);
+      else conn.requestDone();
+    }
+    return res;
+  }
+}
