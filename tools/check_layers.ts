@@ -2,9 +2,11 @@
  * Checks that the code's rooms (folders) import one way only.
  *
  * A room is `src/<name>/` (subfolders belong to it), `admin/`, `cli/`, or `main.ts`. The folder
- * graph is built from the import and export statements of every `.ts` file, tests included.
- * It fails (exit 1) on an import against {@linkcode LAYERS} and on any folder cycle, naming
- * each offending `file:line`, and prints the graph either way.
+ * graph is built from the import and export statements of every `.ts` file, tests included
+ * (type-only imports count too). It fails (exit 1) on an import against {@linkcode LAYERS}, on
+ * any folder cycle and on any file cycle (files that import each other, directly or round a
+ * ring: inside one room, since a ring across rooms is a folder cycle already), naming each
+ * offending `file:line`, and prints the graph either way.
  *
  * Run: `deno run --allow-read tools/check_layers.ts` (part of `deno task ok` and CI).
  *
@@ -64,6 +66,8 @@ export interface Report {
   violations: Violation[];
   /** Each folder cycle as the rooms on it, first room repeated at the end. */
   cycles: string[][];
+  /** Each file cycle inside a room as the files on it, first file repeated at the end. */
+  fileCycles: string[][];
 }
 
 const IMPORT_RE =
@@ -127,6 +131,9 @@ export function check(
   const firstSite = new Map<string, Import>();
   const violations: Violation[] = [];
   const unknown = new Set<string>();
+  /** Imports between files of one room, for the file cycles. */
+  const fileEdges = new Map<string, number>();
+  const fileSite = new Map<string, Import>();
   const paths = [...files.keys()].sort();
   for (const file of paths) {
     const from = roomOf(file);
@@ -142,6 +149,11 @@ export function check(
     for (const imp of findImports(file, files.get(file)!)) {
       const target = resolve(file, imp.specifier);
       const to = roomOf(target);
+      if (to === from && files.has(target)) {
+        const key = `${file} -> ${target}`;
+        fileEdges.set(key, (fileEdges.get(key) ?? 0) + 1);
+        if (!fileSite.has(key)) fileSite.set(key, imp);
+      }
       if (to === undefined || to === from) continue;
       const key = `${from} -> ${to}`;
       edges.set(key, (edges.get(key) ?? 0) + 1);
@@ -173,10 +185,22 @@ export function check(
       message: `folder cycle ${cycle.join(" -> ")}`,
     });
   }
-  return { edges, violations, cycles };
+  const fileCycles = findCycles(fileEdges);
+  for (const cycle of fileCycles) {
+    const site = fileSite.get(`${cycle[0]} -> ${cycle[1]}`)!;
+    violations.push({
+      file: site.file,
+      line: site.line,
+      message: `file cycle ${cycle.join(" -> ")}`,
+    });
+  }
+  return { edges, violations, cycles, fileCycles };
 }
 
-/** One cycle per strongly connected set of rooms (Tarjan), each closed by its first room. */
+/**
+ * The cycles of a graph of rooms or files (`edges` keyed `from -> to`): the shortest through
+ * every edge inside a strongly connected set (Tarjan), each once, closed by its first node.
+ */
 export function findCycles(edges: ReadonlyMap<string, number>): string[][] {
   const next = new Map<string, string[]>();
   for (const key of [...edges.keys()].sort()) {
@@ -236,7 +260,7 @@ export function findCycles(edges: ReadonlyMap<string, number>): string[][] {
   return cycles;
 }
 
-/** `a -> b -> ... -> a` with the fewest rooms, staying inside `keep`. */
+/** `a -> b -> ... -> a` with the fewest nodes, staying inside `keep`. */
 function shortestCycle(
   next: ReadonlyMap<string, string[]>,
   a: string,
@@ -271,7 +295,7 @@ export function format(report: Report): string {
     lines.push(`  ${key}: ${report.edges.get(key)}`);
   }
   if (report.violations.length === 0) {
-    lines.push("layers: ok, no folder cycle, no import against the order");
+    lines.push("layers: ok, no folder cycle, no file cycle, no import against the order");
   } else {
     lines.push(`layers: ${report.violations.length} problem(s)`);
     for (const v of report.violations) lines.push(`  ${v.file}:${v.line}: ${v.message}`);

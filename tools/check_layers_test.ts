@@ -79,6 +79,35 @@ Deno.test("check fails on imports between rooms of one layer and on rooms not in
   ]);
 });
 
+Deno.test("check fails on a file cycle inside a room, type-only imports included", () => {
+  const files = new Map([
+    ["src/upstream/pool.ts", 'import { R } from "./pool_request.ts";'],
+    ["src/upstream/pool_request.ts", 'import type { S } from "./pool.ts";'],
+    ["src/upstream/ring_a.ts", 'import "./ring_b.ts";'],
+    ["src/upstream/ring_b.ts", 'import "./balance/ring_c.ts";'],
+    ["src/upstream/balance/ring_c.ts", 'export * from "../ring_a.ts";'],
+    ["src/upstream/member.ts", 'import "./pool.ts";'],
+  ]);
+  const r = check(files, [["upstream"]]);
+  assert.deepEqual(r.cycles, []);
+  assert.deepEqual(r.fileCycles, [
+    [
+      "src/upstream/balance/ring_c.ts",
+      "src/upstream/ring_a.ts",
+      "src/upstream/ring_b.ts",
+      "src/upstream/balance/ring_c.ts",
+    ],
+    ["src/upstream/pool.ts", "src/upstream/pool_request.ts", "src/upstream/pool.ts"],
+  ]);
+  assert.deepEqual(r.violations.map((v) => `${v.file}:${v.line}: ${v.message}`), [
+    "src/upstream/balance/ring_c.ts:1: file cycle src/upstream/balance/ring_c.ts -> " +
+    "src/upstream/ring_a.ts -> src/upstream/ring_b.ts -> src/upstream/balance/ring_c.ts",
+    "src/upstream/pool.ts:1: file cycle src/upstream/pool.ts -> src/upstream/pool_request.ts " +
+    "-> src/upstream/pool.ts",
+  ]);
+  assert.match(format(r), /layers: 2 problem\(s\)/);
+});
+
 Deno.test("LAYERS places every room of DESIGN.md once", () => {
   const rooms = LAYERS.flat();
   assert.equal(new Set(rooms).size, rooms.length);

@@ -14,7 +14,7 @@ export interface TlsState {
   /** Milliseconds. */
   handshakeTimeout: number;
   /** The listener's TCP front: who each loopback TLS connection really is. */
-  front: TlsFront | null;
+  front: TlsFront<ClientConn> | null;
 }
 
 /** The TLS handshake is running (bounded by `handshake_timeout`). */
@@ -75,7 +75,7 @@ export class ClientConn {
   private resets = 0;
   private resetsSince = 0;
   /** The TLS front's hop it came through (TLS listeners), which can cut it at any time. */
-  hop: Hop | null = null;
+  hop: Hop<ClientConn> | null = null;
   server: ServedConnection | null = null;
   #done: (() => void) | null = null;
   #lingerOn: (() => void) | null = null;

@@ -193,7 +193,7 @@ export class Listener {
    */
   private readonly beside: boolean;
   /** A TLS listener's front and its current loopback TLS listeners; null for plain HTTP. */
-  private front: TlsFront | null = null;
+  private front: TlsFront<ClientConn> | null = null;
   private backends: Backends | null = null;
   private readonly retiring: Promise<void>[] = [];
   private cfg: ListenerConfig;
@@ -353,7 +353,7 @@ export class Listener {
   private retire(
     b: Backends,
     next: Backends | null = null,
-    front: TlsFront | null = this.front,
+    front: TlsFront<ClientConn> | null = this.front,
   ): Promise<void> {
     const kept = new Set(next?.sockets ?? []);
     const ports = b.ports.filter((_, i) => !kept.has(b.sockets[i]));
@@ -574,7 +574,7 @@ export class Listener {
    * A TLS connection was accepted (the TLS side of a hop, or on a direct listener's public
    * socket: `hop` null): its handshake runs within the connection's deadline.
    */
-  private handshake(conn: Deno.Conn, tls: TlsState, hop: Hop | null): void {
+  private handshake(conn: Deno.Conn, tls: TlsState, hop: Hop<ClientConn> | null): void {
     const peer = hop?.peer ?? (conn.remoteAddr as Deno.NetAddr).hostname ?? "";
     const sni = hop?.sni ?? null;
     let c = hop?.client ?? null;

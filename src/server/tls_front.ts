@@ -6,7 +6,6 @@ import {
   NEED_MORE,
   readClientHello,
 } from "./client_hello.ts";
-import type { ClientConn } from "./client_conn.ts";
 import type { CertificateSet } from "./sni.ts";
 import { handshakeFailed } from "./tls_errors.ts";
 import { readServerHello, type TlsSession } from "./server_hello.ts";
@@ -25,7 +24,7 @@ import type { TlsLogFields } from "../pipeline/exchange.ts";
  */
 
 /** One client connection passed to a loopback TLS listener. */
-export class Hop {
+export class Hop<C> {
   /** Set once the TLS side accepted it (or saw its first request). */
   claimed = false;
   /** Set once it no longer counts as waiting for the TLS side (claimed or ended). */
@@ -44,7 +43,7 @@ export class Hop {
     /** The loopback port of the TLS listener it goes to. */
     readonly backend: number,
     /** The connection as the listener tracks it from its accept on; null when untracked. */
-    readonly client: ClientConn | null,
+    readonly client: C | null,
   ) {}
 
   /** Records the two sockets the front pumps between. */
@@ -83,7 +82,7 @@ export interface FrontRoutes {
 }
 
 /** Options of `TlsFront`. */
-export interface TlsFrontOptions {
+export interface TlsFrontOptions<C> {
   /** The public plain TCP listener; the front owns it from now on. */
   readonly socket: Deno.Listener;
   /** The listener's name, for the log. */
@@ -94,9 +93,9 @@ export interface TlsFrontOptions {
   /** Null when accepting may go on, else a promise of a free connection slot. */
   readonly slot: () => Promise<void> | null;
   /** Starts tracking an accepted connection (limits, handshake deadline); null: untracked. */
-  readonly admit: (conn: Deno.Conn) => ClientConn | null;
+  readonly admit: (conn: Deno.Conn) => C | null;
   /** Forgets a tracked connection that ended before its TLS side accepted it. */
-  readonly drop: (client: ClientConn) => void;
+  readonly drop: (client: C) => void;
 }
 
 /** Read buffer towards the client: a TLS record is at most 16 KiB plus overhead. */
@@ -147,14 +146,14 @@ async function pump(
 }
 
 /** The public half of a TLS listener: accepts, reads the SNI name, hops to loopback TLS. */
-export class TlsFront {
+export class TlsFront<C> {
   /** Hops by the loopback port they come from. */
-  private readonly hops = new Map<number, Hop>();
+  private readonly hops = new Map<number, Hop<C>>();
   /** Unclaimed hops by loopback TLS port; a retired port closes once it reaches 0. */
   private readonly unclaimed = new Map<number, number>();
   private readonly idle = new Map<number, () => void>();
   /** TLS-side accepts that came before their hop was recorded, by loopback port. */
-  private readonly early = new Map<number, (hop: Hop | undefined) => void>();
+  private readonly early = new Map<number, (hop: Hop<C> | undefined) => void>();
   private routes: FrontRoutes;
   private closed = false;
   /** Copies from TLS sides to clients still running: a drain waits for them before exiting. */
@@ -165,7 +164,7 @@ export class TlsFront {
   /** Settles when the accept loop has ended. */
   readonly done: Promise<void>;
 
-  constructor(private readonly opts: TlsFrontOptions) {
+  constructor(private readonly opts: TlsFrontOptions<C>) {
     this.routes = opts.routes;
     this.done = this.acceptLoop();
   }
@@ -181,7 +180,7 @@ export class TlsFront {
   }
 
   /** The hop a loopback TLS connection from `port` carries, marked claimed; once per hop. */
-  claim(port: number): Hop | undefined {
+  claim(port: number): Hop<C> | undefined {
     const hop = this.hops.get(port);
     if (hop !== undefined && !hop.claimed) {
       hop.claimed = true;
@@ -194,7 +193,7 @@ export class TlsFront {
    * `claim` for a TLS-side accept that may come before the hop is recorded (the loopback
    * connect and the accept settle in either order): undefined after `limit` ms.
    */
-  claimSoon(port: number, limit: number): Promise<Hop | undefined> {
+  claimSoon(port: number, limit: number): Promise<Hop<C> | undefined> {
     const now = this.claim(port);
     if (now !== undefined) return Promise.resolve(now);
     return new Promise((resolve) => {
@@ -275,7 +274,7 @@ export class TlsFront {
     }
   }
 
-  private settle(hop: Hop): void {
+  private settle(hop: Hop<C>): void {
     if (hop.settled) return;
     hop.settled = true;
     const backend = hop.backend;
@@ -315,7 +314,7 @@ export class TlsFront {
   private async pass(conn: Deno.Conn): Promise<void> {
     const peer = (conn.remoteAddr as Deno.NetAddr).hostname ?? "";
     const client = this.opts.admit(conn);
-    let hop: Hop | null = null;
+    let hop: Hop<C> | null = null;
     const mark = { reading: true };
     this.reading++;
     try {
@@ -331,9 +330,9 @@ export class TlsFront {
   private async hop(
     conn: Deno.Conn,
     peer: string,
-    client: ClientConn | null,
+    client: C | null,
     mark: { reading: boolean },
-  ): Promise<Hop | null> {
+  ): Promise<Hop<C> | null> {
     let buf = new Uint8Array(CLIENT_BUFFER);
     let len = 0;
     const hello = new HelloResult();
@@ -425,7 +424,7 @@ export class TlsFront {
     return hop;
   }
 
-  private end(key: number, hop: Hop, conn: Deno.Conn, up: Deno.Conn): void {
+  private end(key: number, hop: Hop<C>, conn: Deno.Conn, up: Deno.Conn): void {
     closeQuietly(conn);
     closeQuietly(up);
     this.hops.delete(key);

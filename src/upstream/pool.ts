@@ -1,3 +1,16 @@
+/**
+ * A named pool of members: its settings, the current member set (one immutable snapshot,
+ * swapped whole), the balancer, passive and active health, affinity and the retry decision.
+ * A handler asks it to `start` a request, to `choose` a member per attempt, to `report` each
+ * outcome and whether to `retry`; the pool owns the health and metrics decisions. It lives in the registry
+ * (`registry.ts`) across generations while its settings stay the same.
+ *
+ * It does not talk to members: connections and the HTTP/1.1 client are `http1/`'s, the
+ * attempt loop is the handler's (`handlers/proxy_loop.ts`).
+ *
+ * @module
+ */
+
 import type { MemberConfig, PoolConfig } from "../config/types.ts";
 import { latencyBucket, PoolHistory } from "./pool_history.ts";
 import { dropFcgiSeries, FcgiConns } from "../fastcgi/conns.ts";
@@ -10,7 +23,6 @@ import { createBalancer } from "./balance/index.ts";
 import { normalizeClientIp } from "./balance/hash.ts";
 import { Member } from "./member.ts";
 import type { Clock } from "../base/clock.ts";
-import type { Balancer } from "./types.ts";
 import { Prober } from "./active_health.ts";
 import { AvailabilityVersion } from "./availability_version.ts";
 import { ActiveHealthState } from "./active_health_state.ts";
@@ -19,19 +31,9 @@ import { type MemberTry, PoolRequest, type RequestFacts } from "./pool_request.t
 import { type FailureKind, mayRetry } from "./retry_policy.ts";
 import { type SessionAffinity, sessionAffinity } from "./session_affinity.ts";
 import { log } from "../observe/log.ts";
+import type { MemberSet, PlannedSet } from "./member_set.ts";
 
-/** A member set before its balancer is built: what planning produces. */
-export interface PlannedSet {
-  readonly members: readonly Member[];
-  /** Affinity cookie value -> member. */
-  readonly byAffinity: ReadonlyMap<string, Member>;
-  readonly byAddress: ReadonlyMap<string, Member>;
-}
-
-/** One immutable member set of a pool; replaced whole, never edited. */
-export interface MemberSet extends PlannedSet {
-  readonly balancer: Balancer<Member>;
-}
+export type { MemberSet, PlannedSet } from "./member_set.ts";
 
 /** What every pool of a process shares. */
 export interface PoolDeps {

@@ -1,7 +1,7 @@
 /** One request's state across its attempts on a pool (see `Pool.start`). */
 
 import type { Member } from "./member.ts";
-import type { MemberSet } from "./pool.ts";
+import type { MemberSet } from "./member_set.ts";
 import type { PickContext } from "./types.ts";
 
 /** What a pool needs to know of a request; an `Exchange` is one. */
