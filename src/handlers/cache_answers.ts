@@ -60,7 +60,7 @@ export function withBody(a: Answer, body: ReadableStream<Uint8Array> | Bytes | n
 /** A body nobody will read: released without counting against the member. */
 export function discard(ex: Exchange, res: Answer): void {
   // The attempt would complete the exchange when its body ends; the cache answers instead.
-  ex.deferred = false;
+  ex.cancelDeferral();
   const body = res.body;
   if (body instanceof ReadableStream) body.cancel().catch(() => {});
   else if (body !== null && !(body instanceof Uint8Array)) body.cancel();

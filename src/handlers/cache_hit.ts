@@ -40,8 +40,7 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
     const headers: [string, string][] = [];
     for (const f of e.headers) if (NOT_MODIFIED_HEADERS.has(f[0])) headers.push(f);
     headers.push(["age", String(age)], ["cache-status", status]);
-    ex.status = 304;
-    ex.bytes = 0;
+    ex.answered(304, 0);
     return ex.answer(304, headers, null);
   }
   const method = ex.req.method;
@@ -53,8 +52,7 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
     for (let i = 0; i < n; i++) hh[i] = e.headers[i];
     hh[n] = ["age", String(age)];
     hh[n + 1] = ["cache-status", status];
-    ex.status = e.status;
-    ex.bytes = e.body.length;
+    ex.answered(e.status, e.body.length);
     return ex.answer(e.status, hh, e.body.length === 0 ? null : e.body);
   }
   const headers = e.headers.slice();
@@ -75,12 +73,12 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
       }
     }
   }
-  ex.status = code;
+  ex.answered(code);
   if (method === "HEAD") {
     headers.push(["content-length", String(body.length)]);
-    ex.bytes = 0;
+    ex.sent(0);
     return ex.answer(code, headers, null);
   }
-  ex.bytes = body.length;
+  ex.sent(body.length);
   return ex.answer(code, headers, body.length === 0 ? null : body);
 }

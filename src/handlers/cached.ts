@@ -102,7 +102,7 @@ function backgroundExchange(ex: Exchange, headers: ForwardHeaders): Exchange {
     log: OFF,
     bodyTimeout: ex.bodyTimeout,
   });
-  bg.forwardHeaders = headers;
+  bg.forwardWith(headers);
   // Read by the cache alone, never written to a client: a `Response` on either front.
   bg.answerAsResponse();
   return bg;
@@ -136,15 +136,14 @@ export class CachedHandler implements Handler {
    * a `FrontAnswer` on scalwsd's own front, else a `Response`); the cache reads and stores either.
    */
   private innerHandle(ex: Exchange): Answer | Promise<Answer> {
-    ex.holdAffinityCookie = true;
+    ex.holdAffinityCookies();
     return this.inner.handle(ex);
   }
 
   /** The answer leaves the cache: the affinity cookie the proxy held goes on it (not stored). */
   private deliver(ex: Exchange, a: Answer): Answer {
-    const cookie = ex.affinityCookie;
+    const cookie = ex.takeAffinityCookie();
     if (cookie === null) return a;
-    ex.affinityCookie = null;
     if (a instanceof Response) a.headers.append("set-cookie", cookie);
     else a.headers.push(["set-cookie", cookie]);
     return a;
@@ -215,8 +214,7 @@ export class CachedHandler implements Handler {
   /** `only-if-cached` without a usable entry: 504 (RFC 9111 5.2.1.7). */
   private notCached(ex: Exchange): Response {
     this.count(ex, MISS);
-    ex.status = 504;
-    ex.bytes = NOT_CACHED.length;
+    ex.answered(504, NOT_CACHED.length);
     return new Response(NOT_CACHED, {
       status: 504,
       headers: {
@@ -228,7 +226,7 @@ export class CachedHandler implements Handler {
 
   private count(ex: Exchange, result: number): void {
     this.counters.count(result);
-    ex.cache = RESULTS[result];
+    ex.cacheVerdict(RESULTS[result]);
   }
 
   /** Answers from entry `e` (see `hitAnswer`), counted as `result`. */
@@ -348,9 +346,9 @@ export class CachedHandler implements Handler {
     const requestTime = clock.now();
     let res: Answer;
     try {
-      ex.forwardHeaders = new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, validators(e));
+      ex.forwardWith(new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, validators(e)));
       res = await this.innerHandle(ex);
-      ex.forwardHeaders = null;
+      ex.forwardWith(null);
       if (res.status === 304) {
         discard(ex, res);
         const fields = fieldsOf(res);
@@ -372,12 +370,12 @@ export class CachedHandler implements Handler {
         }
         // The 304 is about another representation: this one is gone; fetch it whole.
         store.remove(e);
-        ex.forwardHeaders = new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, []);
+        ex.forwardWith(new ForwardHeaders(ex.editedHeaders ?? ex.req.headers, []));
         res = await this.innerHandle(ex);
-        ex.forwardHeaders = null;
+        ex.forwardWith(null);
       }
     } catch (err) {
-      ex.forwardHeaders = null;
+      ex.forwardWith(null);
       if (lead) collapser.done(key);
       throw err;
     }

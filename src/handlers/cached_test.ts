@@ -35,7 +35,7 @@ class Inner implements Handler {
   handle(ex: Exchange): Answer {
     this.calls++;
     const body = this.body();
-    if (!(body instanceof Uint8Array)) ex.deferred = true;
+    if (!(body instanceof Uint8Array)) ex.deferCompletion();
     const headers = this.headers.map((p) => [p[0], p[1]] as [string, string]);
     return ex.answer(200, headers, body);
   }
@@ -175,7 +175,7 @@ Deno.test("a member's 304 to a revalidation with a pulled body: the body is canc
       n++;
       const b = new Pulled(n === 1 ? ["one"] : []);
       bodies.push(b);
-      ex.deferred = true;
+      ex.deferCompletion();
       const headers: [string, string][] = [["cache-control", "max-age=10"], ["etag", '"e"']];
       return new FrontAnswer(n === 1 ? 200 : 304, headers, b);
     },
@@ -229,7 +229,7 @@ Deno.test("Expires counts from the member's Date its client kept apart, not from
   const at = (s: number) => new Date(clock.now() + s * 1000).toUTCString();
   const inner: Handler = {
     handle(ex: Exchange): Answer {
-      ex.memberDate = at(400);
+      ex.memberAnswered(at(400));
       return new FrontAnswer(200, [["expires", at(300)]], new TextEncoder().encode("x"));
     },
   };

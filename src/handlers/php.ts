@@ -66,7 +66,7 @@ class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink {
 
   bodyFinished(ok: boolean, bytes: number, cancelled = false): void {
     this.ended(ok, cancelled);
-    this.ex.bytes = bytes;
+    this.ex.sent(bytes);
     if (this.ex.deferred) this.ex.complete();
   }
 
@@ -206,8 +206,7 @@ export class PhpHandler implements Handler {
 
   private async single(ex: Exchange, params: ParamsBuffer, body: PreparedBody): Promise<Answer> {
     const attempt = new PhpAttempt(ex, this.runtime, this.address);
-    ex.upstreamAttempts++;
-    ex.upstreamMember = this.address;
+    ex.attempt(this.address);
     let res: UpstreamResponse;
     try {
       res = await fcgiSend(this.target as ConnPool, request(ex, params, body), attempt);
@@ -262,8 +261,7 @@ export class PhpHandler implements Handler {
     for (;;) {
       const member = pool.choose(r);
       if (member === undefined) break;
-      ex.upstreamAttempts++;
-      ex.upstreamMember = member.address;
+      ex.attempt(member.address);
       const attempt = new PoolPhpAttempt(ex, this.runtime, pool, member, r.epoch);
       let res: UpstreamResponse;
       try {
@@ -316,6 +314,6 @@ function answer(
   text: string,
   headers?: Record<string, string>,
 ): Response {
-  ex.status = status;
+  ex.answered(status);
   return plain(status, text, headers);
 }

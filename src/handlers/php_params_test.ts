@@ -102,7 +102,7 @@ Deno.test("buildParams: no body is an empty CONTENT_LENGTH; SERVER_PORT from the
   assert.equal(p.get("PATH_TRANSLATED"), undefined);
 
   // The listener's port when the front knows it.
-  ex.serverPort = 18080;
+  Object.assign(ex, { serverPort: 18080 });
   buildParams(out, ex, {
     script: { kind: "script", filename: "/r/index.php", scriptName: "/index.php", pathInfo: "" },
     root: "/r",
@@ -131,9 +131,7 @@ Deno.test("buildParams: HTTP_HOST is the absolute-form target's authority, not t
 
 Deno.test("buildParams: REMOTE_PORT, SERVER_ADDR and SERVER_PORT of the connection", () => {
   const ex = exchange("http://a.test/", { host: "a.test:9999" });
-  ex.serverPort = 18080;
-  ex.serverAddr = "127.0.0.1";
-  ex.remotePort = 51234;
+  Object.assign(ex, { serverPort: 18080, serverAddr: "127.0.0.1", remotePort: 51234 });
   const p = params(ex);
   assert.equal(p.get("REMOTE_PORT"), "51234");
   assert.equal(p.get("SERVER_ADDR"), "127.0.0.1");

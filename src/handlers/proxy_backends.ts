@@ -27,7 +27,7 @@ export class BackendsHandler implements Handler {
     const e = this.selector.pick(this.hasMembers);
     if (e.pool !== undefined) return this.pools.get(e.pool)!.handle(ex);
     const status = e.status!;
-    ex.status = status;
+    ex.answered(status);
     return plain(status, `${status} answered by the route's backends`);
   }
 }

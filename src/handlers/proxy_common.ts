@@ -84,8 +84,8 @@ const CLOSE = { connection: "close" };
  * response timeout (504): the rest of the body is not read, so the connection closes.
  */
 export function clientBodyFailed(ex: Exchange, status: number): Response {
-  ex.status = status;
-  ex.closeConnection = true;
+  ex.answered(status);
+  ex.closeAfter();
   return plain(status, reason(status), CLOSE);
 }
 
@@ -106,26 +106,25 @@ export function toResponse(
   if (res.upgrade !== undefined) return tunnel(ex, res, cookie);
   const headers = res.headers;
   if (cookie !== undefined) {
-    if (ex.holdAffinityCookie) ex.affinityCookie = cookie;
+    if (ex.holdAffinityCookie) ex.holdCookie(cookie);
     else headers.push(["set-cookie", cookie]);
   }
   if (res.bodyCut === true) {
     // Part of the client's body is still unread: the connection cannot carry another request.
-    ex.closeConnection = true;
+    ex.closeAfter();
     headers.push(["connection", "close"]);
   }
-  ex.status = res.status;
-  ex.fromMember = true;
-  ex.memberDate = res.date ?? null;
+  ex.answered(res.status);
+  ex.memberAnswered(res.date ?? null);
   // The member's answer as it is: on scalwsd's own front no Response, no Headers, and a
   // streamed body pulled straight from the member's connection.
   const reader = res.reader;
   if (reader !== undefined) {
-    ex.deferred = true;
+    ex.deferCompletion();
     return ex.answer(res.status, headers, reader);
   }
   const body = res.body;
-  if (body instanceof ReadableStream) ex.deferred = true;
-  else if (body !== null) ex.bytes = body.length;
+  if (body instanceof ReadableStream) ex.deferCompletion();
+  else if (body !== null) ex.sent(body.length);
   return ex.answer(res.status, headers, body);
 }

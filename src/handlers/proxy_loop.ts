@@ -68,8 +68,8 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
   bodyFinished(ok: boolean, bytes: number, cancelled = false, surplus = false): void {
     this.ended(ok, cancelled);
     // Bytes past the answer's end: a lying Content-Length, never cached.
-    if (surplus) this.ex.surplus = true;
-    this.ex.bytes = bytes;
+    if (surplus) this.ex.memberOverran();
+    this.ex.sent(bytes);
     if (this.ex.deferred) this.ex.complete();
   }
 
@@ -113,6 +113,6 @@ export async function proxyLoop(first: Attempt): Promise<Answer> {
     a = a.next();
   }
   last.gaveUp();
-  ex.status = status;
+  ex.answered(status);
   return plain(status, reason(status));
 }

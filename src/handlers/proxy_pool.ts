@@ -37,8 +37,7 @@ class PoolAttempt extends Attempt implements MemberTry {
     const ex = call.ex;
     super(ex, call.handler.runtime);
     this.epoch = call.request.epoch;
-    ex.upstreamAttempts++;
-    ex.upstreamMember = member.address;
+    ex.attempt(member.address);
   }
 
   get conns(): ConnPool {
@@ -128,7 +127,7 @@ export class PoolProxyHandler implements Handler {
     call.upgrade = rt.websocket && isWebSocketUpgrade(ex.req);
     const r = call.request = this.pool.start(ex, call.upgrade);
     if (r.set.members.length === 0) {
-      ex.status = 503;
+      ex.answered(503);
       return plain(503, "Service Unavailable: the pool has no members", { "retry-after": "1" });
     }
     const body = prepareBody(ex, r.retryable ? this.kept : this.once);
@@ -149,6 +148,6 @@ export class PoolProxyHandler implements Handler {
 /** No member to try at all (cannot happen while the set has members): 502. */
 function noMember(call: PoolCall): Response {
   call.handler.pool.finish(call.request, null);
-  call.ex.status = 502;
+  call.ex.answered(502);
   return plain(502, reason(502));
 }

@@ -24,8 +24,7 @@ export class RespondHandler implements Handler {
 
   handle(ex: Exchange): Answer {
     const head = ex.req.method === "HEAD";
-    ex.status = this.runtime.status;
-    ex.bytes = head || this.noBody ? 0 : this.body.length;
+    ex.answered(this.runtime.status, head || this.noBody ? 0 : this.body.length);
     // The bytes with their length (a HEAD without them). The pairs are copied because a
     // wrapper may set fields on them.
     return ex.answer(this.runtime.status, this.pairs.slice(), this.noBody ? null : this.body);

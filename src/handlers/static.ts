@@ -62,7 +62,7 @@ const NOT_FOUND = "Not Found";
 const FORBIDDEN = "Forbidden";
 
 function answer(ex: Exchange, status: number, text: string): Response {
-  ex.status = status;
+  ex.answered(status);
   return plain(status, text);
 }
 
@@ -137,14 +137,14 @@ export class StaticHandler implements Handler {
   async handle(ex: Exchange): Promise<Response> {
     const method = ex.req.method;
     if (method !== "GET" && method !== "HEAD") {
-      ex.status = 405;
+      ex.answered(405);
       return plain(405, "Method Not Allowed", { allow: "GET, HEAD" });
     }
     const found = await this.locate(ex);
     if (typeof found === "number") {
       switch (found) {
         case 301:
-          ex.status = 301;
+          ex.answered(301);
           return new Response(null, {
             status: 301,
             headers: { location: ex.path + "/" + ex.query },
@@ -178,7 +178,7 @@ export class StaticHandler implements Handler {
       (inm !== null && etagListed(inm, etag, true)) ||
       (ims !== null && info.mtime !== null && mtime <= Date.parse(ims) / 1000)
     ) {
-      ex.status = 304;
+      ex.answered(304);
       return new Response(null, { status: 304, headers: { etag, "last-modified": lastModified } });
     }
 
@@ -194,7 +194,7 @@ export class StaticHandler implements Handler {
       range = null;
     }
     if (range === "unsatisfiable") {
-      ex.status = 416;
+      ex.answered(416);
       return new Response(null, {
         status: 416,
         headers: { "content-range": `bytes */${info.size}` },
@@ -204,10 +204,10 @@ export class StaticHandler implements Handler {
     const length = range === null ? info.size : range.end - range.start + 1;
     if (range !== null) headers["content-range"] = `bytes ${range.start}-${range.end}/${info.size}`;
     const status = range === null ? 200 : 206;
-    ex.status = status;
+    ex.answered(status);
     headers["content-length"] = String(length);
     if (method === "HEAD") return new Response(null, { status, headers });
-    ex.bytes = length;
+    ex.sent(length);
     if (info.size <= SMALL_FILE) {
       const bytes = await Deno.readFile(real);
       // The file changed size since stat: its length no longer matches what was promised.
@@ -224,7 +224,7 @@ export class StaticHandler implements Handler {
       file.close();
       throw err;
     }
-    ex.streaming = true;
+    ex.markStreaming();
     if (range === null) return new Response(file.readable, { status, headers });
     return new Response(limitStream(file, length), { status, headers });
   }

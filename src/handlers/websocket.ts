@@ -99,14 +99,14 @@ export function tunnel(ex: Exchange, res: UpstreamResponse, cookie: string | und
     ws = Deno.upgradeWebSocket(ex.req as Request, protocol === undefined ? {} : { protocol });
   } catch (err) {
     closeQuietly(up.conn);
-    ex.status = 400;
+    ex.answered(400);
     return plain(400, `Bad Request: ${(err as Error).message}`);
   }
   const headers = ws.response.headers;
   for (const [k, v] of res.headers) if (!OWN.has(k)) headers.append(k, v);
   if (cookie !== undefined) headers.append("set-cookie", cookie);
   new Relay(ws.socket, up.conn, up.leftover).start();
-  ex.status = 101;
+  ex.answered(101);
   return ws.response;
 }
 
@@ -129,7 +129,7 @@ function frontTunnel(
   const headers: [string, string][] = [];
   for (const h of res.headers) if (!NOT_PASSED.has(h[0])) headers.push(h);
   if (cookie !== undefined) headers.push(["set-cookie", cookie]);
-  ex.status = 101;
+  ex.answered(101);
   return new FrontAnswer(101, headers, null, (written) => {
     if (!written) {
       closeQuietly(up.conn);

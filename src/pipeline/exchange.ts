@@ -2,7 +2,7 @@ import type { HistogramSeries, Series } from "../observe/metrics.ts";
 import type { AccessLog } from "../observe/access_log.ts";
 import type { Metrics } from "../observe/families.ts";
 import { type Answer, type AnswerBody, type AnswerForm, WEB_FORM } from "../front/answer.ts";
-import type { EditedHeaders } from "./edited_headers.ts";
+import { EditedHeaders } from "./edited_headers.ts";
 import { hostName } from "./hosts.ts";
 import { keepable, newRequestId, requestIdHeaderLower } from "./request_id.ts";
 import type { ClientRequest, Session, TlsLogFields } from "./session.ts";
@@ -83,78 +83,33 @@ export interface ExchangeInit {
   readonly bodyTimeout: number;
 }
 
+/** How the exchange is completed: when the answer is passed on (the default), ... */
+const AT_ANSWER = 0;
+/** ... when its streamed body ends (the handler's body calls `complete()`), ... */
+const AT_BODY_END = 1;
+/** ... or at once, the body (a file) streaming on afterwards. */
+const STREAMING = 2;
+
 /**
  * One client request on its way through the pipeline: what the handlers need to know about it
  * and what the access log reports at the end. One object per request, no closures.
  *
- * Lifecycle: the front builds it (`new Exchange({...})`) once the host is known, the pipeline
- * and the handler set `status` (and `bytes`, `upstream*`, `closeConnection`), and `complete()`
- * records it once: the front calls it when the answer is passed on, unless the handler set
- * `deferred` (a streamed body), in which case the body's end calls it.
+ * What the dispatcher found out when it built it (`new Exchange({...})`, once the host is
+ * known) is read-only. What changes afterwards is set through methods, in three groups:
+ * the request as it goes to the member (`rewrite`, `editHeaders`, `sendHost`, `forwardWith`:
+ * route policies and the cache), what happened (`answered`, `sent`, `attempt`,
+ * `memberAnswered`, `memberOverran`, `cacheVerdict`: the access log and the metrics read it),
+ * and how it ends (`deferCompletion`, `cancelDeferral`, `markStreaming`, `closeAfter`: the
+ * session's books read it). `complete()` records it once: the dispatcher calls it when the
+ * answer is passed on, unless completion was deferred to the end of a streamed body.
+ *
+ * It is not the front's view of the request (`session`) and writes nothing to the client: a
+ * handler's answer is made with `answer()` and passed back.
  */
 export class Exchange {
-  status = 0;
-  bytes = 0;
-  upstreamMember = "-";
-  upstreamAttempts = 0;
-  /** Seconds to connect to the member (0 on a kept-alive connection); -1: no member tried. */
-  upstreamConnect = -1;
-  /** Seconds from the start of the member attempt to its response head; -1: none. */
-  upstreamHeader = -1;
-  /** Set by a handler whose response body streams; it calls `complete()` when the body ends. */
-  deferred = false;
-  /** Set by a handler whose response body streams without calling `complete()` (a file). */
-  streaming = false;
-  /** `server.limits.body_read_timeout` in ms (0: none): longest wait for a body chunk. */
-  readonly bodyTimeout: number;
-  /** Set with an answer that leaves the request body unread: the connection must close. */
-  closeConnection = false;
-  /** The cache's result for the access log (`hit`, `miss`, ...); `-` without a cache. */
-  cache = "-";
-  /**
-   * Set by the cache around the handler it wraps: scalwsd's own affinity cookie is then kept
-   * in `affinityCookie` rather than put in the answer, and the cache adds it at delivery, so
-   * that it is never stored and never makes an answer uncacheable.
-   */
-  holdAffinityCookie = false;
-  /** The `Set-Cookie` value held while `holdAffinityCookie`; null: none. */
-  affinityCookie: string | null = null;
-  /**
-   * Headers sent to the member instead of the client's (the cache's revalidations put their
-   * own validators in); null sends the client's.
-   */
-  forwardHeaders: HeaderWalk | null = null;
-  /** The member sent bytes past its answer's end (a lying Content-Length): never stored. */
-  surplus = false;
-  /** Request headers as edited by route policies (a copy), or null: the client's own. */
-  editedHeaders: EditedHeaders | null = null;
-  /** The Host a `headers` policy sends to the member instead of the usual one, or null. */
-  upstreamHost: string | null = null;
-  /** Set when the answer is a member's (not one scalwsd made itself). */
-  fromMember = false;
-  /**
-   * The member's `Date` when its answer's headers leave it out (scalwsd's HTTP/1 client does,
-   * like nginx): the cache computes freshness and age with it (RFC 9111 4.2). Null: none.
-   */
-  memberDate: string | null = null;
-  /** The port of the listener that accepted the request (PHP's `SERVER_PORT`); 0: unknown. */
-  serverPort: number;
-  /** The local address that accepted the connection (PHP's `SERVER_ADDR`); "": unknown. */
-  serverAddr: string;
-  /** The direct peer's port (PHP's `REMOTE_PORT`); 0: unknown (a Unix socket). */
-  remotePort: number;
-  private done = false;
-  private rid: string | null = null;
-  /** How `answer` makes answers: the session's form, or `Response`s for a wrapper that reads them. */
-  private form: AnswerForm;
-
   /** The front's view of the request. */
   readonly session: Session;
   readonly req: ClientRequest;
-  /** Normalised path used for routing and sent upstream (a `rewrite` policy changes it). */
-  path: string;
-  /** `?...` or "" (a `rewrite` policy whose target has `?` changes it). */
-  query: string;
   /** The Host header value (or the h2 authority). */
   readonly authority: string;
   /** The direct peer's address. */
@@ -166,7 +121,49 @@ export class Exchange {
   readonly secure: boolean;
   readonly stats: AppStats;
   readonly start: number;
-  private readonly log: AccessLog;
+  /** `server.limits.body_read_timeout` in ms (0: none): longest wait for a body chunk. */
+  readonly bodyTimeout: number;
+  /** The port of the listener that accepted the request (PHP's `SERVER_PORT`); 0: unknown. */
+  readonly serverPort: number;
+  /** The local address that accepted the connection (PHP's `SERVER_ADDR`); "": unknown. */
+  readonly serverAddr: string;
+  /** The direct peer's port (PHP's `REMOTE_PORT`); 0: unknown (a Unix socket). */
+  readonly remotePort: number;
+  readonly #log: AccessLog;
+  /** How `answer` makes answers: the session's form, or `Response`s for a wrapper. */
+  #form: AnswerForm;
+  #done = false;
+  #rid: string | null = null;
+
+  // The request as it goes to the member.
+  #path: string;
+  #query: string;
+  #editedHeaders: EditedHeaders | null = null;
+  #upstreamHost: string | null = null;
+  #forwardHeaders: HeaderWalk | null = null;
+
+  // What happened.
+  #status = 0;
+  #bytes = 0;
+  #upstreamMember = "-";
+  #upstreamAttempts = 0;
+  /**
+   * Seconds to connect to the member (0 on a kept-alive connection); -1: no member tried.
+   * Written by the HTTP/1 client, which times each attempt through `UpstreamTiming`.
+   */
+  upstreamConnect = -1;
+  /** Seconds from the start of the member attempt to its response head; -1: none. */
+  upstreamHeader = -1;
+  #fromMember = false;
+  #memberDate: string | null = null;
+  #surplus = false;
+  #cache = "-";
+  #holdAffinityCookie = false;
+  #affinityCookie: string | null = null;
+
+  // How it ends.
+  #ending = AT_ANSWER;
+  #closeConnection = false;
 
   /** The connection's TLS session for the access log (the session's). */
   readonly tls: TlsLogFields;
@@ -181,17 +178,211 @@ export class Exchange {
     this.tls = s.tls;
     this.serverAddr = s.address;
     this.remotePort = s.peerPort;
-    this.form = s.form;
-    this.path = init.path;
-    this.query = init.query;
+    this.#form = s.form;
+    this.#path = init.path;
+    this.#query = init.query;
     this.authority = init.authority;
     this.peerTrusted = init.peerTrusted;
     this.client = init.client;
     this.stats = init.stats;
     this.start = init.start;
-    this.log = init.log;
+    this.#log = init.log;
     this.bodyTimeout = init.bodyTimeout;
   }
+
+  // The request as it goes to the member -------------------------------------------------
+
+  /** Normalised path used for routing and sent upstream (a `rewrite` policy changes it). */
+  get path(): string {
+    return this.#path;
+  }
+
+  /** `?...` or "" (a `rewrite` policy whose target has `?` changes it). */
+  get query(): string {
+    return this.#query;
+  }
+
+  /** A `rewrite` policy's new path (normalised), and query when its target sets one. */
+  rewrite(path: string, query: string = this.#query): void {
+    this.#path = path;
+    this.#query = query;
+  }
+
+  /** Request headers as edited by route policies (an overlay), or null: the client's own. */
+  get editedHeaders(): EditedHeaders | null {
+    return this.#editedHeaders;
+  }
+
+  /** The request headers, editable: an overlay made on the first edit (no copy). */
+  editHeaders(): EditedHeaders {
+    return this.#editedHeaders ??= new EditedHeaders(this.req.headers);
+  }
+
+  /** The Host a `headers` policy sends to the member instead of the usual one, or null. */
+  get upstreamHost(): string | null {
+    return this.#upstreamHost;
+  }
+
+  /** Sends `host` as the member's Host (a `headers` policy). */
+  sendHost(host: string): void {
+    this.#upstreamHost = host;
+  }
+
+  /**
+   * Headers sent to the member instead of the client's (the cache's revalidations put their
+   * own validators in); null sends the client's.
+   */
+  get forwardHeaders(): HeaderWalk | null {
+    return this.#forwardHeaders;
+  }
+
+  /** Sends `headers` to the member instead of the client's (null: the client's again). */
+  forwardWith(headers: HeaderWalk | null): void {
+    this.#forwardHeaders = headers;
+  }
+
+  // What happened -------------------------------------------------------------------------
+
+  /** The answer's status; 0 until one is known. */
+  get status(): number {
+    return this.#status;
+  }
+
+  /** Body bytes sent to the client (the access log's `bytes`). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The answer is `status`, with `bytes` of body when known now. */
+  answered(status: number, bytes?: number): void {
+    this.#status = status;
+    if (bytes !== undefined) this.#bytes = bytes;
+  }
+
+  /** The answer's body was sent: `bytes` of it (known at its end for a streamed body). */
+  sent(bytes: number): void {
+    this.#bytes = bytes;
+  }
+
+  /** The member of the latest attempt; `-` before any. */
+  get upstreamMember(): string {
+    return this.#upstreamMember;
+  }
+
+  /** Members tried. */
+  get upstreamAttempts(): number {
+    return this.#upstreamAttempts;
+  }
+
+  /** An attempt on `member` (its address) begins. */
+  attempt(member: string): void {
+    this.#upstreamAttempts++;
+    this.#upstreamMember = member;
+  }
+
+  /** Set when the answer is a member's (not one scalwsd made itself). */
+  get fromMember(): boolean {
+    return this.#fromMember;
+  }
+
+  /**
+   * The member's `Date` when its answer's headers leave it out (scalwsd's HTTP/1 client does,
+   * like nginx): the cache computes freshness and age with it (RFC 9111 4.2). Null: none.
+   */
+  get memberDate(): string | null {
+    return this.#memberDate;
+  }
+
+  /** The answer is the member's; `date` its `Date` when its headers leave it out. */
+  memberAnswered(date: string | null): void {
+    this.#fromMember = true;
+    this.#memberDate = date;
+  }
+
+  /** The member sent bytes past its answer's end (a lying Content-Length): never stored. */
+  get surplus(): boolean {
+    return this.#surplus;
+  }
+
+  /** The member sent bytes past its answer's end. */
+  memberOverran(): void {
+    this.#surplus = true;
+  }
+
+  /** The cache's result for the access log (`hit`, `miss`, ...); `-` without a cache. */
+  get cache(): string {
+    return this.#cache;
+  }
+
+  /** The cache's result. */
+  cacheVerdict(result: string): void {
+    this.#cache = result;
+  }
+
+  /**
+   * Set by the cache around the handler it wraps: scalwsd's own affinity cookie is then kept
+   * here rather than put in the answer, and the cache adds it at delivery, so that it is never
+   * stored and never makes an answer uncacheable.
+   */
+  get holdAffinityCookie(): boolean {
+    return this.#holdAffinityCookie;
+  }
+
+  /** The cache wraps the handler: the affinity cookie is held, not put in the answer. */
+  holdAffinityCookies(): void {
+    this.#holdAffinityCookie = true;
+  }
+
+  /** Holds `cookie` (a `Set-Cookie` value) for the cache to add at delivery. */
+  holdCookie(cookie: string): void {
+    this.#affinityCookie = cookie;
+  }
+
+  /** The held `Set-Cookie` value, once (null: none). */
+  takeAffinityCookie(): string | null {
+    const c = this.#affinityCookie;
+    this.#affinityCookie = null;
+    return c;
+  }
+
+  // How it ends ---------------------------------------------------------------------------
+
+  /** The streamed body's end calls `complete()`, not the dispatcher. */
+  get deferred(): boolean {
+    return this.#ending === AT_BODY_END;
+  }
+
+  /** The body streams on after the answer is passed on, the exchange completed already. */
+  get streaming(): boolean {
+    return this.#ending === STREAMING;
+  }
+
+  /** A handler whose answer body streams: its end calls `complete()`. */
+  deferCompletion(): void {
+    this.#ending = AT_BODY_END;
+  }
+
+  /** Completed when the answer is passed on after all (a failure, or an answer dropped). */
+  cancelDeferral(): void {
+    if (this.#ending === AT_BODY_END) this.#ending = AT_ANSWER;
+  }
+
+  /** A handler whose answer body streams without calling `complete()` (a file). */
+  markStreaming(): void {
+    this.#ending = STREAMING;
+  }
+
+  /** Set with an answer that leaves the request body unread: the connection must close. */
+  get closeConnection(): boolean {
+    return this.#closeConnection;
+  }
+
+  /** The connection closes after this answer (its request body is left unread). */
+  closeAfter(): void {
+    this.#closeConnection = true;
+  }
+
+  // The answer ----------------------------------------------------------------------------
 
   /**
    * The answer `status`, `headers` (lower-case pairs, the callee's to edit) and `body`, made as
@@ -205,48 +396,49 @@ export class Exchange {
     body: AnswerBody,
     onWritten: ((ok: boolean) => void) | null = null,
   ): Answer {
-    return this.form.make(status, headers, body, this.req.method === "HEAD", onWritten);
+    return this.#form.make(status, headers, body, this.req.method === "HEAD", onWritten);
   }
 
   /** From now on `answer` makes `Response`s: a wrapper (route policies) reads and edits them. */
   answerAsResponse(): void {
-    this.form = WEB_FORM;
+    this.#form = WEB_FORM;
   }
 
   /** The request id: a trusted proxy's (`server.request_id.header`), else a new one; made once. */
   get requestId(): string {
-    if (this.rid === null) {
+    if (this.#rid === null) {
       const kept = this.peerTrusted ? this.req.headers.get(requestIdHeaderLower()) : null;
-      this.rid = kept !== null && keepable(kept) ? kept : newRequestId();
+      this.#rid = kept !== null && keepable(kept) ? kept : newRequestId();
     }
-    return this.rid;
+    return this.#rid;
   }
 
   /** Records metrics and writes the access log line, once. */
   complete(): void {
-    if (this.done) return;
-    this.done = true;
+    if (this.#done) return;
+    this.#done = true;
     const seconds = (performance.now() - this.start) / 1000;
-    this.stats.record(this.status, seconds);
-    if (this.log.enabled) {
+    this.stats.record(this.#status, seconds);
+    const log = this.#log;
+    if (log.enabled) {
       const req = this.req;
       const h = req.headers;
-      this.log.write({
+      log.write({
         tenant: this.stats.tenant,
         app: this.stats.app,
         host: hostName(this.authority || (h.get("host") ?? "")),
         protocol: this.session.protocol,
         method: req.method,
-        path: this.path,
-        status: this.status,
-        bytes: this.bytes,
+        path: this.#path,
+        status: this.#status,
+        bytes: this.#bytes,
         duration: seconds,
-        upstream_member: this.upstreamMember,
-        upstream_attempts: this.upstreamAttempts,
+        upstream_member: this.#upstreamMember,
+        upstream_attempts: this.#upstreamAttempts,
         upstream_connect: this.upstreamConnect,
         upstream_header: this.upstreamHeader,
         client: this.client,
-        cache: this.cache,
+        cache: this.#cache,
         user_agent: h.get("user-agent"),
         referer: h.get("referer"),
         request_id: this.requestId,

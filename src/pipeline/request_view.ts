@@ -3,7 +3,7 @@
  * depend on how the front delivered it: the method, one header, and the headers as policies
  * edited them. Reads never allocate; the first edit makes an overlay (no copy).
  */
-import { EditedHeaders } from "./edited_headers.ts";
+import type { EditedHeaders } from "./edited_headers.ts";
 import type { Exchange } from "./exchange.ts";
 
 /** The request method. */
@@ -18,5 +18,5 @@ export function requestHeader(ex: Exchange, name: string): string | null {
 
 /** The request headers, editable: an overlay made on the first edit, kept on the exchange. */
 export function editHeaders(ex: Exchange): EditedHeaders {
-  return ex.editedHeaders ??= new EditedHeaders(ex.req.headers);
+  return ex.editHeaders();
 }

@@ -35,7 +35,7 @@ function answerWith(
   text: string,
   extra?: Record<string, string>,
 ): Response {
-  ex.status = status;
+  ex.answered(status);
   return plain(status, text, extra);
 }
 
@@ -86,7 +86,7 @@ function tooLarge(ex: Exchange, maxBody: number): Response | null {
   const length = ex.session.contentLength;
   if (!(length > maxBody)) return null;
   // The body stays unread: the connection cannot be reused.
-  ex.closeConnection = true;
+  ex.closeAfter();
   return answerWith(ex, 413, "Content Too Large", CLOSE);
 }
 
@@ -193,8 +193,7 @@ export class Dispatcher {
   /** Answers a request stopped before an application was found; counted and logged as `-`/`-`. */
   private unrouted(s: Session, res: Response): Answer {
     const ex = this.exchange(s, UNROUTED, "", this.unmatched);
-    ex.status = res.status;
-    ex.bytes = answerBytes(res, ex.req.method);
+    ex.answered(res.status, answerBytes(res, ex.req.method));
     ex.complete();
     return s.finish(ex, res, this.draining);
   }
@@ -253,10 +252,10 @@ export class Dispatcher {
 
   private finish(ex: Exchange, res: Answer): Answer {
     this.metrics.inflight.value--;
-    if (ex.status === 0) ex.status = res.status;
+    if (ex.status === 0) ex.answered(res.status);
     if (!ex.deferred) {
       // Handlers that stream or proxy count their bytes; scalwsd's own answers are counted here.
-      if (ex.bytes === 0) ex.bytes = answerBytes(res, ex.req.method);
+      if (ex.bytes === 0) ex.sent(answerBytes(res, ex.req.method));
       ex.complete();
     }
     return ex.session.finish(ex, res, this.draining);
@@ -264,8 +263,8 @@ export class Dispatcher {
 
   /** The 500 of a handler that threw (a bug), logged as `handler_failed`. */
   fail(ex: Exchange, err: unknown): Response {
-    ex.status = 500;
-    ex.deferred = false;
+    ex.answered(500);
+    ex.cancelDeferral();
     log("error", "handler_failed", { error: String(err), stack: (err as Error)?.stack });
     return plain(500, "Internal Server Error");
   }

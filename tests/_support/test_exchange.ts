@@ -90,7 +90,7 @@ export function recorder(body = "ok", headers: Record<string, string> = {}) {
   const handler: Handler = {
     handle(ex) {
       seen.push(ex.path);
-      ex.status = 200;
+      ex.answered(200);
       return new Response(body, { headers });
     },
   };

@@ -76,8 +76,7 @@ export function corsPolicy(cfg: CorsPolicy): Policy {
       const want = requestHeader(ex, "access-control-request-method");
       if (origin === null || want === null) return null;
       const headers: Record<string, string> = { vary: "Origin" };
-      ex.status = 204;
-      ex.bytes = 0;
+      ex.answered(204, 0);
       if (!origins.allows(origin) || !cfg.methods.includes(want)) {
         return new Response(null, { status: 204, headers });
       }

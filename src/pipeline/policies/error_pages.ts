@@ -27,7 +27,7 @@ export function errorPagesPolicy(cfg: ErrorPagesPolicy): Policy {
       // The original body is not needed; cancelling it releases the member's connection.
       res.body?.cancel().catch(() => {});
       const head = requestMethod(ex) === "HEAD";
-      ex.bytes = head ? 0 : page.body.length;
+      ex.sent(head ? 0 : page.body.length);
       return new Response(head ? null : page.body, { status: res.status, headers });
     },
   };

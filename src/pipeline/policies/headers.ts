@@ -43,7 +43,7 @@ export function headersPolicy(cfg: HeadersPolicy): Policy {
   const policy: Policy = { name: "headers" };
   if (!req.empty) {
     policy.request = (ex: Exchange) => {
-      if (hostSet !== undefined) ex.upstreamHost = render(hostSet[1], ex);
+      if (hostSet !== undefined) ex.sendHost(render(hostSet[1], ex));
       if (reqEdits.set.length + reqEdits.add.length + reqEdits.remove.length > 0) {
         apply(editHeaders(ex), reqEdits, ex);
       }

@@ -26,8 +26,7 @@ export function answer(
   text: string,
   extra?: Record<string, string>,
 ): Response {
-  ex.status = status;
-  ex.bytes = ex.req.method === "HEAD" ? 0 : text.length + 1;
+  ex.answered(status, ex.req.method === "HEAD" ? 0 : text.length + 1);
   const headers: Record<string, string> = { "content-type": TEXT };
   if (extra !== undefined) { for (const k in extra) headers[k] = extra[k]; }
   return new Response(ex.req.method === "HEAD" ? null : text + "\n", { status, headers });
@@ -83,7 +82,7 @@ export class PolicyHandler implements Handler {
       const f = ps[i].response;
       if (f !== undefined) res = f.call(ps[i], ex, res);
     }
-    if (ex.status !== res.status && !ex.deferred) ex.status = res.status;
+    if (ex.status !== res.status && !ex.deferred) ex.answered(res.status);
     return res;
   }
 

@@ -8,7 +8,7 @@ function tracer(name: string, trail: string[], answer?: number, wait = false): P
     request(ex) {
       trail.push(`in:${name}`);
       if (answer !== undefined) {
-        ex.status = answer;
+        ex.answered(answer);
         const res = new Response(null, { status: answer });
         return wait ? Promise.resolve(res) : res;
       }

@@ -11,8 +11,7 @@ export function redirectPolicy(cfg: RedirectPolicy): Policy {
   return {
     name: "redirect",
     request(ex: Exchange) {
-      ex.status = status;
-      ex.bytes = 0;
+      ex.answered(status, 0);
       return new Response(null, { status, headers: { location: render(to, ex) } });
     },
   };

@@ -89,13 +89,15 @@ export class RegexRewrite {
     const out = this.apply(ex.path);
     if (out === null) return false;
     if (!this.setsQuery) {
-      ex.path = normalizePath(out);
+      ex.rewrite(normalizePath(out));
       return true;
     }
     const q = out.indexOf("?");
     const args = q < 0 ? "" : out.slice(q + 1);
-    ex.path = normalizePath(q < 0 ? out : out.slice(0, q));
-    ex.query = joinQuery(args, this.dropsQuery ? "" : ex.query);
+    ex.rewrite(
+      normalizePath(q < 0 ? out : out.slice(0, q)),
+      joinQuery(args, this.dropsQuery ? "" : ex.query),
+    );
     return true;
   }
 }
@@ -112,7 +114,7 @@ export function rewritePolicy(cfg: RewritePolicy): Policy {
     return {
       name: "rewrite",
       request(ex: Exchange) {
-        ex.path = stripPrefix(ex.path, prefix);
+        ex.rewrite(stripPrefix(ex.path, prefix));
         return null;
       },
     };
@@ -122,7 +124,7 @@ export function rewritePolicy(cfg: RewritePolicy): Policy {
     return {
       name: "rewrite",
       request(ex: Exchange) {
-        ex.path = replacePrefix(ex.path, from, to);
+        ex.rewrite(replacePrefix(ex.path, from, to));
         return null;
       },
     };
