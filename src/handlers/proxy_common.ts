@@ -1,3 +1,16 @@
+/**
+ * What every proxy form shares around one attempt: the request head a member gets
+ * (`outbound`: the client's or the policies' headers, the cache's validators, the Host), the
+ * answers scalwsd makes on a member's or a failed client body's behalf, and `toResponse`, the
+ * one path from a member's answer to the client's (made by `ex.answer` for the front that
+ * serves the request; a 101 becomes a WebSocket tunnel).
+ *
+ * It does not send anything (`http1/`, `fastcgi/`) and does not loop over attempts
+ * (`proxy_loop.ts`).
+ *
+ * @module
+ */
+
 import type { Answer } from "../front/answer.ts";
 import type { ProxyRuntime } from "../config/types.ts";
 import type {

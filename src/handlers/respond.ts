@@ -1,3 +1,11 @@
+/**
+ * `runtime: {type: respond}`: a fixed answer (status, body, headers) made once at load and
+ * answered per request without reading anything, in the form of the front that serves it
+ * (on scalwsd's own front the bytes and pairs as they are).
+ *
+ * @module
+ */
+
 import type { RespondRuntime } from "../config/types.ts";
 import type { Answer } from "../front/answer.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";

@@ -1,3 +1,18 @@
+/**
+ * The exchange: one client request on its way through the pipeline, from the moment the
+ * dispatcher knows its host to its access log line. It holds what routing found out
+ * (path, query, client address, the application's counters), the request as it goes to the
+ * member (policies' and the cache's edits), what happened (status, bytes, member, cache
+ * verdict) and how it ends; `answer()` makes a handler's answer in the form of the front that
+ * serves the request. Also the `Handler` interface and the per-application `AppStats`.
+ *
+ * It is not the front's view of the request (`session.ts`: the request, the connection, how
+ * answers are written) and not a log writer (`observe/access_log.ts` writes what
+ * `complete()` gives it).
+ *
+ * @module
+ */
+
 import type { HistogramSeries, Series } from "../observe/metrics.ts";
 import type { AccessLog } from "../observe/access_log.ts";
 import type { Metrics } from "../observe/families.ts";

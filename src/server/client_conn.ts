@@ -1,3 +1,16 @@
+/**
+ * One client connection as the listener, the connection timers and the sessions know it:
+ * its phase (handshake, serving, upgraded, lingering, going away), its requests in flight and
+ * idle time, its peer, listener port and TLS state (SNI name, `strict_sni`), HTTP/2 reset
+ * counting and GOAWAY. Both fronts report to it: scalwsd's own HTTP/1.1 front through its
+ * `ConnObserver` calls, Deno.serve's requests through `serve_session.ts`.
+ *
+ * It does not read or write the connection (the fronts do) and does not decide timeouts
+ * (`conn_tracker.ts` sweeps them).
+ *
+ * @module
+ */
+
 import type { ServedConnection } from "./deno_internal.ts";
 import type { CertificateSet } from "./sni.ts";
 import type { Hop, TlsFront } from "./tls_front.ts";
