@@ -31,6 +31,8 @@ export interface BenchLayout {
   fpmSocket?: string;
   /** The `node` scenario: the port of the Node process nginx proxies to. */
   nodePort?: number;
+  /** The `limited-get-64` scenario: redis-server's socket (scalwsd's `limits_store`). */
+  redisSocket?: string;
   /** The TLS scenarios: scalwsd's and nginx's own TLS listeners. */
   tls?: TlsLayout;
 }
@@ -337,7 +339,11 @@ export function scalwsdYaml(l: BenchLayout): string {
 ${scalwsdTlsListeners(l)}  access_log: off
   affinity_key_file: ${l.dir}/affinity.key
   upstream_client: { keepalive: ${l.keepalive} }
-
+${
+    l.redisSocket === undefined
+      ? ""
+      : `  limits_store: { redis: { address: "unix:${l.redisSocket}" }, on_error: local }\n`
+  }
 upstreams:
   one:
     members:
@@ -379,7 +385,20 @@ tenants:
           - path: /storm
             runtime: { type: proxy, upstream: "http://127.0.0.1:${a}" }
             cache: {}
-${scalwsdApps(l)}${scalwsdTlsApp(l)}`;
+${scalwsdApps(l)}${scalwsdTlsApp(l)}${scalwsdLimitedApp(l)}`;
+}
+
+/**
+ * The `limited-get-64` application: `/` of member a behind a `limit_req` no client reaches,
+ * decided in Redis.
+ */
+function scalwsdLimitedApp(l: BenchLayout): string {
+  if (l.redisSocket === undefined) return "";
+  return `      - name: limited
+        domains: ["limited.bench"]
+        runtime: { type: proxy, upstream: "http://127.0.0.1:${l.members[0]}" }
+        limit_req: { rate: 100000000r/s, burst: 1000000 }
+`;
 }
 
 /** scalwsd's TLS listeners of the TLS scenarios, one per certificate kind. */

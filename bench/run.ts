@@ -544,6 +544,10 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   if (wantsPhp && fpm === undefined) {
     throw new Error("the php scenario needs PHP-FPM (Debian: apt-get install php-fpm)");
   }
+  const redisServer = wants("limited-get-64") ? findExecutable("redis-server") : undefined;
+  if (wants("limited-get-64") && redisServer === undefined) {
+    throw new Error("the limited-get-64 scenario needs redis-server (Debian: redis-server)");
+  }
   const node = wants("node") ? findExecutable("node") : undefined;
   if (wants("node") && node === undefined) throw new Error("the node scenario needs node");
   const key = AffinityKey.fromFile(`${dir}/affinity.key`);
@@ -560,6 +564,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     keepalive: opt.keepalive,
     ...(fpm !== undefined ? { fpmSocket: `${dir}/fpm.sock` } : {}),
     ...(node !== undefined ? { nodePort: pnode } : {}),
+    ...(redisServer !== undefined ? { redisSocket: `${dir}/redis.sock` } : {}),
     ...(tls !== undefined ? { tls } : {}),
   };
   const ports: Record<ServerName, number> = {
@@ -624,6 +629,17 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     );
     await socketReady(l.fpmSocket!, 10_000, running(child));
     memberPids.push(child.pid, ...(await childPids(child.pid)));
+  }
+  if (redisServer !== undefined) {
+    const child = await procs.spawn(
+      "redis",
+      redisServer,
+      ["--port", "0", "--unixsocket", l.redisSocket!, "--save", "", "--appendonly", "no"],
+      `${dir}/redis.log`,
+      sideCpus,
+    );
+    await socketReady(l.redisSocket!, 10_000, running(child));
+    memberPids.push(child.pid);
   }
   if (node !== undefined) {
     const child = await procs.spawn(
@@ -831,6 +847,20 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   };
 
   /** One measured run of `s` on `server`; a run that others' CPU use disturbed is done again. */
+  /** `limited-get-64`: Redis scripts run (EVALSHA and EVAL calls) so far. */
+  const redisScripts = async (): Promise<number> => {
+    const out = await new Deno.Command("redis-cli", {
+      args: ["-s", l.redisSocket!, "INFO", "commandstats"],
+      stdout: "piped",
+      stderr: "null",
+    }).output().catch(() => ({ stdout: new Uint8Array() }));
+    const stats = new TextDecoder().decode(out.stdout);
+    const calls = (name: string) =>
+      Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, "m").exec(stats)?.[1] ?? 0);
+    return calls("evalsha") + calls("eval");
+  };
+  /** Redis round trips per request of each measured `limited-get-64` run. */
+  const redisTrips: number[] = [];
   const measure = async (s: Scenario, server: ServerName): Promise<Run> => {
     const probe: Probe = {
       proxyPid: workPid.get(server)!,
@@ -845,8 +875,12 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
       if (opt.quietWaitS > 0) await waitQuiet(DISTURBED_PCT, opt.quietWaitS, hz);
       if (opt.warmupS > 0) await wrk(s, server, opt.warmupS);
       const reqBefore = s.countMemberRequests ? await memberRequestCount(l.members[0]) : undefined;
+      const scriptsBefore = s.name === "limited-get-64" ? await redisScripts() : undefined;
       const before = await snapshot(probe);
       const w = await wrk(s, server, opt.durationS);
+      if (scriptsBefore !== undefined) {
+        redisTrips.push(((await redisScripts()) - scriptsBefore) / Math.max(1, w.requests));
+      }
       const r: Run = {
         ...w,
         ...derive(before, await snapshot(probe), w, hz, probe.statusConns),
@@ -1003,6 +1037,18 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
           `${sorted[Math.floor(sorted.length / 2)].toFixed(2)}x`,
       );
     }
+  }
+  const limited = rate("limited-get-64");
+  if (limited !== undefined && single !== undefined && l.redisSocket !== undefined) {
+    const cpu = limited.cpuUsPerReq !== undefined && single.cpuUsPerReq !== undefined
+      ? `cpu/req ${(limited.cpuUsPerReq / single.cpuUsPerReq).toFixed(2)}x (target at most 1.3), `
+      : "";
+    console.log("\nscalwsd limit_req in Redis (limited-get-64) against get-64:");
+    console.log(
+      `  ${cpu}p99 ${(limited.p99Ms / single.p99Ms).toFixed(2)}x (target at most 1.5), ` +
+        `Redis round trips per request ${redisTrips.map((t) => t.toFixed(2)).join(", ")} ` +
+        `(scripts run during each measured run over its requests)`,
+    );
   }
   if (poolLines.length > 0) {
     console.log("\nscalwsd pools against the single-address form (get-64):");

@@ -128,6 +128,15 @@ export const SCENARIOS: readonly Scenario[] = [
     servers: ["scalwsd"],
   },
   {
+    name: "limited-get-64",
+    what: "get-64 through a limit_req no client reaches, counted in Redis (server.limits_store, " +
+      "redis-server on a Unix socket): against get-64, the cost of a shared limit",
+    path: PATHS.small,
+    connections: 64,
+    headers: ["Host: limited.bench"],
+    servers: ["scalwsd"],
+  },
+  {
     name: "php-16",
     what: "PHP hello world over FastCGI, 16 clients: the same PHP-FPM (4 static workers) behind " +
       "scalwsd type php and nginx fastcgi_pass, a FastCGI connection per request in both",
