@@ -67,13 +67,16 @@ tenants:
   r = await scalwsd(["check", "--config", bad]);
   assert.equal(r.code, 1);
   const lines = r.stderr.trim().split("\n");
+  // FILE:LINE:COLUMN: key.path: message, the line and column of the offending value or key.
   assert.ok(
-    lines.includes(`${bad}: upstreams.api.members[1].weight: must be between 1 and 1000`),
+    lines.includes(`${bad}:5:84: upstreams.api.members[1].weight: must be between 1 and 1000`),
     r.stderr,
   );
-  assert.ok(lines.some((l) => l.startsWith(`${bad}: upstreams.api.retries:`)), r.stderr);
+  assert.ok(lines.some((l) => l.startsWith(`${bad}:5:98: upstreams.api.retries:`)), r.stderr);
   assert.ok(
-    lines.some((l) => l.startsWith(`${bad}: tenants[0].applications[0]`) && l.includes("colour")),
+    lines.some((l) =>
+      l.startsWith(`${bad}:9:86: tenants[0].applications[0]`) && l.includes("colour")
+    ),
     r.stderr,
   );
   assert.equal(r.stdout, "");
