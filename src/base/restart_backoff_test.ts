@@ -1,3 +1,8 @@
+/**
+ * Tests of the one restart-backoff policy (`restart_backoff.ts`): the controller's history form
+ * (`onFailure`) and a worker slot's in-memory form (`RestartWindow`), with their exact delays.
+ */
+
 import assert from "node:assert/strict";
 import { onFailure, type RestartDecision, RestartWindow } from "./restart_backoff.ts";
 

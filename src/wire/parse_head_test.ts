@@ -1,3 +1,9 @@
+/**
+ * Unit tests of the shared head scanning (`parse_head.ts`): `findHeadEnd`'s stale-buffer guard,
+ * the field-line spans and fault codes, the Content-Length grammar's codes, `ListCursor` and
+ * `CommonNames`. The fuzz slice (`fuzz_test.ts`) compares the same code with a reference.
+ */
+
 import assert from "node:assert/strict";
 import {
   CommonNames,

@@ -1,3 +1,9 @@
+/**
+ * Unit tests of the body pump (`write_body.ts`) with an in-memory body and connection: chunks
+ * written in order, wrong lengths and failed pulls refused (the body cancelled), the member's
+ * answer and the response timeout stopping the upload.
+ */
+
 import assert from "node:assert/strict";
 import { type PulledBody, pumpBody, type Uploading } from "./mod.ts";
 

@@ -1,3 +1,8 @@
+/**
+ * Unit tests of the one chunk framer (`write_chunked.ts`): a small chunk copied with its CRLF,
+ * a large one's CRLF owed to the next size line or to the last chunk.
+ */
+
 import assert from "node:assert/strict";
 import { ChunkFramer, FRAME_OVERHEAD } from "./mod.ts";
 
