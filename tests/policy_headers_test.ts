@@ -67,7 +67,7 @@ Deno.test("headers: hop-by-hop and framing headers, and Host outside request.set
     const P = "tenants[0].applications[0].policies";
     assert.deepEqual(e.errors, [
       `${P}[0].headers.response.add.X-Ok: unknown variable "$nope"; use $host, $path, $query, $scheme (and $$ for "$")`,
-      `${P}[1].headers.request: unknown key "sett"`,
+      `${P}[1].headers.request: unknown key "sett"; did you mean "set"?`,
       `${P}[2]: unknown policy "headerz"; must be one of rewrite, redirect, headers, cors, basic_auth, allow, deny, compress, error_pages`,
       `${P}[3]: must have exactly one key naming the policy, found headers, cors`,
     ]);
