@@ -35,3 +35,29 @@ for (
     assert.equal(m.count, 1);
   });
 }
+
+Deno.test("a route with cache: alone inherits its application's runtime", async () => {
+  await using m = scriptedMember(() => ({
+    body: "from member",
+    headers: { "cache-control": "max-age=100" },
+  }));
+  await using s = await startScalwsd(scalwsYaml({
+    upstreams: { p: { members: members(m) } },
+    apps: [{
+      name: "a",
+      domains: ["a.test"],
+      runtime: proxy("p"),
+      routes: [{ path: "/cached", cache: {} }],
+    }],
+  }));
+  const first = await get(s.url + "/cached/x", { host: "a.test" });
+  assert.equal(first.text, "from member");
+  assert.match(first.headers.get("cache-status") ?? "", /fwd=uri-miss; fwd-status=200; stored/);
+  const second = await get(s.url + "/cached/x", { host: "a.test" });
+  assert.match(second.headers.get("cache-status") ?? "", /^scalwsd; hit/);
+  // Other paths are not cached.
+  const other = await get(s.url + "/other", { host: "a.test" });
+  assert.equal(other.text, "from member");
+  assert.equal(other.headers.get("cache-status"), null);
+  assert.equal(m.count, 2);
+});

@@ -42,6 +42,7 @@ Deno.test("the guide's complete example provisions to the expected values and de
       admin: {},
       metrics: {},
       trusted_proxies: [],
+      request_id: { header: "X-Request-Id" },
       access_log: "stdout",
       max_body: 10 * 1024 * 1024,
       upstream_client: { keepalive: 32, idle_timeout: 60_000 },

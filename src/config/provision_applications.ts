@@ -88,7 +88,8 @@ function provisionApplication(
       true,
       sink,
     );
-    // Without a runtime of its own, a route with policies or conditions uses the application's.
+    // Without a runtime of its own, a route with policies, conditions, `cache` or `max_body`
+    // uses the application's.
     const ownRuntime = field(rawRoutes[i], "runtime") !== undefined ||
       field(rawRoutes[i], "proxy") !== undefined ||
       !ROUTE_EXTRAS.some((k) => field(rawRoutes[i], k) !== undefined);
@@ -189,7 +190,16 @@ function provisionCache(
 }
 
 /** Route keys that make sense with the application's runtime. */
-const ROUTE_EXTRAS = ["policies", "inherit", "exact", "methods", "headers", "query"] as const;
+const ROUTE_EXTRAS = [
+  "policies",
+  "inherit",
+  "exact",
+  "methods",
+  "headers",
+  "query",
+  "cache",
+  "max_body",
+] as const;
 
 function sameRecord(
   a: Readonly<Record<string, string>> | undefined,

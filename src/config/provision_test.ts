@@ -17,6 +17,7 @@ Deno.test("provision fills server defaults", () => {
     admin: {},
     metrics: {},
     trusted_proxies: [],
+    request_id: { header: "X-Request-Id" },
     access_log: "stdout",
     max_body: 10_485_760,
     upstream_client: { keepalive: 32, idle_timeout: 60_000 },

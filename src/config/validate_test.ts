@@ -9,6 +9,7 @@ function server(extra: Partial<ServerConfig> = {}): ServerConfig {
     admin: {},
     metrics: {},
     trusted_proxies: [],
+    request_id: { header: "X-Request-Id" },
     access_log: "stdout",
     max_body: 1,
     upstream_client: { keepalive: 32, idle_timeout: 1 },
