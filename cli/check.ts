@@ -6,6 +6,7 @@ import { ConfigError } from "../src/config/errors.ts";
 import { loadConfig, type LoadFiles, placeProblems } from "../src/config/load.ts";
 import { preflight } from "../src/server/preflight.ts";
 import { openFilesCheck } from "../src/server/open_files.ts";
+import { storedListWarnings } from "../src/server/stored_lists.ts";
 
 /** What `scalwsd check` finds in a file: error lines (none: the file is ok) and warning lines. */
 export interface CheckResult {
@@ -24,7 +25,11 @@ export async function checkFile(file: string, io: LoadFiles = {}): Promise<Check
     const problems = preflight(loaded.config);
     if (problems.length > 0) return { errors: placeProblems(loaded, problems), warnings: [] };
     const files = openFilesCheck(loaded.config);
-    const warnings = files === null ? loaded.warnings : [...loaded.warnings, files];
+    const warnings = [
+      ...loaded.warnings,
+      ...(files === null ? [] : [files]),
+      ...await storedListWarnings(loaded.config),
+    ];
     return { errors: [], warnings: placeProblems(loaded, warnings, "warning: ") };
   } catch (err) {
     if (err instanceof ConfigError) return { errors: err.lines, warnings: [] };

@@ -22,6 +22,7 @@ import { DRAIN_IDLE_GRACE } from "../front/connection.ts";
 import { Lock } from "../base/lock.ts";
 import { PemFiles } from "./pem_files.ts";
 import { preflight } from "./preflight.ts";
+import { storedListWarnings } from "./stored_lists.ts";
 import { MemberState, MemberStateError, type StoredMembers } from "../discovery/member_state.ts";
 import { MemberSources, type SourceStatus } from "./member_sources.ts";
 import type { MemberConfig } from "../config/types.ts";
@@ -145,7 +146,9 @@ export class Server {
     const s = new Server(file, key, options);
     s.state = "warming";
     s.accessLog = new AccessLog(options.accessLog ?? c.server.access_log);
-    for (const w of loaded.warnings) log("warn", "config_warning", { file, warning: w });
+    for (const w of [...loaded.warnings, ...await storedListWarnings(c)]) {
+      log("warn", "config_warning", { file, warning: w });
+    }
     const recorded = await recordedMembers(c);
     const gen = s.build(loaded, new Map([...recorded].map(([k, v]) => [k, v.members])));
     // Supervised applications serve from the first request: their workers are Ready first.
@@ -367,13 +370,14 @@ export class Server {
         log("error", "reload_failed", { file: this.file, errors });
         return { ok: false, errors };
       }
-      for (const w of loaded.warnings) {
+      const warnings = [...loaded.warnings, ...await storedListWarnings(loaded.config)];
+      for (const w of warnings) {
         log("warn", "config_warning", { file: this.file, warning: w });
       }
       this.metrics.generation.value = this.generation.id;
       this.metrics.reloads.with("ok").value++;
       log("info", "reloaded", { file: this.file, generation: this.generation.id });
-      return { ok: true, generationId: this.generation.id, warnings: loaded.warnings };
+      return { ok: true, generationId: this.generation.id, warnings };
     });
   }
 
