@@ -44,7 +44,6 @@ Deno.test("the guide's complete example provisions to the expected values and de
       trusted_proxies: [],
       request_id: { header: "X-Request-Id" },
       access_log: "stdout",
-      request_id: { header: "X-Request-Id" },
       max_body: 10 * 1024 * 1024,
       upstream_client: { keepalive: 32, idle_timeout: 60_000 },
       listener_mode: "shared",

@@ -11,7 +11,6 @@ function server(extra: Partial<ServerConfig> = {}): ServerConfig {
     trusted_proxies: [],
     request_id: { header: "X-Request-Id" },
     access_log: "stdout",
-    request_id: { header: "X-Request-Id" },
     max_body: 1,
     upstream_client: { keepalive: 32, idle_timeout: 1 },
     listener_mode: "shared",
