@@ -12,19 +12,14 @@ import { varyValues } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/types.ts";
 import type { Answer } from "../front/answer.ts";
 import type { Exchange, RequestFields } from "../pipeline/exchange.ts";
+import { HOP_BY_HOP } from "../wire/mod.ts";
 import { fieldsOf } from "./cache_answers.ts";
 
 /** Response fields never stored (hop-by-hop, per-response, or written by Deno.serve). */
 const NOT_STORED = new Set([
   "age",
   "set-cookie",
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
+  ...HOP_BY_HOP,
   "content-length",
   "cache-status",
 ]);
