@@ -36,3 +36,16 @@ Deno.test("parseHttpDate takes the first of a repeated field joined with a comma
     T,
   );
 });
+
+Deno.test("parseHttpDate accepts any letter case in names (RFC 9110 5.6.7)", () => {
+  const D = Date.UTC(1994, 11, 1, 16, 0, 0);
+  assert.equal(parseHttpDate("THU, 01 DEC 1994 16:00:00 gmt"), D);
+  assert.equal(parseHttpDate("thu, 01 dec 1994 16:00:00 GMT"), D);
+  assert.equal(parseHttpDate("tHu, 01 dEc 1994 16:00:00 Gmt"), D);
+  assert.equal(parseHttpDate("THURSDAY, 01-DEC-94 16:00:00 gmt"), D);
+  assert.equal(parseHttpDate("thu dec  1 16:00:00 1994"), D);
+  // Names still have to be names, in whatever case.
+  assert.ok(Number.isNaN(parseHttpDate("THX, 01 DEC 1994 16:00:00 GMT")));
+  assert.ok(Number.isNaN(parseHttpDate("Thu, 01 DCE 1994 16:00:00 GMT")));
+  assert.ok(Number.isNaN(parseHttpDate("Thu, 01 Dec 1994 16:00:00 GMX")));
+});
