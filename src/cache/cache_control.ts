@@ -24,6 +24,8 @@ export interface CacheControl {
   mustRevalidate: boolean;
   proxyRevalidate: boolean;
   onlyIfCached: boolean;
+  /** Response only (RFC 8246): the answer will not change while it is fresh. */
+  immutable: boolean;
   /** A known directive had a malformed or repeated value. */
   invalid: boolean;
 }
@@ -46,6 +48,7 @@ function empty(): CacheControl {
     mustRevalidate: false,
     proxyRevalidate: false,
     onlyIfCached: false,
+    immutable: false,
     invalid: false,
   };
 }
@@ -152,6 +155,9 @@ export function parseCacheControl(value: string | null): CacheControl {
         break;
       case "only-if-cached":
         cc.onlyIfCached = true;
+        break;
+      case "immutable":
+        cc.immutable = true;
         break;
       default:
         // RFC 9111 5.2.3: extensions a cache does not understand are ignored.

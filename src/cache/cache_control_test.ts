@@ -40,3 +40,8 @@ Deno.test("parseCacheControl caps delta-seconds and reads request directives", (
   assert.equal(r.onlyIfCached, true);
   assert.equal(parseCacheControl(null).maxAge, -1);
 });
+
+Deno.test("parseCacheControl reads immutable (RFC 8246)", () => {
+  assert.equal(parseCacheControl("max-age=60, immutable").immutable, true);
+  assert.equal(parseCacheControl("max-age=60").immutable, false);
+});

@@ -25,6 +25,8 @@ export interface EntryInit extends AgeBasis {
   noCache: boolean;
   /** `must-revalidate` / `proxy-revalidate`: never served stale. */
   mustRevalidate: boolean;
+  /** `immutable` (RFC 8246): a reload's `max-age` does not revalidate it while it is fresh. */
+  immutable?: boolean;
   etag: string | null;
   lastModified: string | null;
   /** Vary names then `key_headers` names, and the request's normalised values of them. */
@@ -47,6 +49,7 @@ export class Entry implements AgeBasis {
   staleIfError: number;
   noCache: boolean;
   mustRevalidate: boolean;
+  immutable: boolean;
   etag: string | null;
   lastModified: string | null;
   readonly selectNames: readonly string[];
@@ -75,6 +78,7 @@ export class Entry implements AgeBasis {
     this.staleIfError = init.staleIfError;
     this.noCache = init.noCache;
     this.mustRevalidate = init.mustRevalidate;
+    this.immutable = init.immutable ?? false;
     this.etag = init.etag;
     this.lastModified = init.lastModified;
     this.selectNames = init.selectNames;

@@ -70,3 +70,22 @@ export function currentAge(b: AgeBasis, now: number): number {
 export function inStaleWindow(staleness: number, window: number): boolean {
   return window > 0 && staleness <= window;
 }
+
+/**
+ * Whether the request's own limits (RFC 9111 5.2.1) send a stored answer `age` seconds old with
+ * `ttl` seconds of freshness left to the member. `no-cache` always does. A fresh `immutable`
+ * answer (RFC 8246) is not revalidated for a request's `max-age` (a browser's reload); once stale
+ * it is treated like any other. Ages are whole seconds: a stored answer is always older than
+ * `max-age=0`.
+ */
+export function clientRevalidates(
+  rcc: CacheControl,
+  age: number,
+  ttl: number,
+  immutable: boolean,
+): boolean {
+  if (rcc.noCache) return true;
+  if (rcc.minFresh >= 0 && ttl < rcc.minFresh) return true;
+  if (rcc.maxAge < 0 || (immutable && ttl > 0)) return false;
+  return age > rcc.maxAge || rcc.maxAge === 0;
+}

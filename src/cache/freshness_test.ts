@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { parseCacheControl } from "./cache_control.ts";
-import { currentAge, freshnessLifetime, initialAge, inStaleWindow, parseAge } from "./freshness.ts";
+import {
+  clientRevalidates,
+  currentAge,
+  freshnessLifetime,
+  initialAge,
+  inStaleWindow,
+  parseAge,
+} from "./freshness.ts";
 import { formatHttpDate } from "./http_date.ts";
 import { ManualClock } from "../base/clock.ts";
 
@@ -62,4 +69,21 @@ Deno.test("currentAge uses the apparent age when the member's Date is older", ()
   assert.equal(currentAge(basis, D), 40);
   const noDate = { requestTime: D, responseTime: D, dateValue: NaN, ageValue: 0 };
   assert.equal(currentAge(noDate, D + 1000), 1);
+});
+
+Deno.test("clientRevalidates: a fresh immutable answer serves a reload's max-age, not no-cache", () => {
+  const reload = parseCacheControl("max-age=0");
+  assert.equal(clientRevalidates(reload, 5, 55, false), true);
+  assert.equal(clientRevalidates(reload, 5, 55, true), false);
+  assert.equal(clientRevalidates(parseCacheControl("max-age=3"), 5, 55, true), false);
+  assert.equal(clientRevalidates(parseCacheControl("no-cache"), 5, 55, true), true);
+  assert.equal(clientRevalidates(parseCacheControl("min-fresh=60"), 5, 55, true), true);
+  assert.equal(clientRevalidates(parseCacheControl(null), 5, 55, true), false);
+});
+
+Deno.test("clientRevalidates: a stale immutable answer is treated like any other", () => {
+  const reload = parseCacheControl("max-age=0");
+  assert.equal(clientRevalidates(reload, 61, -1, true), true);
+  assert.equal(clientRevalidates(reload, 60, 0, true), true);
+  assert.equal(clientRevalidates(parseCacheControl("max-age=100"), 61, -1, true), false);
 });

@@ -137,6 +137,7 @@ export function makeEntry(rules: StoreRules, ex: Exchange, a: Admission, body: B
     staleIfError: Math.min(Math.max(0, cc.staleIfError), rules.sieCap),
     noCache: cc.noCache,
     mustRevalidate: cc.mustRevalidate || cc.proxyRevalidate,
+    immutable: cc.immutable,
     etag: a.headers.get("etag"),
     lastModified: a.headers.get("last-modified"),
     selectNames: names,
@@ -167,6 +168,7 @@ export function refreshEntry(
   if (lifetime >= 0) e.lifetime = lifetime;
   e.noCache = cc.noCache;
   e.mustRevalidate = cc.mustRevalidate || cc.proxyRevalidate;
+  e.immutable = cc.immutable;
   e.staleWhileRevalidate = Math.min(Math.max(0, cc.staleWhileRevalidate), rules.swrCap);
   e.staleIfError = Math.min(Math.max(0, cc.staleIfError), rules.sieCap);
   e.etag = e.header("etag");

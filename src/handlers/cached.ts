@@ -22,7 +22,7 @@ import { cacheKey, keyHost } from "../cache/cache_key.ts";
 import { type Forward, forwardStatus, hitStatus } from "../cache/cache_status.ts";
 import type { Entry } from "../cache/entry.ts";
 import { ForwardHeaders } from "../cache/forward_headers.ts";
-import { currentAge, inStaleWindow } from "../cache/freshness.ts";
+import { clientRevalidates, currentAge, inStaleWindow } from "../cache/freshness.ts";
 import { invalidates, sameHostTarget } from "../cache/invalidation.ts";
 import { selects, validators } from "../cache/revalidation.ts";
 import { varyMatches } from "../cache/vary.ts";
@@ -186,14 +186,11 @@ export class CachedHandler implements Handler {
     if (e !== null) {
       const age = currentAge(e, this.cache.clock.now());
       const ttl = e.lifetime - age;
-      // Ages are whole seconds: a stored answer is always older than `max-age=0`.
-      const clientRevalidates = rcc.noCache ||
-        (rcc.maxAge >= 0 && (age > rcc.maxAge || rcc.maxAge === 0)) ||
-        (rcc.minFresh >= 0 && ttl < rcc.minFresh);
-      if (ttl > 0 && !e.noCache && !clientRevalidates) {
+      const checked = clientRevalidates(rcc, age, ttl, e.immutable);
+      if (ttl > 0 && !e.noCache && !checked) {
         return this.serve(ex, e, age, hitStatus(ttl), HIT);
       }
-      if (ttl <= 0 && !e.noCache && !e.mustRevalidate && !clientRevalidates) {
+      if (ttl <= 0 && !e.noCache && !e.mustRevalidate && !checked) {
         if (rcc.maxStale >= -ttl) return this.serve(ex, e, age, hitStatus(ttl), STALE);
         if (inStaleWindow(-ttl, e.staleWhileRevalidate)) {
           this.refresh(ex, key, e);
