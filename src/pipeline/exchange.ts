@@ -289,7 +289,7 @@ export class Exchange {
     return this.#upstreamAttempts;
   }
 
-  /** An attempt on `member` (its address) begins. */
+  /** An attempt on `member` (its address) begins: where a per-attempt tracing span starts. */
   attempt(member: string): void {
     this.#upstreamAttempts++;
     this.#upstreamMember = member;

@@ -157,7 +157,10 @@ export class Dispatcher {
     return this.unrouted(s, res);
   }
 
-  /** Every request is counted once, here. */
+  /**
+   * Every request is counted once, here: the place where a per-request tracing span starts
+   * (the exchange's `complete()` is where it ends, with the route, status and cache verdict).
+   */
   private begin(s: Session): void {
     this.requests++;
     s.started();
