@@ -193,3 +193,26 @@ Deno.test("HEAD is answered from a stored GET", async () => {
   assert.equal(h.bytes.length, 0);
   assert.equal(m.count, 1);
 });
+
+Deno.test("a hit carries the member's Date, and a 304 updates it (other-date-update)", async () => {
+  const clock = new ManualClock(Date.now());
+  const d1 = new Date(Date.now() - 3_000).toUTCString();
+  const d2 = new Date(Date.now() + 12_000).toUTCString();
+  await using m = scriptedMember((_req, n) =>
+    n === 1
+      ? { body: "x", headers: { "cache-control": "max-age=10", etag: '"d"', date: d1 } }
+      : { status: 304, headers: { "cache-control": "max-age=10", etag: '"d"', date: d2 } }
+  );
+  await using s = await startScalwsd(cachedApp(m), { clock });
+  await get(s.url + "/d", { host: "a.test" });
+  clock.advance(5_000);
+  const hit = await get(s.url + "/d", { host: "a.test" });
+  assert.equal(hit.headers.get("date"), d1);
+  assert.equal(hit.headers.get("age"), "5");
+  clock.advance(10_000);
+  const revalidated = await get(s.url + "/d", { host: "a.test" });
+  assert.equal(revalidated.headers.get("cache-status"), "scalwsd; fwd=stale; fwd-status=304");
+  assert.equal(revalidated.headers.get("date"), d2);
+  assert.equal(revalidated.headers.get("age"), "0");
+  assert.equal(m.count, 2);
+});

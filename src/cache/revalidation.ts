@@ -45,3 +45,18 @@ export function updatedHeaders(
   for (const h of fresh) if (replaced.has(h[0])) out.push([h[0], h[1]]);
   return out;
 }
+
+/**
+ * `pairs` with the member's `Date` (`memberDate`, the one scalwsd's HTTP/1 client keeps apart
+ * from the fields) added when they have none: stored answers keep the member's `Date`, and a
+ * hit carries it, not the time it was served (RFC 9111 4, 3.2).
+ */
+export function withMemberDate(
+  pairs: [string, string][],
+  memberDate: string | null | undefined,
+): [string, string][] {
+  if (memberDate === null || memberDate === undefined) return pairs;
+  for (const h of pairs) if (h[0] === "date") return pairs;
+  pairs.push(["date", memberDate]);
+  return pairs;
+}

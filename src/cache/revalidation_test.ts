@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { selects, updatedHeaders, validators } from "./revalidation.ts";
+import { selects, updatedHeaders, validators, withMemberDate } from "./revalidation.ts";
 import { entryForTest } from "./_entry_for_test.ts";
 
 Deno.test("validators sends the stored ETag and Last-Modified", () => {
@@ -37,5 +37,22 @@ Deno.test("updatedHeaders replaces fields the 304 carries, keeps framing and the
     ["content-length", "5"],
     ["cache-control", "max-age=60"],
     ["x-a", "3"],
+  ]);
+});
+
+Deno.test("withMemberDate stores the member's Date when the fields have none", () => {
+  const d = "Thu, 01 Dec 1994 16:00:00 GMT";
+  assert.deepEqual(withMemberDate([["etag", '"a"']], d), [["etag", '"a"'], ["date", d]]);
+  const own: [string, string][] = [["date", "Fri, 02 Dec 1994 16:00:00 GMT"]];
+  assert.deepEqual(withMemberDate(own, d), [["date", "Fri, 02 Dec 1994 16:00:00 GMT"]]);
+  assert.deepEqual(withMemberDate([["etag", '"a"']], null), [["etag", '"a"']]);
+});
+
+Deno.test("a 304's Date (other-date-update) replaces the stored Date", () => {
+  const stored: [string, string][] = [["date", "Thu, 01 Dec 1994 16:00:00 GMT"], ["x", "1"]];
+  const fresh = withMemberDate([], "Fri, 02 Dec 1994 16:00:00 GMT");
+  assert.deepEqual(updatedHeaders(stored, fresh), [
+    ["x", "1"],
+    ["date", "Fri, 02 Dec 1994 16:00:00 GMT"],
   ]);
 });

@@ -81,6 +81,8 @@ export async function writeAnswer(
   let lines = "";
   let length = -1;
   let closeAsked = false;
+  // An answer's own `Date` (a stored answer's, the member's) is kept; else scalwsd's.
+  let dated = "";
   if (answer instanceof FrontAnswer) {
     status = answer.status;
     body = answer.body;
@@ -90,6 +92,7 @@ export async function writeAnswer(
       if (HOP.has(name)) {
         if (name === "content-length") length = Number(h[i][1]);
         else if (name === "connection") closeAsked = /close/i.test(h[i][1]);
+        else if (name === "date" && dated === "") dated = "date: " + h[i][1] + "\r\n";
         continue;
       }
       lines += name + ": " + h[i][1] + "\r\n";
@@ -101,6 +104,7 @@ export async function writeAnswer(
       if (HOP.has(name)) {
         if (name === "content-length") length = Number(value);
         else if (name === "connection") closeAsked = /close/i.test(value);
+        else if (name === "date" && dated === "") dated = "date: " + value + "\r\n";
         continue;
       }
       lines += name + ": " + value + "\r\n";
@@ -157,7 +161,9 @@ export async function writeAnswer(
   const reason = answer instanceof Response && answer.statusText !== ""
     ? answer.statusText
     : statusText(status);
-  const text = "HTTP/1.1 " + status + " " + reason + "\r\n" + lines + date() + framing +
+  const text = "HTTP/1.1 " + status + " " + reason + "\r\n" + lines +
+    (dated === "" ? date() : dated) +
+    framing +
     connection + "\r\n";
 
   // A byte body goes out behind the head in one write, copied into a pooled buffer (16 or

@@ -6,7 +6,7 @@ import { type CacheControl, parseCacheControl } from "../cache/cache_control.ts"
 import { type Bytes, Entry } from "../cache/entry.ts";
 import { freshnessLifetime, parseAge } from "../cache/freshness.ts";
 import { parseHttpDate } from "../cache/http_date.ts";
-import { updatedHeaders } from "../cache/revalidation.ts";
+import { updatedHeaders, withMemberDate } from "../cache/revalidation.ts";
 import { storability, UNKEYED_REFLECTED } from "../cache/storable.ts";
 import { varyValues } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/types.ts";
@@ -121,6 +121,7 @@ export function makeEntry(rules: StoreRules, ex: Exchange, a: Admission, body: B
   a.headers.forEach((v, k) => {
     if (!NOT_STORED.has(k)) headers.push([k, v]);
   });
+  withMemberDate(headers, ex.memberDate);
   const names = [...a.vary];
   for (const k of rules.config.key_headers) if (!names.includes(k)) names.push(k);
   const cc = a.cc;
@@ -156,7 +157,7 @@ export function refreshEntry(
   const { requestTime, responseTime } = times;
   const fresh: [string, string][] = [];
   h.forEach((v, k) => fresh.push([k, v]));
-  e.headers = updatedHeaders(e.headers, fresh);
+  e.headers = updatedHeaders(e.headers, withMemberDate(fresh, times.memberDate));
   e.requestTime = requestTime;
   e.responseTime = responseTime;
   // The 304's own Date (not the stored one): the age now counts from this exchange.
