@@ -91,9 +91,9 @@ Deno.test("the TLS scenarios: keep-alive h1 and h2, resumed and full handshakes,
     [
       ["tls-get-64", "keep-alive", "rsa", false, 1.5],
       ["tls-get-64-h2", "keep-alive", "rsa", true, 1.5],
-      ["tls-new", "resume", "rsa", false, 2],
+      ["tls-new", "resume", "rsa", false, 1.3],
       ["tls-full", "full", "rsa", false, 1.5],
-      ["tls-full-ecdsa", "full", "ecdsa", false, 1.5],
+      ["tls-full-ecdsa", "full", "ecdsa", false, 1.3],
     ],
   );
   for (const s of tls) assert.deepEqual(s.servers, ["scalwsd", "nginx"]);
