@@ -408,6 +408,8 @@ function tlsSummary(scenarios: readonly Scenario[], rows: readonly Row[], cells:
 }
 
 async function main(argv: string[]): Promise<number> {
+  // `deno task bench php-apps ...`: WordPress and DokuWiki against nginx (bench/php_apps.ts).
+  if (argv[0] === "php-apps") return await (await import("./php_apps.ts")).main(argv.slice(1));
   let opt: Options | null;
   try {
     opt = options(argv);

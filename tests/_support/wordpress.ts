@@ -5,6 +5,7 @@
  * param (Debian's `wp-config.php` reads it), removed again at the end. The machine's own
  * WordPress sites and `/var/lib/wordpress` are not touched.
  */
+import { request } from "./http.ts";
 import type { Mariadb } from "./mariadb.ts";
 
 export const WORDPRESS_ROOT = "/usr/share/wordpress";
@@ -53,6 +54,12 @@ define('WP_HTTP_BLOCK_EXTERNAL', true);
 define('DISABLE_WP_CRON', true);
 define('AUTOMATIC_UPDATER_DISABLED', true);
 define('WP_DEBUG', false);
+// The site answers on whatever host and port it is reached by (the bench puts two servers in
+// front of one site).
+if (isset($_SERVER['HTTP_HOST'])) {
+  define('WP_HOME', 'http://' . $_SERVER['HTTP_HOST']);
+  define('WP_SITEURL', WP_HOME);
+}
 `,
   );
   const close = async () => {
@@ -92,4 +99,30 @@ export function wordpressApp(site: WordpressSite, fastcgi: string, host: string)
       },
     }],
   };
+}
+
+/** Runs the install wizard of a fresh site at `base` (Host `host`): admin / `password`. */
+export async function installWordpress(
+  base: string,
+  host: string,
+  password = "scalwsd-Bench-pass-1",
+): Promise<void> {
+  const res = await request(`${base}/wp-admin/install.php?step=2`, {
+    method: "POST",
+    headers: { host, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      weblog_title: "scalwsd blog",
+      user_name: "admin",
+      admin_password: password,
+      admin_password2: password,
+      pw_weak: "on",
+      admin_email: "admin@example.com",
+      blog_public: "0",
+      language: "",
+    }).toString(),
+  });
+  const text = res.text;
+  if (res.status !== 200 || !text.includes("<h1>Success!</h1>")) {
+    throw new Error(`WordPress's install failed: ${res.status} ${text.slice(0, 500)}`);
+  }
 }
