@@ -100,7 +100,7 @@ function nginxConf(o: {
       try_files $uri =404;
       include /etc/nginx/fastcgi_params;
       fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
-      fastcgi_pass unix:${o.fpm};`;
+      fastcgi_pass ${o.fpm};`;
   return `user root root;
 daemon off;
 worker_processes 1;
@@ -155,7 +155,7 @@ http {
       include /etc/nginx/fastcgi_params;
       fastcgi_param SCRIPT_NAME /fpm-status;
       fastcgi_param SCRIPT_FILENAME /fpm-status;
-      fastcgi_pass unix:${o.fpm};
+      fastcgi_pass ${o.fpm};
     }
   }
 }
@@ -195,9 +195,11 @@ async function main(argv: string[]): Promise<number> {
     cleanups.push(() => wp.close());
     const wiki = await dokuwikiSite();
     cleanups.push(() => wiki.close());
+    // Over TCP: PHP-FPM's status tells its listen queue only for a TCP socket.
     const fpm = await startPhpFpm({
       children: FPM_WORKERS,
       ini: true,
+      tcp: true,
       extra: `${wiki.fpmPool}\npm.status_path = /fpm-status\nlisten.backlog = 4096`,
     });
     cleanups.push(() => fpm.close());
@@ -324,6 +326,21 @@ async function main(argv: string[]): Promise<number> {
       console.log("warning: PHP-FPM still busy 120 s after the run");
     };
 
+    // What each server costs doing nothing (timers, FPM status polls), over 5 s.
+    await settle();
+    const idle0 = await Promise.all([cpuTicks(pids.scalwsd), cpuTicks(pids.nginx)]);
+    await new Promise((r) => setTimeout(r, 5000));
+    const idle1 = await Promise.all([cpuTicks(pids.scalwsd), cpuTicks(pids.nginx)]);
+    const idleMs = idle0.map((a, i) => {
+      const b = idle1[i];
+      return a === undefined || b === undefined
+        ? NaN
+        : (b.user + b.system - a.user - a.system) / hz * 1000 / 5;
+    });
+    console.log(
+      `idle CPU: scalwsd ${idleMs[0].toFixed(1)} ms/s, nginx worker ${idleMs[1].toFixed(1)} ms/s`,
+    );
+
     const results: Result[] = [];
     for (const app of opt.apps) {
       for (const c of opt.connections) {
@@ -348,7 +365,10 @@ async function main(argv: string[]): Promise<number> {
     const out = new URL("./out/", import.meta.url).pathname;
     await Deno.mkdir(out, { recursive: true });
     const file = `${out}php-apps-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
-    await Deno.writeTextFile(file, JSON.stringify({ options: opt, results }, null, 2));
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({ options: opt, idleCpuMsPerS: idleMs, results }, null, 2),
+    );
     console.log(`results: ${file}`);
     return 0;
   } finally {
