@@ -7,6 +7,7 @@
  *
  *   deno task bench [--quick] [--duration 5s] [--warmup 2s] [--only get-64,pool-rr]
  *                   [--servers scalwsd,nginx] [--repeat 1] [--keepalive N] [--profile] [--keep]
+ *   deno task bench php-apps [...]   WordPress and DokuWiki beside nginx (bench/php_apps.ts)
  */
 
 import { parseArgs } from "node:util";
@@ -78,6 +79,7 @@ const DISTURBED_PCT = 15;
 const SETTLE_MS = 6_000;
 
 const USAGE = `usage: deno task bench [options]
+       deno task bench php-apps [options]   (WordPress and DokuWiki: bench/php_apps.ts)
   --duration D    measured time per run (default 5s; --quick: 3s)
   --warmup D      warm-up before each run (default 2s; --quick: 1s)
   --quick         shorter runs
