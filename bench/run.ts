@@ -660,12 +660,15 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   const h2loadOnce = async (run: H2loadRun): Promise<[H2loadResult, number[]]> => {
     const logFile = `${dir}/h2load-requests.log`;
     await Deno.remove(logFile).catch(() => {});
+    // h2load 1.52 can hang at the end of a run on a loaded machine: killed after a bound.
+    const bound = String(Math.round((run.seconds ?? 30) * 3 + 60));
     const out = await procs.output(
       "h2load",
-      bin.h2load!,
-      h2loadArgs({ ...run, logFile }),
+      "timeout",
+      ["-s", "KILL", bound, bin.h2load!, ...h2loadArgs({ ...run, logFile })],
       sideCpus,
     );
+    if (out.code === 137) throw new Error(`h2load hung (killed after ${bound} s)`);
     if (out.code !== 0) {
       throw new Error(`h2load failed (exit ${out.code}): ${(out.stderr || out.stdout).trim()}`);
     }
