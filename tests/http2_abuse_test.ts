@@ -216,7 +216,7 @@ Deno.test({
     );
 
     await t.step(
-      "streams past max_concurrent_streams get 429, past hyper's 200 REFUSED_STREAM",
+      "no stream below the 200 that SETTINGS announce is refused; past them hyper's REFUSED_STREAM",
       async () => {
         await using c = await connect();
         await c.until(() => c.settings.size > 0, 3000);
@@ -237,18 +237,13 @@ Deno.test({
           const o = outcome(id);
           seen.set(o, [...(seen.get(o) ?? []), id]);
         }
-        // Streams 1..255 (the first 128) are answered; past them scalwsd's 429 while 128 are in
-        // flight, and past the 200th (id 401 on) hyper's REFUSED_STREAM. When the machine is
-        // slow, some of the first answers are done before the last streams come, and fewer are
-        // turned away (a quiet run: 128 answered, 72 429s, 60 refusals).
+        // Streams 1..399 (the first 200) are answered, past the 200th (id 401 on) hyper's
+        // REFUSED_STREAM (fewer when the first answers are done before the last streams come).
         const ok = seen.get("200 slow") ?? [];
-        const busy = seen.get("429 Too Many Requests: too many concurrent streams\n") ?? [];
         const refused = seen.get(`reset ${REFUSED_STREAM}`) ?? [];
-        assert.deepEqual(ok.slice(0, 128), Array.from({ length: 128 }, (_, i) => 2 * i + 1));
-        assert.ok(busy.length > 0 && busy[0] > 255, `429s: ${busy.length}, first ${busy[0]}`);
+        assert.deepEqual(ok.slice(0, 200), Array.from({ length: 200 }, (_, i) => 2 * i + 1));
         assert.ok(refused.every((id) => id >= 401), `refused from ${refused[0]}`);
-        assert.ok(refused.length <= 60, `${refused.length} refused`);
-        assert.equal(ok.length + busy.length + refused.length, 260, [...seen.keys()].join(", "));
+        assert.equal(ok.length + refused.length, 260, [...seen.keys()].join(", "));
         assert.equal(c.goaways.length, 0);
         assert.equal(c.closed, false);
         // Going on past the limits: refusals cost little, hyper keeps the connection open.

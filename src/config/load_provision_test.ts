@@ -55,7 +55,7 @@ Deno.test("the guide's complete example provisions to the expected values and de
         max_header_count: 128,
         max_uri_length: 8_192,
         max_connections: 0,
-        max_concurrent_streams: 128,
+        max_concurrent_streams: 200,
         max_resets_per_second: 100,
       },
       deny_paths: [],

@@ -93,7 +93,7 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
       max_header_count: limits.max_header_count ?? 128,
       max_uri_length: limits.max_uri_length ?? 8_192,
       max_connections: limits.max_connections ?? 0,
-      max_concurrent_streams: limits.max_concurrent_streams ?? 128,
+      max_concurrent_streams: limits.max_concurrent_streams ?? 200,
       max_resets_per_second: limits.max_resets_per_second ?? 100,
     },
     ...(raw.limit_req !== undefined ? { limit_req: limitReq(raw.limit_req) } : {}),

@@ -476,8 +476,9 @@ export interface LimitsConfig {
   /** Open client connections across all listeners; more wait in the backlog. 0 (default): no cap. */
   readonly max_connections: number;
   /**
-   * HTTP/2 requests in flight per connection; more get 429 (scalwsd's count: hyper advertises
-   * and enforces 200, its own fixed cap, with REFUSED_STREAM). Default 128, at most 200.
+   * HTTP/2 requests in flight per connection. Deno.serve's HTTP/2 (hyper) advertises and enforces
+   * 200 (REFUSED_STREAM past it) whatever is set: no stream below what SETTINGS announced is
+   * refused. Default 200, at most 200.
    */
   readonly max_concurrent_streams: number;
   /**

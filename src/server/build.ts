@@ -40,8 +40,7 @@ export interface BuildDeps {
   readonly limitsStore?: LimitsStore;
 }
 
-/** Deno.serve's own limits: heads over them get its 400 before scalwsd sees them. */
-const DENO_MAX_HEADER_COUNT = 128;
+/** Deno.serve's own limit: heads over it get its 400 before scalwsd sees them. */
 const DENO_MAX_HEADER_SIZE = 65_536;
 
 /** The request limits of `server.limits`; header checks only where they are below Deno's. */
@@ -49,7 +48,8 @@ function requestLimits(cfg: Config): RequestLimits {
   const l = cfg.server.limits;
   return {
     maxUri: l.max_uri_length,
-    maxHeaderCount: l.max_header_count < DENO_MAX_HEADER_COUNT ? l.max_header_count : 0,
+    // Deno.serve's HTTP/2 applies no count of its own (200 fields pass): always checked there.
+    maxHeaderCount: l.max_header_count,
     maxHeaderSize: l.max_header_size < DENO_MAX_HEADER_SIZE ? l.max_header_size : 0,
     bodyTimeout: l.body_read_timeout,
     maxStreams: l.max_concurrent_streams,

@@ -40,7 +40,6 @@ function answerWith(
 }
 
 const CLOSE = { connection: "close" };
-const RETRY_SOON = { "retry-after": "1" };
 
 /**
  * The request limits and the security step, in the pipeline's order: URI length (414), header
@@ -127,13 +126,8 @@ export class Dispatcher {
     this.begin(s);
     if (redirect !== null) return this.redirect(s, redirect);
     const gen = this.current;
-    if (s.streams > gen.limits.maxStreams) {
-      // `max_concurrent_streams`: hyper's own cap (200) is what it advertises and refuses past.
-      return this.unrouted(
-        s,
-        plain(429, "Too Many Requests: too many concurrent streams", RETRY_SOON),
-      );
-    }
+    // HTTP/2 streams: hyper advertises and enforces its own 200 (REFUSED_STREAM past it); a
+    // 429 below what SETTINGS announced would refuse what the client was allowed (issue 25).
     const authority = s.authority;
     if (authority === null) return this.unrouted(s, plain(400, "Bad Request: missing Host header"));
     return this.route(s, authority, gen);
