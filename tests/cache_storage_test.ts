@@ -124,3 +124,51 @@ Deno.test("only GET is stored: POST, PUT and HEAD misses are passed on", async (
   assert.match(head2.headers.get("cache-status") ?? "", /^scalwsd; hit/);
   assert.equal(m.count, 3);
 });
+
+Deno.test("CDN-Cache-Control (RFC 9213) replaces Cache-Control and Expires when valid, and is kept", async () => {
+  await using m = scriptedMember((req) => {
+    const p = new URL(req.url).pathname;
+    if (p === "/cdn") {
+      return {
+        body: "a",
+        headers: { "cache-control": "no-store", "cdn-cache-control": "max-age=60" },
+      };
+    }
+    if (p === "/cdn-no-store") {
+      return {
+        body: "b",
+        headers: { "cache-control": "max-age=60", "cdn-cache-control": "no-store" },
+      };
+    }
+    // Invalid targeted field: Cache-Control applies.
+    return {
+      body: "c",
+      headers: { "cache-control": "max-age=60", "cdn-cache-control": "max-age=6 0" },
+    };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  for (const p of ["/cdn", "/cdn-no-store", "/invalid"]) {
+    await get(s.url + p, { host: "a.test" });
+  }
+  const hit = await get(s.url + "/cdn", { host: "a.test" });
+  assert.equal(hit.headers.get("cache-status"), "scalwsd; hit; ttl=60");
+  assert.equal(hit.headers.get("cdn-cache-control"), "max-age=60");
+  assert.equal(hit.headers.get("cache-control"), "no-store");
+  const miss = await get(s.url + "/cdn-no-store", { host: "a.test" });
+  assert.match(miss.headers.get("cache-status")!, /fwd=uri-miss/);
+  const inv = await get(s.url + "/invalid", { host: "a.test" });
+  assert.match(inv.headers.get("cache-status")!, /^scalwsd; hit/);
+  assert.equal(m.count, 4);
+});
+
+Deno.test("cache.targeted_field names another targeted field; CDN-Cache-Control is then ignored", async () => {
+  await using m = scriptedMember(() => ({
+    body: "a",
+    headers: { "cdn-cache-control": "no-store", "fastly-cache-control": "max-age=30" },
+  }));
+  await using s = await startScalwsd(cachedApp(m, { targeted_field: "Fastly-Cache-Control" }));
+  await get(s.url + "/f", { host: "a.test" });
+  const hit = await get(s.url + "/f", { host: "a.test" });
+  assert.equal(hit.headers.get("cache-status"), "scalwsd; hit; ttl=30");
+  assert.equal(m.count, 1);
+});

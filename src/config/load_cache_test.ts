@@ -27,6 +27,7 @@ tenants:
               key_headers: [X-Theme, x-theme]
               ignore_query: true
               store_set_cookie: true
+              targeted_field: Fastly-Cache-Control
 `,
     "c.yaml",
   );
@@ -39,6 +40,7 @@ tenants:
     key_headers: [],
     ignore_query: false,
     store_set_cookie: false,
+    targeted_field: "cdn-cache-control",
   });
   assert.equal(app.routes[0].cache, false);
   assert.deepEqual(app.routes[1].cache, {
@@ -48,6 +50,7 @@ tenants:
     key_headers: ["x-theme"],
     ignore_query: true,
     store_set_cookie: true,
+    targeted_field: "fastly-cache-control",
   });
   assert.equal(parseConfig(BASE_FOR_CACHE("{}"), "d.yaml").config.server.cache.max_size, 268435456);
 });

@@ -186,6 +186,7 @@ function provisionCache(
     key_headers: [...new Set((raw.key_headers ?? []).map((h) => h.toLowerCase()))],
     ignore_query: raw.ignore_query ?? false,
     store_set_cookie: raw.store_set_cookie ?? false,
+    targeted_field: (raw.targeted_field ?? "CDN-Cache-Control").toLowerCase(),
   };
 }
 

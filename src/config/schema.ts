@@ -577,6 +577,7 @@ export const cacheSchema = z.object({
   key_headers: z.array(token()).optional(),
   ignore_query: flag().optional(),
   store_set_cookie: flag().optional(),
+  targeted_field: token().optional(),
 }).strict();
 
 export type RawCache = z.output<typeof cacheSchema>;

@@ -256,6 +256,11 @@ export interface CacheConfig {
   readonly ignore_query: boolean;
   /** Default false: answers with `Set-Cookie` are not stored. */
   readonly store_set_cookie: boolean;
+  /**
+   * Targeted cache-control field (RFC 9213, lower-case) that replaces `Cache-Control` and
+   * `Expires` for the cache's own decisions when valid; default `cdn-cache-control`.
+   */
+  readonly targeted_field: string;
 }
 
 export interface RouteConfig {

@@ -8,6 +8,7 @@ import { freshnessLifetime, parseAge } from "../cache/freshness.ts";
 import { parseHttpDate } from "../cache/http_date.ts";
 import { updatedHeaders, withMemberDate } from "../cache/revalidation.ts";
 import { storability, UNKEYED_REFLECTED } from "../cache/storable.ts";
+import { parseTargeted } from "../cache/targeted.ts";
 import { varyValues } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/types.ts";
 import type { Answer } from "../front/answer.ts";
@@ -83,7 +84,8 @@ export function admission(
   for (const name of UNKEYED_REFLECTED) {
     if (h.get(name) !== null) (reflected ??= []).push(name);
   }
-  const cc = parseCacheControl(rh.get("cache-control"));
+  const targeted = parseTargeted(rh.get(rules.config.targeted_field));
+  const cc = targeted ?? parseCacheControl(rh.get("cache-control"));
   const d = storability(
     {
       method: ex.req.method,
@@ -94,7 +96,8 @@ export function admission(
     {
       status: res.status,
       cc,
-      expires: rh.get("expires"),
+      // RFC 9213 2.1: a valid targeted field replaces Expires too.
+      expires: targeted === null ? rh.get("expires") : null,
       date: expiresBase(rh, ex.memberDate, responseTime),
       vary: rh.get("vary"),
       setCookie: rh.get("set-cookie") !== null,
@@ -163,9 +166,10 @@ export function refreshEntry(
   // The 304's own Date (not the stored one): the age now counts from this exchange.
   e.dateValue = parseHttpDate(h.get("date"));
   e.ageValue = parseAge(h.get("age"));
-  const cc = parseCacheControl(e.header("cache-control"));
+  const targeted = parseTargeted(e.header(rules.config.targeted_field));
+  const cc = targeted ?? parseCacheControl(e.header("cache-control"));
   const base = expiresBase(h, times.memberDate, responseTime);
-  const lifetime = freshnessLifetime(cc, e.header("expires"), base);
+  const lifetime = freshnessLifetime(cc, targeted === null ? e.header("expires") : null, base);
   if (lifetime >= 0) e.lifetime = lifetime;
   e.noCache = cc.noCache;
   e.mustRevalidate = cc.mustRevalidate || cc.proxyRevalidate;

@@ -16,6 +16,7 @@ const CONFIG: CacheConfig = {
   key_headers: [],
   ignore_query: false,
   store_set_cookie: false,
+  targeted_field: "cdn-cache-control",
 };
 
 const metrics = createMetrics(new Registry());
