@@ -102,7 +102,7 @@ Deno.test({
     const t = await runDrainRound({ holdMs: 300, loops: 3 });
     const lines = t.lines();
     assert.equal(t.totalFailed, 0, lines.join("\n"));
-    assert.ok((t.phases.get("serving")?.ok ?? 0) > 10, lines.join("\n"));
+    assert.ok((t.phases.get("serving")?.ok ?? 0) >= 12, lines.join("\n"));
   },
 });
 

@@ -210,6 +210,12 @@ export async function runDrainRound(
     fetches = new FetchLoops(tally, { port, loops }).start();
     raws = new RawLoops(tally, { port, loops }).start();
     await sleep(hold);
+    // A loaded machine may answer few in `hold`: every loop has a kept-alive connection first.
+    await waitUntil(() => tally.totalOk >= 4 * loops, {
+      what: "answers before SIGTERM",
+      timeoutMs: 15_000,
+      intervalMs: 20,
+    });
     tally.phase = "SIGTERM";
     const st = await p.stop();
     if (!st.success) throw new Error(`scalwsd run exited with ${st.code}:\n${p.lines.join("\n")}`);
