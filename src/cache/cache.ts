@@ -54,6 +54,8 @@ export class Cache {
   readonly collapser = new Collapser();
   /** Longest wait of a collapsed miss for the leader's answer, ms. */
   collapseWait = COLLAPSE_WAIT;
+  /** `server.cache.heuristic_max` in seconds (0: no heuristic freshness); default 1 day. */
+  heuristicMax = 86_400;
 
   /**
    * `requests`: the `scalws_cache_requests_total` family the per-application counters feed,

@@ -1,6 +1,7 @@
 /**
- * Freshness lifetime and age (RFC 9111 4.2) for a shared cache: explicit freshness only
- * (`s-maxage`, then `max-age`, then `Expires` against the member's `Date`), never heuristics.
+ * Freshness lifetime and age (RFC 9111 4.2) for a shared cache: explicit freshness
+ * (`s-maxage`, then `max-age`, then `Expires` against the member's `Date`), else a heuristic
+ * from `Last-Modified` (4.2.2) for the statuses RFC 9110 15.1 marks heuristically cacheable.
  * Times are milliseconds from an injected clock; ages and lifetimes are whole seconds.
  */
 import type { CacheControl } from "./cache_control.ts";
@@ -88,4 +89,38 @@ export function clientRevalidates(
   if (rcc.minFresh >= 0 && ttl < rcc.minFresh) return true;
   if (rcc.maxAge < 0 || (immutable && ttl > 0)) return false;
   return age > rcc.maxAge || rcc.maxAge === 0;
+}
+
+/** Statuses heuristically cacheable by default (RFC 9110 15.1). */
+export const HEURISTIC_STATUS: ReadonlySet<number> = new Set([
+  200,
+  203,
+  204,
+  206,
+  300,
+  301,
+  308,
+  404,
+  405,
+  410,
+  414,
+  501,
+]);
+
+/**
+ * Heuristic freshness (RFC 9111 4.2.2) in seconds: 10% of the time from `Last-Modified` to
+ * `date` (the member's `Date`, else the arrival time), at most `max` seconds; -1 when the status
+ * is not heuristically cacheable, `Last-Modified` is absent, invalid or not before `date`, or
+ * `max` is 0 (off). Only for answers without explicit freshness.
+ */
+export function heuristicLifetime(
+  status: number,
+  lastModified: string | null,
+  date: number,
+  max: number,
+): number {
+  if (max <= 0 || !HEURISTIC_STATUS.has(status)) return -1;
+  const lm = parseHttpDate(lastModified);
+  if (Number.isNaN(lm) || Number.isNaN(date) || lm >= date) return -1;
+  return Math.min(max, Math.floor((date - lm) / 10_000));
 }

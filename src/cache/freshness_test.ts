@@ -4,6 +4,7 @@ import {
   clientRevalidates,
   currentAge,
   freshnessLifetime,
+  heuristicLifetime,
   initialAge,
   inStaleWindow,
   parseAge,
@@ -86,4 +87,26 @@ Deno.test("clientRevalidates: a stale immutable answer is treated like any other
   assert.equal(clientRevalidates(reload, 61, -1, true), true);
   assert.equal(clientRevalidates(reload, 60, 0, true), true);
   assert.equal(clientRevalidates(parseCacheControl("max-age=100"), 61, -1, true), false);
+});
+
+Deno.test("heuristicLifetime: 10% of the time since Last-Modified, capped, listed statuses only", () => {
+  const lm = formatHttpDate(D - 1_000_000);
+  assert.equal(heuristicLifetime(200, lm, D, 86_400), 100);
+  assert.equal(heuristicLifetime(410, lm, D, 86_400), 100);
+  assert.equal(heuristicLifetime(200, lm, D, 30), 30);
+  assert.equal(heuristicLifetime(200, formatHttpDate(D - 10_000_000_000), D, 86_400), 86_400);
+  for (const s of [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]) {
+    assert.equal(heuristicLifetime(s, lm, D, 86_400), 100, String(s));
+  }
+  for (const s of [201, 302, 307, 403, 500, 503]) {
+    assert.equal(heuristicLifetime(s, lm, D, 86_400), -1, String(s));
+  }
+});
+
+Deno.test("heuristicLifetime: off with max 0, and none without a usable Last-Modified", () => {
+  const lm = formatHttpDate(D - 1_000_000);
+  assert.equal(heuristicLifetime(200, lm, D, 0), -1);
+  assert.equal(heuristicLifetime(200, null, D, 86_400), -1);
+  assert.equal(heuristicLifetime(200, "yesterday", D, 86_400), -1);
+  assert.equal(heuristicLifetime(200, formatHttpDate(D + 5000), D, 86_400), -1);
 });

@@ -7,7 +7,7 @@
  * header the member may reflect that is not part of the key (the poisoning rule).
  */
 import type { CacheControl } from "./cache_control.ts";
-import { freshnessLifetime } from "./freshness.ts";
+import { freshnessLifetime, heuristicLifetime } from "./freshness.ts";
 import { parseVary, VARY_ANY } from "./vary.ts";
 
 /** Final statuses stored when the member gives explicit freshness (206 and 304 never). */
@@ -66,6 +66,8 @@ export interface ResponseFacts {
   readonly date: number;
   readonly vary: string | null;
   readonly setCookie: boolean;
+  /** `Last-Modified`, for heuristic freshness. */
+  readonly lastModified?: string | null;
 }
 
 export type Storability =
@@ -76,7 +78,12 @@ export type Storability =
 export function storability(
   req: RequestFacts,
   res: ResponseFacts,
-  opts: { readonly storeSetCookie: boolean; readonly keyHeaders: readonly string[] },
+  opts: {
+    readonly storeSetCookie: boolean;
+    readonly keyHeaders: readonly string[];
+    /** Cap on heuristic freshness in seconds; 0 or absent: off. */
+    readonly heuristicMax?: number;
+  },
 ): Storability {
   if (req.method !== "GET") return { ok: false, reason: "method" };
   if (!STORABLE_STATUS.has(res.status)) return { ok: false, reason: "status" };
@@ -97,7 +104,15 @@ export function storability(
       return { ok: false, reason: `unkeyed ${h}` };
     }
   }
-  const lifetime = freshnessLifetime(cc, res.expires, res.date);
+  let lifetime = freshnessLifetime(cc, res.expires, res.date);
+  if (lifetime < 0) {
+    lifetime = heuristicLifetime(
+      res.status,
+      res.lastModified ?? null,
+      res.date,
+      opts.heuristicMax ?? 0,
+    );
+  }
   if (lifetime < 0) return { ok: false, reason: "no explicit freshness" };
   return { ok: true, lifetime, vary };
 }

@@ -83,3 +83,23 @@ Deno.test("storability: Expires against Date", () => {
   });
   assert.deepEqual(storability(req(), r, opts), { ok: true, lifetime: 60, vary: [] });
 });
+
+Deno.test("storability: heuristic freshness from Last-Modified only without explicit freshness", () => {
+  const D = Date.UTC(2026, 0, 1);
+  const lm = new Date(D - 1_000_000).toUTCString();
+  const h = { ...opts, heuristicMax: 86_400 };
+  const r = storability(req(), res(null, { date: D, lastModified: lm }), h);
+  assert.deepEqual(r, { ok: true, lifetime: 100, vary: [] });
+  // Explicit freshness wins, even a shorter one.
+  const x = storability(req(), res("max-age=5", { date: D, lastModified: lm }), h);
+  assert.deepEqual(x, { ok: true, lifetime: 5, vary: [] });
+  // Off (heuristic_max: 0s), and a status RFC 9110 does not mark heuristically cacheable.
+  assert.equal(
+    reason(storability(req(), res(null, { date: D, lastModified: lm }), opts)),
+    "no explicit freshness",
+  );
+  assert.equal(
+    reason(storability(req(), res(null, { status: 302, date: D, lastModified: lm }), h)),
+    "no explicit freshness",
+  );
+});

@@ -8,7 +8,7 @@ Deno.test("cache: defaults, a route's own cache or false, server.cache.max_size"
     `
 server:
   listeners: [{name: http, address: "127.0.0.1:8080"}]
-  cache: {max_size: 64MiB}
+  cache: {max_size: 64MiB, heuristic_max: 1h}
 tenants:
   - name: acme
     applications:
@@ -32,6 +32,7 @@ tenants:
     "c.yaml",
   );
   assert.equal(config.server.cache.max_size, 64 * 1024 * 1024);
+  assert.equal(config.server.cache.heuristic_max, 3_600_000);
   const app = config.tenants[0].applications[0];
   assert.deepEqual(app.cache, {
     stale_while_revalidate: 60_000,
@@ -53,6 +54,10 @@ tenants:
     targeted_field: "fastly-cache-control",
   });
   assert.equal(parseConfig(BASE_FOR_CACHE("{}"), "d.yaml").config.server.cache.max_size, 268435456);
+  assert.equal(
+    parseConfig(BASE_FOR_CACHE("{}"), "d.yaml").config.server.cache.heuristic_max,
+    86_400_000,
+  );
 });
 
 const BASE_FOR_CACHE = (cache: string, server = "") => `

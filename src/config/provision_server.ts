@@ -14,6 +14,9 @@ export const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
 /** `server.cache.max_size`: 256 MiB. */
 export const DEFAULT_CACHE_SIZE = 256 * 1024 * 1024;
 
+/** `server.cache.heuristic_max`: 1 day. */
+export const DEFAULT_HEURISTIC_MAX = 86_400_000;
+
 /** 10 s. */
 export const DEFAULT_HANDSHAKE_TIMEOUT = 10_000;
 
@@ -112,7 +115,10 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
       : {}),
     deny_paths: raw.deny_paths ?? [],
     include: raw.include ?? [],
-    cache: { max_size: raw.cache?.max_size ?? DEFAULT_CACHE_SIZE },
+    cache: {
+      max_size: raw.cache?.max_size ?? DEFAULT_CACHE_SIZE,
+      heuristic_max: raw.cache?.heuristic_max ?? DEFAULT_HEURISTIC_MAX,
+    },
   };
 }
 

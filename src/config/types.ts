@@ -594,6 +594,8 @@ export interface ServerConfig {
   readonly cache: {
     /** Byte budget, least recently used entries evicted past it; default 256 MiB. */
     readonly max_size: number;
+    /** Cap on heuristic freshness (RFC 9111 4.2.2), ms; default 1 day, 0 turns it off. */
+    readonly heuristic_max: number;
   };
   /** Site file globs as written, relative to the main file's directory. */
   readonly include: readonly string[];

@@ -44,6 +44,8 @@ export interface StoreRules {
   readonly sieCap: number;
   /** `tenant/app`: entries are tagged with it so a reload can drop them. */
   readonly owner: string;
+  /** `server.cache.heuristic_max` in seconds (0: off). */
+  readonly heuristicMax?: number;
 }
 
 /** When a request went to the member and when its answer came (clock ms). */
@@ -101,8 +103,13 @@ export function admission(
       date: expiresBase(rh, ex.memberDate, responseTime),
       vary: rh.get("vary"),
       setCookie: rh.get("set-cookie") !== null,
+      lastModified: rh.get("last-modified"),
     },
-    { storeSetCookie: rules.config.store_set_cookie, keyHeaders: rules.config.key_headers },
+    {
+      storeSetCookie: rules.config.store_set_cookie,
+      keyHeaders: rules.config.key_headers,
+      heuristicMax: rules.heuristicMax,
+    },
   );
   if (!d.ok) return null;
   const cl = rh.get("content-length");

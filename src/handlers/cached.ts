@@ -128,6 +128,9 @@ export class CachedHandler implements Handler {
       swrCap: Math.floor(o.config.stale_while_revalidate / 1000),
       sieCap: Math.floor(o.config.stale_if_error / 1000),
       owner: o.owner,
+      get heuristicMax() {
+        return o.cache.heuristicMax;
+      },
     };
   }
 

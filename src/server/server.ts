@@ -269,6 +269,7 @@ export class Server {
     if (this.dispatcher) this.dispatcher.current = gen;
     // The store outlives generations; entries of applications that lost their cache go.
     this.cache.store.setBudget(loaded.config.server.cache.max_size);
+    this.cache.heuristicMax = Math.floor(loaded.config.server.cache.heuristic_max / 1000);
     const owners = cacheOwners(loaded.config);
     this.cache.store.dropOwners((o) => owners.has(o));
     this.registry.commit(plan);
