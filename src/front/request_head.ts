@@ -36,7 +36,6 @@ export const MAX_FIELD_LINES = 128;
 const LF = 0x0a;
 const CR = 0x0d;
 const SP = 0x20;
-const HTAB = 0x09;
 
 /** 1 for bytes allowed in a request target: VCHAR only (hyper refuses obs-text there too). */
 const TARGET = new Uint8Array(256);
