@@ -60,7 +60,7 @@ Deno.test("the guide's complete example provisions to the expected values and de
       },
       deny_paths: [],
       include: [],
-      cache: { max_size: 256 * 1024 * 1024 },
+      cache: { max_size: 256 * 1024 * 1024, heuristic_max: 86_400_000 },
     },
     upstreams: {
       web: {

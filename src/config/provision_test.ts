@@ -34,7 +34,7 @@ Deno.test("provision fills server defaults", () => {
       max_resets_per_second: 100,
     },
     deny_paths: [],
-    cache: { max_size: 268_435_456 },
+    cache: { max_size: 268_435_456, heuristic_max: 86_400_000 },
     include: [],
   });
 });

@@ -26,7 +26,7 @@ function server(extra: Partial<ServerConfig> = {}): ServerConfig {
       max_resets_per_second: 100,
     },
     deny_paths: [],
-    cache: { max_size: 1 << 20 },
+    cache: { max_size: 1 << 20, heuristic_max: 86_400_000 },
     include: [],
     ...extra,
   };
