@@ -65,8 +65,11 @@ function deltaSeconds(v: string | undefined): number {
   return n > DELTA_MAX ? DELTA_MAX : n;
 }
 
-/** Splits on commas outside quoted strings; null on an unterminated quote. */
-function split(value: string): string[] | null {
+/**
+ * Splits a field value on commas outside quoted strings; null on an unterminated quote. Shared
+ * by `Cache-Control` and the targeted fields (`targeted.ts`).
+ */
+export function splitOutsideQuotes(value: string): string[] | null {
   const out: string[] = [];
   let start = 0;
   let quoted = false;
@@ -90,7 +93,7 @@ function split(value: string): string[] | null {
 export function parseCacheControl(value: string | null): CacheControl {
   if (value === null || value.length === 0) return NO_CACHE_CONTROL as CacheControl;
   const cc = empty();
-  const parts = split(value);
+  const parts = splitOutsideQuotes(value);
   if (parts === null) {
     cc.invalid = true;
     return cc;

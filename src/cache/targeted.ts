@@ -5,7 +5,7 @@
  * decisions (RFC 9213 2.1). Directives with a value of the wrong type are ignored.
  */
 import type { CacheControl } from "./cache_control.ts";
-import { DELTA_MAX } from "./cache_control.ts";
+import { DELTA_MAX, splitOutsideQuotes } from "./cache_control.ts";
 
 const KEY = "[a-z*][a-z0-9_\\-.*]*";
 const BARE =
@@ -14,27 +14,6 @@ const BARE =
 const PARAMS = `(?:;[ ]*${KEY}(?:=(?:${BARE}))?)*`;
 const INNER = `\\([ ]*(?:(?:${BARE})${PARAMS}(?:[ ]+(?:${BARE})${PARAMS})*[ ]*)?\\)`;
 const MEMBER = new RegExp(`^(${KEY})(?:=((?:${BARE})|${INNER}))?${PARAMS}$`);
-
-/** Splits on commas outside strings; null on an unterminated string. */
-function members(value: string): string[] | null {
-  const out: string[] = [];
-  let start = 0;
-  let quoted = false;
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (quoted) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) quoted = false;
-    } else if (c === 0x22) quoted = true;
-    else if (c === 0x2c) {
-      out.push(value.slice(start, i));
-      start = i + 1;
-    }
-  }
-  if (quoted) return null;
-  out.push(value.slice(start));
-  return out;
-}
 
 function empty(): CacheControl {
   return {
@@ -62,7 +41,7 @@ function empty(): CacheControl {
  */
 export function parseTargeted(value: string | null): CacheControl | null {
   if (value === null) return null;
-  const parts = members(value.trim());
+  const parts = splitOutsideQuotes(value.trim());
   if (parts === null) return null;
   const dict = new Map<string, string>();
   for (let i = 0; i < parts.length; i++) {
