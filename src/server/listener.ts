@@ -408,14 +408,7 @@ export class Listener {
       return;
     }
     if (next !== null && before !== null && front !== null) {
-      const old = this.backends!;
-      this.tls = next;
-      next.front = front;
-      this.backends = this.bindBackends(next, old);
-      front.route({ certs: next.certs, ports: this.backends.ports });
-      this.retire(old, this.backends);
-      const kept = this.backends.ports.filter((p) => old.ports.includes(p)).length;
-      log("info", "tls_certificates_loaded", { listener: cfg.name, kept });
+      this.reloadRelayed(cfg, next, front);
       return;
     }
     this.tls = next;
@@ -445,6 +438,22 @@ export class Listener {
   }
 
   /**
+   * New certificates on a relayed listener that stays relayed: the public socket stays, the
+   * loopback listeners are rebound beside the old ones (kept where unchanged) and the old ones
+   * retire once their connections are handed over.
+   */
+  private reloadRelayed(cfg: ListenerConfig, next: TlsState, front: TlsFront<ClientConn>): void {
+    const old = this.backends!;
+    this.tls = next;
+    next.front = front;
+    this.backends = this.bindBackends(next, old);
+    front.route({ certs: next.certs, ports: this.backends.ports });
+    this.retire(old, this.backends);
+    const kept = this.backends.ports.filter((p) => old.ports.includes(p)).length;
+    log("info", "tls_certificates_loaded", { listener: cfg.name, kept });
+  }
+
+  /**
    * Where the kernel moves pending connections of a closed socket: a new public socket (TLS
    * direct or relayed, or plain) is bound on the same port beside the old one, which then
    * closes. No connection is refused, whatever changes. A relayed TLS listener whose
@@ -454,15 +463,7 @@ export class Listener {
     const before = this.tls;
     const mode = this.modeOf(next);
     if (next !== null && before !== null && this.mode === "relay" && mode === "relay") {
-      const front = this.front!;
-      const old = this.backends!;
-      this.tls = next;
-      next.front = front;
-      this.backends = this.bindBackends(next, old);
-      front.route({ certs: next.certs, ports: this.backends.ports });
-      this.retire(old, this.backends);
-      const kept = this.backends.ports.filter((p) => old.ports.includes(p)).length;
-      log("info", "tls_certificates_loaded", { listener: cfg.name, kept });
+      this.reloadRelayed(cfg, next, this.front!);
       return;
     }
     const [oldSocket, oldFront, oldBackends] = [this.socket, this.front, this.backends];
