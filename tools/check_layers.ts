@@ -4,9 +4,11 @@
  * A room is `src/<name>/` (subfolders belong to it), `admin/`, `cli/`, or `main.ts`. The folder
  * graph is built from the import and export statements of every `.ts` file, tests included
  * (type-only imports count too). It fails (exit 1) on an import against {@linkcode LAYERS}, on
- * any folder cycle and on any file cycle (files that import each other, directly or round a
- * ring: inside one room, since a ring across rooms is a folder cycle already), naming each
- * offending `file:line`, and prints the graph either way.
+ * any folder cycle, on any file cycle (files that import each other, directly or round a ring:
+ * inside one room, since a ring across rooms is a folder cycle already) and on an import from
+ * another room that does not go through that room's face, its `mod.ts` (tests and the
+ * `_`-named support files only tests import are exempt), naming each offending `file:line`, and
+ * prints the graph either way.
  *
  * Run: `deno run --allow-read tools/check_layers.ts` (part of `deno task ok` and CI).
  *
@@ -44,6 +46,32 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["cli"],
   ["main"],
 ];
+
+/**
+ * Rooms whose files other rooms may still import directly, while their faces are being built;
+ * every other room is entered through its `mod.ts` only.
+ */
+export const UNFACED: ReadonlySet<string> = new Set([
+  "base",
+  "observe",
+  "config",
+  "wire",
+  "http1",
+  "acme",
+  "redis",
+  "fastcgi",
+  "upstream",
+  "discovery",
+  "front",
+  "pipeline",
+  "cache",
+  "handlers",
+  "apps",
+  "server",
+  "controller",
+  "admin",
+  "cli",
+]);
 
 /** One import statement: the file and line holding it, and the specifier. */
 export interface Import {
@@ -120,11 +148,55 @@ export function roomOf(path: string): string | undefined {
   return undefined;
 }
 
+/** The face of a room: the one file other rooms import it through. */
+export function faceOf(room: string): string {
+  return room === "admin" || room === "cli" ? `${room}/mod.ts` : `src/${room}/mod.ts`;
+}
+
+/** A test (`*_test.ts`), exempt from the face rule. */
+export function isTest(path: string): boolean {
+  return path.endsWith("_test.ts");
+}
+
+/**
+ * The files only tests use: tests, and `_`-named files (`_fuzz.ts`, `_fake_server.ts`) that
+ * only such files import.
+ */
+function testOnly(
+  paths: readonly string[],
+  importers: ReadonlyMap<string, ReadonlySet<string>>,
+): Set<string> {
+  const only = new Set(paths.filter(isTest));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of paths) {
+      if (only.has(p) || !p.split("/").pop()!.startsWith("_")) continue;
+      const by = importers.get(p);
+      if (by !== undefined && by.size > 0 && [...by].every((f) => only.has(f))) {
+        only.add(p);
+        grew = true;
+      }
+    }
+  }
+  return only;
+}
+
+/** What {@linkcode check} asks beyond the order and the cycles. */
+export interface CheckOptions {
+  /** Refuse imports from another room that do not go through its face (default false). */
+  faces?: boolean;
+  /** Rooms exempt from the face rule (default none). */
+  unfaced?: ReadonlySet<string>;
+}
+
 /** Builds the folder graph of `files` (path -> text) and checks it against `layers`. */
 export function check(
   files: ReadonlyMap<string, string>,
   layers: readonly (readonly string[])[] = LAYERS,
+  options: CheckOptions = {},
 ): Report {
+  const faces = options.faces ?? false;
+  const unfaced = options.unfaced ?? new Set();
   const rank = new Map<string, number>();
   layers.forEach((rooms, i) => rooms.forEach((r) => rank.set(r, i)));
   const edges = new Map<string, number>();
@@ -135,6 +207,18 @@ export function check(
   const fileEdges = new Map<string, number>();
   const fileSite = new Map<string, Import>();
   const paths = [...files.keys()].sort();
+  const imports = new Map<string, Import[]>();
+  const importers = new Map<string, Set<string>>();
+  for (const file of paths) {
+    const found = findImports(file, files.get(file)!);
+    imports.set(file, found);
+    for (const imp of found) {
+      const target = resolve(file, imp.specifier);
+      if (!importers.has(target)) importers.set(target, new Set());
+      importers.get(target)!.add(file);
+    }
+  }
+  const exempt = testOnly(paths, importers);
   for (const file of paths) {
     const from = roomOf(file);
     if (from === undefined) continue;
@@ -146,7 +230,7 @@ export function check(
         message: `room "${from}" is not in the layer order`,
       });
     }
-    for (const imp of findImports(file, files.get(file)!)) {
+    for (const imp of imports.get(file)!) {
       const target = resolve(file, imp.specifier);
       const to = roomOf(target);
       if (to === from && files.has(target)) {
@@ -155,6 +239,13 @@ export function check(
         if (!fileSite.has(key)) fileSite.set(key, imp);
       }
       if (to === undefined || to === from) continue;
+      if (faces && target !== faceOf(to) && !exempt.has(file) && !unfaced.has(to)) {
+        violations.push({
+          file,
+          line: imp.line,
+          message: `${from} imports ${target}: other rooms enter ${to} through ${faceOf(to)}`,
+        });
+      }
       const key = `${from} -> ${to}`;
       edges.set(key, (edges.get(key) ?? 0) + 1);
       if (!firstSite.has(key)) firstSite.set(key, imp);
@@ -295,7 +386,10 @@ export function format(report: Report): string {
     lines.push(`  ${key}: ${report.edges.get(key)}`);
   }
   if (report.violations.length === 0) {
-    lines.push("layers: ok, no folder cycle, no file cycle, no import against the order");
+    lines.push(
+      "layers: ok, no folder cycle, no file cycle, no import against the order, every room " +
+        "entered through its face",
+    );
   } else {
     lines.push(`layers: ${report.violations.length} problem(s)`);
     for (const v of report.violations) lines.push(`  ${v.file}:${v.line}: ${v.message}`);
@@ -321,7 +415,7 @@ async function readTree(root: string): Promise<Map<string, string>> {
 
 if (import.meta.main) {
   const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
-  const report = check(await readTree(root));
+  const report = check(await readTree(root), LAYERS, { faces: true, unfaced: UNFACED });
   console.log(format(report));
   if (report.violations.length > 0) Deno.exit(1);
 }

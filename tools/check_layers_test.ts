@@ -117,3 +117,44 @@ Deno.test("LAYERS places every room of DESIGN.md once", () => {
       .concat(["admin", "cli", "main", "acme"])
   ) assert.ok(rooms.includes(r), r);
 });
+
+Deno.test("check refuses an import from another room that does not go through its mod.ts", () => {
+  const files = new Map([
+    ["src/base/mod.ts", 'export { c } from "./clock.ts";'],
+    ["src/base/clock.ts", "export const c = 1;"],
+    ["src/base/_gen.ts", "export const g = 1;"],
+    [
+      "src/net/ip.ts",
+      'import { c } from "../base/mod.ts";\nimport { c as d } from "../base/clock.ts";',
+    ],
+    ["src/net/ip_test.ts", 'import { c } from "../base/clock.ts";'],
+    ["src/net/_fuzz.ts", 'import { g } from "../base/_gen.ts";'],
+    ["src/net/fuzz_test.ts", 'import "./_fuzz.ts";'],
+    ["src/net/_private.ts", 'import { g } from "../base/_gen.ts";'],
+    ["src/net/route.ts", 'import "./_private.ts";'],
+    ["src/server/s.ts", 'import "../net/ip.ts";'],
+    ["admin/app.ts", 'import "../src/server/s.ts";'],
+    ["cli/run.ts", 'import "../admin/mod.ts";\nimport "../admin/app.ts";'],
+  ]);
+  const order = [["base"], ["net"], ["server"], ["admin"], ["cli"]];
+  assert.deepEqual(
+    check(files, order, { faces: true }).violations.map((v) => `${v.file}:${v.line}: ${v.message}`),
+    [
+      "admin/app.ts:1: admin imports src/server/s.ts: other rooms enter server through " +
+      "src/server/mod.ts",
+      "cli/run.ts:2: cli imports admin/app.ts: other rooms enter admin through admin/mod.ts",
+      "src/net/_private.ts:1: net imports src/base/_gen.ts: other rooms enter base through " +
+      "src/base/mod.ts",
+      "src/net/ip.ts:2: net imports src/base/clock.ts: other rooms enter base through " +
+      "src/base/mod.ts",
+      "src/server/s.ts:1: server imports src/net/ip.ts: other rooms enter net through " +
+      "src/net/mod.ts",
+    ],
+  );
+  // A room still being faced may be entered directly.
+  assert.deepEqual(
+    check(files, order, { faces: true, unfaced: new Set(["server", "admin", "net"]) }).violations
+      .map((v) => v.file),
+    ["src/net/_private.ts", "src/net/ip.ts"],
+  );
+});

@@ -7,7 +7,7 @@
  */
 
 import type { Config, PhpRuntime, RuntimeConfig } from "../config/types.ts";
-import type { MemberAddress } from "../net/member_address.ts";
+import type { MemberAddress } from "../net/mod.ts";
 import { FcgiConns, learnMaxChildren } from "../fastcgi/conns.ts";
 import { Connector } from "../http1/connector.ts";
 import { ParamsBuffer } from "../fastcgi/params.ts";

@@ -3,9 +3,8 @@
  * `types.ts`, with the canonical member text used as the member's registry key.
  */
 import { ValueError } from "./errors.ts";
-import { isLoopback, parseIP, parseIPv4 } from "../net/ip.ts";
+import { isLoopback, type MemberAddress, parseIP, parseIPv4 } from "../net/mod.ts";
 import { hostnameError } from "./syntax.ts";
-import type { MemberAddress } from "../net/member_address.ts";
 import type { AddressTarget, HostPort } from "./types.ts";
 
 const PORT = /^[0-9]{1,5}$/;

@@ -5,7 +5,7 @@
 import { unknownKeyMessage } from "./suggest.ts";
 import { parseMemberAddress } from "./address.ts";
 import { ValueError } from "./errors.ts";
-import type { MemberAddress } from "../net/member_address.ts";
+import type { MemberAddress } from "../net/mod.ts";
 import type { MemberConfig } from "./types.ts";
 
 /** A pool holds at most this many members. */

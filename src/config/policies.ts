@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { HOP_BY_HOP } from "../base/hop_by_hop.ts";
-import { cidrError } from "../net/ip.ts";
+import { cidrError } from "../net/mod.ts";
 import { ValueError } from "./errors.ts";
 import { formatPath, parseUnit, type Path } from "./issues.ts";
 import { checkPattern } from "./regex_safety.ts";

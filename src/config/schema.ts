@@ -15,7 +15,7 @@ import {
 } from "./address.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { ValueError } from "./errors.ts";
-import { cidrError, parseIP } from "../net/ip.ts";
+import { cidrError, parseIP } from "../net/mod.ts";
 import { parseSize } from "./size.ts";
 import { FOLLOW_SYMLINKS } from "./types.ts";
 import {

@@ -4,7 +4,7 @@
  * path and the field it names read the same. Durations are milliseconds, sizes are bytes.
  */
 
-import type { MemberAddress } from "../net/member_address.ts";
+import type { MemberAddress } from "../net/mod.ts";
 
 /** A parsed `ip:port`, `[ipv6]:port` or `host:port` listen or member address. */
 export interface HostPort {

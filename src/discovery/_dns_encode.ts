@@ -2,7 +2,7 @@
  * Encodes DNS responses: for the test name servers and the fuzzer of `dns_message.ts`. Names
  * equal to the question's are written as a compression pointer to it when `compress` is set.
  */
-import { parseIPv6 } from "../net/ip.ts";
+import { parseIPv6 } from "../net/mod.ts";
 import { DNS_TYPE, type DnsQuestion, type DnsRecord, pushName } from "./dns_message.ts";
 
 export interface ResponseSpec {

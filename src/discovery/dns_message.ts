@@ -8,7 +8,7 @@
  * its length says, a class other than IN, bytes after the last record, a message that is not a
  * standard-query response, or a question other than the one asked.
  */
-import { formatIPv6 } from "../net/ip.ts";
+import { formatIPv6 } from "../net/mod.ts";
 
 /** Record types by name. */
 export const DNS_TYPE = { A: 1, CNAME: 5, AAAA: 28, SRV: 33, OPT: 41 } as const;

@@ -1,6 +1,6 @@
 /** Opens connections to one member: TCP (nodelay), Unix socket, or TLS over TCP. */
 
-import type { MemberAddress } from "../net/member_address.ts";
+import type { MemberAddress } from "../net/mod.ts";
 import { caCertsFor } from "./tls_roots.ts";
 import type { Socket, SocketFactory, TlsSettings } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";

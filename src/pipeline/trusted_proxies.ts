@@ -3,7 +3,7 @@
  * IPv4-mapped IPv6 form, so `10.0.0.0/8` also matches `::ffff:10.1.2.3` and `::ffff:0:0/96`
  * matches all IPv4.
  */
-import { parsePeerIp } from "../net/ip.ts";
+import { parsePeerIp } from "../net/mod.ts";
 
 // Parsing and matching are synchronous, so one buffer serves every call: no allocation per call.
 const scratch = new Uint32Array(4);

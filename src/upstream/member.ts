@@ -1,4 +1,4 @@
-import type { MemberAddress } from "../net/member_address.ts";
+import type { MemberAddress } from "../net/mod.ts";
 import { latencyBuckets } from "./pool_history.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import { FcgiConns } from "../fastcgi/conns.ts";

@@ -7,7 +7,7 @@
  * rules. One parser: `net/ip.ts`.
  */
 import type { AddressPolicy } from "../../config/types.ts";
-import { parsePeerIp } from "../../net/ip.ts";
+import { parsePeerIp } from "../../net/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import { answer, type Policy } from "./policy.ts";
 
