@@ -10,7 +10,7 @@
 // Only what runs before the SIGUSR1 guard is imported statically: the guard may re-execute the
 // process, and the commands' module graph is loaded once, after it (dynamic imports below).
 import { parseArgs } from "node:util";
-import { blockUsr1 } from "./src/base/usr1.ts";
+import { blockUsr1 } from "./src/base/mod.ts";
 import { log } from "./src/observe/log.ts";
 
 export const USAGE = `usage:

@@ -1,7 +1,6 @@
-import type { Clock } from "../src/base/clock.ts";
+import type { Clock, Lock } from "../src/base/mod.ts";
 import type { LimitsStoreState } from "../src/pipeline/limits_store.ts";
 import type { Cache } from "../src/cache/cache.ts";
-import type { Lock } from "../src/base/lock.ts";
 import type { Config, MemberConfig } from "../src/config/types.ts";
 import type { Registry } from "../src/observe/metrics.ts";
 import type { Pool } from "../src/upstream/pool.ts";

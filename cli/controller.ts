@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { Usr1Watch } from "../src/base/usr1.ts";
+import { Usr1Watch } from "../src/base/mod.ts";
 import { ConfigError } from "../src/config/errors.ts";
 import { loadControllerConfig } from "../src/controller/config.ts";
 import { createControlApp, serveControlSocket } from "../src/controller/control_app.ts";

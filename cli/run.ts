@@ -1,4 +1,4 @@
-import { Usr1Watch } from "../src/base/usr1.ts";
+import { Usr1Watch } from "../src/base/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
 import { ConfigError } from "../src/config/errors.ts";
 import { log } from "../src/observe/log.ts";

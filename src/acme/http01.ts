@@ -10,7 +10,7 @@
  * `<state_dir>/acme/challenges/<token>`, and an instance asked for a token it does not hold
  * reads that file, since the CA's request may reach any instance.
  */
-import { ensureDir, writeFileAtomic } from "../base/atomic_file.ts";
+import { ensureDir, writeFileAtomic } from "../base/mod.ts";
 
 export const CHALLENGE_PREFIX = "/.well-known/acme-challenge/";
 

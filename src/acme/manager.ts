@@ -13,8 +13,7 @@
  *   of `order_lock.ts`. An instance that finds the lock held waits, then loads what the holder
  *   stored; each task reads the stored file again before ordering.
  */
-import type { Clock } from "../base/clock.ts";
-import type { Random } from "../base/random.ts";
+import type { Clock, Random } from "../base/mod.ts";
 import type { LoadedCertificate } from "../config/certificates.ts";
 import type { AcmeConfig, Config } from "../config/types.ts";
 import type { Family, Series } from "../observe/metrics.ts";

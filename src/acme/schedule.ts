@@ -8,7 +8,7 @@
  *   most 1 h, each +-10% at random. The certificate in place keeps serving meanwhile. A CA's
  *   `Retry-After` (a rate limit) makes the wait longer, never shorter, up to a day.
  */
-import type { Random } from "../base/random.ts";
+import type { Random } from "../base/mod.ts";
 
 export const RENEW_AT = 2 / 3;
 export const JITTER = 0.05;

@@ -9,7 +9,7 @@
  * - `acme/challenges/<token>`: pending HTTP-01 tokens, for the other instances.
  */
 import { createHash } from "node:crypto";
-import { ensureDir, writeFileAtomic } from "../base/atomic_file.ts";
+import { ensureDir, writeFileAtomic } from "../base/mod.ts";
 import { type AccountKey, generateAccountKey, importAccountKey } from "./jws.ts";
 
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----\r?\n?/g;

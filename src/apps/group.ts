@@ -11,7 +11,7 @@ import { parseMemberAddress } from "../config/address.ts";
 import { log } from "../observe/log.ts";
 import type { Member } from "../upstream/member.ts";
 import { Pool, type PoolDeps } from "../upstream/pool.ts";
-import { RestartWindow } from "../base/restart_backoff.ts";
+import { RestartWindow } from "../base/mod.ts";
 import { Worker, type WorkerOwner } from "./worker.ts";
 
 /** How long a stopping worker has between SIGTERM and SIGKILL (ms). */

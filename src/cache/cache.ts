@@ -2,7 +2,7 @@
  * The process's response cache: the one store, the miss collapser and the clock, shared by
  * every generation; and the per-application result counters.
  */
-import type { Clock } from "../base/clock.ts";
+import type { Clock } from "../base/mod.ts";
 import type { Family, Series } from "../observe/metrics.ts";
 import { COLLAPSE_WAIT, Collapser } from "./collapse.ts";
 import { Store } from "./store.ts";

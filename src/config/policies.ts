@@ -5,7 +5,7 @@
  * here, at load, so `scalwsd check` and a reload see them as a request would.
  */
 import { z } from "zod";
-import { HOP_BY_HOP } from "../base/hop_by_hop.ts";
+import { HOP_BY_HOP } from "../base/mod.ts";
 import { cidrError } from "../net/mod.ts";
 import { ValueError } from "./errors.ts";
 import { formatPath, parseUnit, type Path } from "./issues.ts";

@@ -6,7 +6,7 @@
 import { ConfigError } from "../config/errors.ts";
 import { dirOf, parseConfig } from "../config/load.ts";
 import type { Config } from "../config/types.ts";
-import { ensureDir, writeFileAtomic } from "../base/atomic_file.ts";
+import { ensureDir, writeFileAtomic } from "../base/mod.ts";
 
 /** The file name of a generation inside its directory. */
 export const GENERATION_FILE = "scalws.yaml";

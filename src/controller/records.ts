@@ -3,7 +3,7 @@
  * replaced atomically on every change. A restarted controller reads them to find and verify
  * the instances it started.
  */
-import { ensureDir, writeFileAtomic } from "../base/atomic_file.ts";
+import { ensureDir, writeFileAtomic } from "../base/mod.ts";
 import type { InstanceState } from "./lifecycle.ts";
 
 /** What the controller knows about one slot (`web-0`, `web-1`, ...). */

@@ -20,7 +20,7 @@ import {
 import { mismatch, readProc } from "./proc.ts";
 import type { SlotView } from "./reconcile.ts";
 import { type InstanceRecord, type RecordStore, slotIndex } from "./records.ts";
-import { onFailure } from "../base/restart_backoff.ts";
+import { onFailure } from "../base/mod.ts";
 
 /** A slot and what the controller knows beyond its record. */
 export interface Slot {

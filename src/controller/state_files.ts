@@ -7,7 +7,7 @@
  * In the file the configuration generation is `generation` (the format stays); in the code it
  * is `configGeneration`, apart from the generation a scalwsd process serves.
  */
-import { writeFileAtomic } from "../base/atomic_file.ts";
+import { writeFileAtomic } from "../base/mod.ts";
 import type { ProcInfo } from "./proc.ts";
 
 /** What `controller.json` holds. */

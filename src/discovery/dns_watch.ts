@@ -3,7 +3,7 @@
  * `apply` (the pool installs it with its keep-what-stays rules), report errors, wait as
  * `DnsSchedule` says, again until stopped.
  */
-import type { Clock } from "../base/clock.ts";
+import type { Clock } from "../base/mod.ts";
 import type { DnsConfig, MemberConfig } from "../config/types.ts";
 import { log } from "../observe/log.ts";
 import { DnsQueryError, type NameServer, queryDns, type QueryOptions } from "./dns_client.ts";

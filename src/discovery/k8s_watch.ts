@@ -8,7 +8,7 @@
  * the API server is unreachable. A line it cannot read (bad JSON, an unknown event type, an
  * object without a name) ends the stream as an error: it never crashes the caller.
  */
-import type { Random } from "../base/random.ts";
+import type { Random } from "../base/mod.ts";
 import { log } from "../observe/log.ts";
 
 /** The part of a Kubernetes object the cache needs. */

@@ -11,7 +11,7 @@
  * Reading checks the file as strictly as a `PUT` body: anything else is a `MemberStateError`
  * that the caller reports and ignores.
  */
-import { ensureDir, writeFileAtomic } from "../base/atomic_file.ts";
+import { ensureDir, writeFileAtomic } from "../base/mod.ts";
 import { poolMemberErrors, validateMembers } from "../config/members.ts";
 import type { MemberConfig } from "../config/types.ts";
 

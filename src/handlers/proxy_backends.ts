@@ -1,7 +1,7 @@
 import type { Answer } from "../front/answer.ts";
 import type { BackendEntry } from "../config/types.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
-import { plain } from "../base/plain.ts";
+import { plain } from "../base/mod.ts";
 import { BackendSelector } from "../upstream/backends.ts";
 import type { PoolProxyHandler } from "./proxy_pool.ts";
 

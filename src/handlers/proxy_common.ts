@@ -21,7 +21,7 @@ import type {
 } from "../http1/types.ts";
 import type { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
-import { plain } from "../base/plain.ts";
+import { plain } from "../base/mod.ts";
 import { requestIdHeader, requestIdHeaderLower } from "../pipeline/request_id.ts";
 import { statusText } from "../wire/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";

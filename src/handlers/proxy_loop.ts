@@ -18,7 +18,7 @@ import type {
 } from "../http1/types.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
-import { plain } from "../base/plain.ts";
+import { plain } from "../base/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";
 import {
   type AttemptTarget,

@@ -4,7 +4,7 @@ import type { ConnPool } from "../http1/conn_pool.ts";
 import type { UpstreamResponse } from "../http1/types.ts";
 import type { UpstreamError } from "../http1/upstream_error.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
-import { plain } from "../base/plain.ts";
+import { plain } from "../base/mod.ts";
 import type { Member } from "../upstream/member.ts";
 import { Outcome, type Pool } from "../upstream/pool.ts";
 import type { MemberTry, PoolRequest } from "../upstream/pool_request.ts";

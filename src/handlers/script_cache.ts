@@ -4,7 +4,7 @@
  * resolution costs a realpath and a stat. A file created or removed is seen within a second.
  */
 
-import type { Clock } from "../base/clock.ts";
+import type { Clock } from "../base/mod.ts";
 import type { Resolved } from "./php_script.ts";
 
 /** How long a resolution is reused (ms). */

@@ -1,6 +1,6 @@
 import type { StaticRuntime } from "../config/types.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
-import { plain } from "../base/plain.ts";
+import { plain } from "../base/mod.ts";
 import { contentType } from "./mime.ts";
 import { INSIDE_ROOT, SymlinkRule } from "./symlinks.ts";
 

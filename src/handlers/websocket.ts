@@ -13,7 +13,7 @@ import { log } from "../observe/log.ts";
 import type { ClientRequest, Exchange, FrontUpgrade, RequestFields } from "../pipeline/exchange.ts";
 import { type Answer, FrontAnswer } from "../front/answer.ts";
 import { ServerWebSocket } from "./ws_server.ts";
-import { plain } from "../base/plain.ts";
+import { plain } from "../base/mod.ts";
 import {
   closePayload,
   encodeFrame,

@@ -1,6 +1,6 @@
 /** Kept-alive connections to one member: LIFO reuse, bounded, idle ones expire. */
 
-import type { Clock } from "../base/clock.ts";
+import type { Clock } from "../base/mod.ts";
 import { Http1Conn } from "./connection.ts";
 import type { SocketFactory } from "./types.ts";
 

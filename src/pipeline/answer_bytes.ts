@@ -3,7 +3,7 @@
  * policies' refusals, error pages, static files): for the access log's `bytes`.
  */
 import type { Answer } from "../front/answer.ts";
-import { sizeOf } from "../base/plain.ts";
+import { sizeOf } from "../base/mod.ts";
 
 /** Bytes of `a`'s body as sent: 0 for HEAD, 204 and 304. */
 export function answerBytes(a: Answer, method: string): number {

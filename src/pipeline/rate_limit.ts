@@ -4,7 +4,7 @@
  * buckets then answering only when Redis cannot (`on_error: local`).
  */
 import type { LimitReqConfig } from "../config/types.ts";
-import type { Clock } from "../base/clock.ts";
+import type { Clock } from "../base/mod.ts";
 import type { Decision, LimitsStore } from "./limits_store.ts";
 import { TokenBucket } from "./token_bucket.ts";
 

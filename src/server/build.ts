@@ -22,7 +22,7 @@ import { type Policy, PolicyHandler } from "../pipeline/policies/policy.ts";
 import { compileTrusted } from "../pipeline/trusted_proxies.ts";
 import { addressKey, type AddressRuntime, fastcgiKey } from "../upstream/address_conns.ts";
 import type { Pool } from "../upstream/pool.ts";
-import type { Clock } from "../base/clock.ts";
+import type { Clock } from "../base/mod.ts";
 import type { AppEntry, Generation, RequestLimits, RouteEntry } from "./generation.ts";
 
 /** What building a generation needs besides the config. */

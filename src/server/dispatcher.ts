@@ -22,7 +22,7 @@ import { normalizePath } from "../pipeline/path.ts";
 import { clientAddress } from "../pipeline/client_ip.ts";
 import type { Session } from "../pipeline/session.ts";
 import { log } from "../observe/log.ts";
-import { plain } from "../base/plain.ts";
+import { plain } from "../base/mod.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import type { AppEntry, Generation } from "./generation.ts";
 import type { Answer } from "../front/answer.ts";

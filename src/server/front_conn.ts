@@ -12,7 +12,7 @@
  * @module
  */
 
-import { plain } from "../base/plain.ts";
+import { plain } from "../base/mod.ts";
 import { type Answer, FRONT_FORM } from "../front/answer.ts";
 import type { FrontConnection, FrontHandler } from "../front/connection.ts";
 import type { FrontRequest } from "../front/front_request.ts";

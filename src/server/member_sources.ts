@@ -3,8 +3,7 @@
  * following their names across reloads. Also what `scalwsd ctl upstreams` shows per pool:
  * the source, when the list last changed, and the last discovery error.
  */
-import type { Clock } from "../base/clock.ts";
-import type { Lock } from "../base/lock.ts";
+import type { Clock, Lock } from "../base/mod.ts";
 import type { Config, MemberConfig, PoolConfig } from "../config/types.ts";
 import { type NameServer, systemNameServer } from "../discovery/dns_client.ts";
 import { DnsWatch } from "../discovery/dns_watch.ts";

@@ -2,8 +2,7 @@ import type { HealthCheckConfig } from "../config/types.ts";
 import { log } from "../observe/log.ts";
 import { ActiveHealthState } from "./active_health_state.ts";
 import type { Member } from "./member.ts";
-import type { Clock } from "../base/clock.ts";
-import type { Random } from "../base/random.ts";
+import type { Clock, Random } from "../base/mod.ts";
 
 /** At most this many probes of one pool run at the same time. */
 export const PROBE_CONCURRENCY = 16;

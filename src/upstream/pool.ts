@@ -22,7 +22,7 @@ import { type AffinityKey, affinityValue } from "./affinity.ts";
 import { createBalancer } from "./balance/index.ts";
 import { normalizeClientIp } from "./balance/hash.ts";
 import { Member } from "./member.ts";
-import type { Clock } from "../base/clock.ts";
+import type { Clock } from "../base/mod.ts";
 import { Prober } from "./active_health.ts";
 import { AvailabilityVersion } from "./availability_version.ts";
 import { ActiveHealthState } from "./active_health_state.ts";

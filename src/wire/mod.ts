@@ -15,4 +15,4 @@ export * from "./parse_chunked.ts";
 export * from "./write_chunked.ts";
 export * from "./write_body.ts";
 export * from "./status_text.ts";
-export { HOP_BY_HOP } from "../base/hop_by_hop.ts";
+export { HOP_BY_HOP } from "../base/mod.ts";

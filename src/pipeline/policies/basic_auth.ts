@@ -11,7 +11,7 @@ import bcrypt from "bcryptjs";
 import { createHmac, randomBytes } from "node:crypto";
 import type { BasicAuthPolicy } from "../../config/types.ts";
 import { log } from "../../observe/log.ts";
-import type { Clock } from "../../base/clock.ts";
+import type { Clock } from "../../base/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import type { RateLimiter } from "../rate_limit.ts";
 import { editHeaders, requestHeader } from "../request_view.ts";

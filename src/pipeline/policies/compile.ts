@@ -5,7 +5,7 @@
  * Consecutive `allow`/`deny` entries become one rule list.
  */
 import type { AddressPolicy, PolicyConfig } from "../../config/types.ts";
-import type { Clock } from "../../base/clock.ts";
+import type { Clock } from "../../base/mod.ts";
 import type { LimiterRegistry } from "../rate_limit.ts";
 import { addressPolicy } from "./address_list.ts";
 import { AUTH_FAILURES, BasicAuth, type Verify } from "./basic_auth.ts";

@@ -13,7 +13,7 @@
  */
 
 import { drawHigh, hashString64, MEMBER_SEED, unitFromHashes } from "../hash64.ts";
-import type { Random } from "../../base/random.ts";
+import type { Random } from "../../base/mod.ts";
 import type { Balancer, Candidate, PickContext } from "../types.ts";
 import { type AvailabilitySink, AvailabilitySync } from "./_availability.ts";
 import { RoundRobinBalancer } from "./round_robin.ts";

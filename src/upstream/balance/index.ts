@@ -1,7 +1,7 @@
 /** Builds the balancing policy a pool's `balance` setting names. */
 
 import type { PoolConfig } from "../../config/types.ts";
-import type { Random } from "../../base/random.ts";
+import type { Random } from "../../base/mod.ts";
 import type { Balancer, Candidate } from "../types.ts";
 import { FailoverBalancer } from "./failover.ts";
 import { HashBalancer } from "./hash.ts";

@@ -11,7 +11,7 @@
  * n / 32 picks. Availability is handled as in round robin.
  */
 
-import type { Random } from "../../base/random.ts";
+import type { Random } from "../../base/mod.ts";
 import type { Balancer, Candidate, PickContext } from "../types.ts";
 import { AvailabilitySync } from "./_availability.ts";
 import { SwrrCore } from "./_swrr.ts";

@@ -9,7 +9,7 @@
  * sooner than under nginx. Shares stay within one pick of the weights either way.
  */
 
-import type { Random } from "../../base/random.ts";
+import type { Random } from "../../base/mod.ts";
 import type { Balancer, Candidate, PickContext } from "../types.ts";
 import { AvailabilitySync } from "./_availability.ts";
 import { SwrrCore } from "./_swrr.ts";

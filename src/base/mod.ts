@@ -1,0 +1,17 @@
+/**
+ * What every room may use: the clock (`clock.ts`), the random source (`random.ts`), a lock,
+ * plain-text answers (`plain.ts`), atomic file writes, the hop-by-hop field names, the one
+ * restart-backoff policy that application workers and the controller's instances share, and
+ * SIGUSR1 without Deno's debugger. It imports no other room.
+ *
+ * @module
+ */
+
+export { ensureDir, writeFileAtomic } from "./atomic_file.ts";
+export { type Clock, systemClock } from "./clock.ts";
+export { HOP_BY_HOP } from "./hop_by_hop.ts";
+export { Lock } from "./lock.ts";
+export { plain, sizeOf } from "./plain.ts";
+export type { Random } from "./random.ts";
+export { onFailure, RestartWindow } from "./restart_backoff.ts";
+export { blockUsr1, Usr1Watch } from "./usr1.ts";
