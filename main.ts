@@ -11,7 +11,7 @@
 // process, and the commands' module graph is loaded once, after it (dynamic imports below).
 import { parseArgs } from "node:util";
 import { blockUsr1 } from "./src/base/mod.ts";
-import { log } from "./src/observe/log.ts";
+import { log } from "./src/observe/mod.ts";
 
 export const USAGE = `usage:
   scalwsd [run] --config FILE       serve the configuration (SIGHUP reloads, SIGUSR1 reopens the

@@ -8,9 +8,8 @@ import {
   MAX_MEMBERS_BODY,
   putTargetError,
 } from "../src/config/members_put.ts";
-import { log } from "../src/observe/log.ts";
+import { EXPOSITION_CONTENT_TYPE, log } from "../src/observe/mod.ts";
 import { parsePurge } from "../src/cache/purge_request.ts";
-import { EXPOSITION_CONTENT_TYPE } from "../src/observe/metrics.ts";
 import type { AdminTarget } from "./target.ts";
 import { readyz } from "./metrics_app.ts";
 import { poolView } from "./views.ts";

@@ -1,6 +1,6 @@
 import { createAdminApp } from "./app.ts";
 import { metricsHandler } from "./metrics_app.ts";
-import { log } from "../src/observe/log.ts";
+import { log } from "../src/observe/mod.ts";
 import type { AdminTarget } from "./target.ts";
 import { RemoteAdmin } from "./remote_admin.ts";
 

@@ -1,4 +1,4 @@
-import { EXPOSITION_CONTENT_TYPE } from "../src/observe/metrics.ts";
+import { EXPOSITION_CONTENT_TYPE } from "../src/observe/mod.ts";
 import type { AdminTarget } from "./target.ts";
 
 /**

@@ -9,7 +9,7 @@
  * (`--unstable-no-legacy-abort`) does not exist for compiled binaries (Deno 2.9.6's `denort`
  * always runs the legacy behaviour), so the notice would be noise in every log.
  */
-import { log } from "../src/observe/log.ts";
+import { log } from "../src/observe/mod.ts";
 
 const LEGACY_ABORT = "Deno.serve: request.signal aborts on successful responses (legacy behavior)";
 

@@ -5,7 +5,7 @@ import { loadControllerConfig } from "../src/controller/config.ts";
 import { createControlApp, serveControlSocket } from "../src/controller/control_app.ts";
 import { Controller } from "../src/controller/controller.ts";
 import { findExecutable, selfCommand } from "../src/controller/launch.ts";
-import { log } from "../src/observe/log.ts";
+import { log } from "../src/observe/mod.ts";
 
 const CONTROLLER_USAGE = `usage: scalwsd controller --config CONTROLLER_FILE
   Starts and manages scalwsd instances on this host (see docs/controller.md).

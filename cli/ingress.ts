@@ -20,7 +20,7 @@ import { ConfigError } from "../src/config/errors.ts";
 import { ingressConfig, type IngressMember } from "../src/discovery/ingress_config.ts";
 import { statusPatches } from "../src/discovery/ingress_status.ts";
 import { KubeWatch } from "../src/discovery/k8s_watch.ts";
-import { log } from "../src/observe/log.ts";
+import { log } from "../src/observe/mod.ts";
 import { Server } from "../src/server/server.ts";
 
 const USAGE = `usage: scalwsd ingress --base-config FILE --config-out FILE [--kubeconfig FILE]

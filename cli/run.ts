@@ -1,10 +1,7 @@
 import { Usr1Watch } from "../src/base/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
 import { ConfigError } from "../src/config/errors.ts";
-import { log } from "../src/observe/log.ts";
-import { LoopLagMonitor } from "../src/observe/loop_lag.ts";
-import { processReleaser } from "../src/observe/memory_release.ts";
-import { MemoryTrimmer } from "../src/observe/memory_trim.ts";
+import { log, LoopLagMonitor, MemoryTrimmer, processReleaser } from "../src/observe/mod.ts";
 import { AdminListeners } from "../admin/listeners.ts";
 import { Server } from "../src/server/server.ts";
 import { openFilesAtStart } from "../src/server/open_files.ts";

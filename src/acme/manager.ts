@@ -16,8 +16,7 @@
 import type { Clock, Random } from "../base/mod.ts";
 import type { LoadedCertificate } from "../config/certificates.ts";
 import type { AcmeConfig, Config } from "../config/types.ts";
-import type { Family, Series } from "../observe/metrics.ts";
-import { log } from "../observe/log.ts";
+import { type Family, log, type Series } from "../observe/mod.ts";
 import { AcmeClient } from "./client.ts";
 import type { Http01Challenges } from "./http01.ts";
 import { type CheckedCertificate, checkIssued } from "./issued.ts";

@@ -8,7 +8,7 @@
 
 import type { AppRuntime, MemberConfig, PoolConfig } from "../config/types.ts";
 import { parseMemberAddress } from "../config/address.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import type { Member } from "../upstream/member.ts";
 import { Pool, type PoolDeps } from "../upstream/pool.ts";
 import { RestartWindow } from "../base/mod.ts";

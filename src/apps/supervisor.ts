@@ -6,8 +6,7 @@
  */
 
 import type { AppRuntime, Config, RuntimeConfig } from "../config/types.ts";
-import type { Family, Series } from "../observe/metrics.ts";
-import type { Metrics } from "../observe/families.ts";
+import type { Family, Metrics, Series } from "../observe/mod.ts";
 import type { Pool, PoolDeps } from "../upstream/pool.ts";
 import { AppGroup, cpuAllotment, type GroupMetrics, type WorkerView } from "./group.ts";
 import { FpmWatch, fpmWatches, type WantedWatch } from "./fpm_status.ts";

@@ -6,7 +6,7 @@
  */
 
 import type { AppRuntime } from "../config/types.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import { wrapped } from "./wrapper.ts";
 
 export type WorkerState = "starting" | "ready" | "draining" | "stopping" | "exited";

@@ -3,7 +3,7 @@
  * every generation; and the per-application result counters.
  */
 import type { Clock } from "../base/mod.ts";
-import type { Family, Series } from "../observe/metrics.ts";
+import type { Family, Series } from "../observe/mod.ts";
 import { COLLAPSE_WAIT, Collapser } from "./collapse.ts";
 import { Store } from "./store.ts";
 

@@ -4,7 +4,7 @@
  * serving instance, stop. Errors are `{"error": "..."}`.
  */
 import { Hono } from "hono";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import { ControlError } from "./control_error.ts";
 import { BODY_TOO_LARGE, MAX_MEMBERS_BODY } from "../config/members_put.ts";
 

@@ -17,7 +17,7 @@ import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/types.ts";
 import { MemberSync } from "./member_sync.ts";
 import { InstanceWatch } from "./instance_watch.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import { ensureDir, Lock } from "../base/mod.ts";
 import type { ControllerConfig } from "./config.ts";
 import { ControlError, reloadRefused } from "./control_error.ts";

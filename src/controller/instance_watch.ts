@@ -4,7 +4,7 @@
  * member lists, activation), and the start and drain timeouts. The probe, /proc reader and
  * signal sender are injected (fakes in tests); the clock too.
  */
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import type { ControllerConfig } from "./config.ts";
 import { type LifecycleEvent, RUNNING_STATES, STARTING_STATES } from "./lifecycle.ts";
 import { probeReady, type Readiness } from "./probe.ts";

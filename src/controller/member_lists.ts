@@ -8,7 +8,7 @@
  */
 import type { Config, MemberConfig } from "../config/types.ts";
 import { MemberState, MemberStateError } from "../discovery/member_state.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 
 /** One instance's view of its pools, as `GET /v1/upstreams` answers (null: unreachable). */
 export interface InstancePools {

@@ -8,7 +8,7 @@
 import { checkMembersBody, CONTROLLER_PUT_HEADER, putTargetError } from "../config/members_put.ts";
 import type { Config, MemberConfig } from "../config/types.ts";
 import { Lock } from "../base/mod.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import { ControlError } from "./control_error.ts";
 import { agreement, type InstancePools, MemberLists } from "./member_lists.ts";
 import { type AdminRequest, adminRequest } from "./probe.ts";

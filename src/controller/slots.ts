@@ -5,7 +5,7 @@
  * lifecycle `transition`, is logged and written to the slot's record; a Failed slot gets its
  * restart time from the pure restart policy. The clock is injected.
  */
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import type { ControllerConfig } from "./config.ts";
 import type { Scrape } from "./evaluator.ts";
 import type { ConfigGenerationStore } from "./generations.ts";

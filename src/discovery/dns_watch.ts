@@ -5,7 +5,7 @@
  */
 import type { Clock } from "../base/mod.ts";
 import type { DnsConfig, MemberConfig } from "../config/types.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import { DnsQueryError, type NameServer, queryDns, type QueryOptions } from "./dns_client.ts";
 import { DNS_TYPE, DnsFormatError, type DnsResponse, normaliseName, RCODE } from "./dns_message.ts";
 import { membersFromAnswer } from "./dns_members.ts";

@@ -9,7 +9,7 @@
  * object without a name) ends the stream as an error: it never crashes the caller.
  */
 import type { Random } from "../base/mod.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 
 /** The part of a Kubernetes object the cache needs. */
 export interface KubeObject {

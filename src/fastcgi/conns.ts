@@ -10,8 +10,7 @@ import { ConnPool } from "../http1/conn_pool.ts";
 import type { Http1Conn } from "../http1/connection.ts";
 import type { Connector } from "../http1/connector.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";
-import type { Metrics } from "../observe/families.ts";
-import type { HistogramSeries, Series } from "../observe/metrics.ts";
+import type { HistogramSeries, Metrics, Series } from "../observe/mod.ts";
 
 /** Connections at once when neither `max_conns` nor PHP-FPM's status says otherwise. */
 export const DEFAULT_MAX_CONNS = 8;

@@ -5,7 +5,7 @@
  */
 
 import { type Answer, FrontAnswer, type PullBody } from "./answer.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import {
   BODY_SIZE,
   giveBodyBuffer,

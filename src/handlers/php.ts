@@ -7,7 +7,7 @@ import { ParamsBuffer } from "../fastcgi/params.ts";
 import type { StderrSink } from "../fastcgi/records_in.ts";
 import { FcgiQueueFull, FcgiQueueTimeout } from "../fastcgi/conns.ts";
 import { type FcgiRequest, fcgiSend, type FcgiSendOptions } from "../fastcgi/send.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { type Clock, plain } from "../base/mod.ts";
 import type { Member } from "../upstream/member.ts";

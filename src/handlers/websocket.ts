@@ -9,7 +9,7 @@
  * negotiated with the member (`Sec-WebSocket-Extensions` is not forwarded).
  */
 import type { HeaderSource, Socket, UpstreamResponse } from "../http1/types.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import type { ClientRequest, Exchange, FrontUpgrade, RequestFields } from "../pipeline/exchange.ts";
 import { type Answer, FrontAnswer } from "../front/answer.ts";
 import { ServerWebSocket } from "./ws_server.ts";

@@ -13,9 +13,7 @@
  * @module
  */
 
-import type { HistogramSeries, Series } from "../observe/metrics.ts";
-import type { AccessLog } from "../observe/access_log.ts";
-import type { Metrics } from "../observe/families.ts";
+import type { AccessLog, HistogramSeries, Metrics, Series } from "../observe/mod.ts";
 import { type Answer, type AnswerBody, type AnswerForm, WEB_FORM } from "../front/answer.ts";
 import { EditedHeaders } from "./edited_headers.ts";
 import { hostName } from "./hosts.ts";

@@ -8,8 +8,7 @@
  * `rate_limit.ts`.
  */
 import type { LimitReqConfig, LimitsStoreConfig } from "../config/types.ts";
-import type { Metrics } from "../observe/families.ts";
-import { log } from "../observe/log.ts";
+import { log, type Metrics } from "../observe/mod.ts";
 import { RedisCallError, type RedisFailure, RedisPool, type RedisPoolState } from "../redis/mod.ts";
 import { RespError, type RespValue } from "../redis/mod.ts";
 

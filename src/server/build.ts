@@ -9,7 +9,7 @@ import { RespondHandler } from "../handlers/respond.ts";
 import { StaticHandler } from "../handlers/static.ts";
 import { PhpHandler } from "../handlers/php.ts";
 import { appPoolName } from "../apps/supervisor.ts";
-import type { Metrics } from "../observe/families.ts";
+import type { Metrics } from "../observe/mod.ts";
 import { AppStats, type Handler } from "../pipeline/exchange.ts";
 import { HostTable } from "../pipeline/hosts.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";

@@ -14,14 +14,12 @@
  */
 
 import { answerBytes } from "../pipeline/answer_bytes.ts";
-import type { AccessLog } from "../observe/access_log.ts";
-import type { Metrics } from "../observe/families.ts";
+import { type AccessLog, log, type Metrics } from "../observe/mod.ts";
 import { AppStats, Exchange } from "../pipeline/exchange.ts";
 import { hostName } from "../pipeline/hosts.ts";
 import { normalizePath } from "../pipeline/path.ts";
 import { clientAddress } from "../pipeline/client_ip.ts";
 import type { Session } from "../pipeline/session.ts";
-import { log } from "../observe/log.ts";
 import { plain } from "../base/mod.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import type { AppEntry, Generation } from "./generation.ts";

@@ -17,7 +17,7 @@ import { type Answer, FRONT_FORM } from "../front/answer.ts";
 import type { FrontConnection, FrontHandler } from "../front/connection.ts";
 import type { FrontRequest } from "../front/front_request.ts";
 import { type HeadLimits, headLimitStatus } from "../front/head_limits.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import type { ClientConn } from "./client_conn.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";

@@ -1,7 +1,7 @@
 import { loadCertificates } from "../config/certificates.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { ListenerConfig } from "../config/types.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import { ClientConn, CLOSED, HANDSHAKE, LINGERING, SERVING, type TlsState } from "./client_conn.ts";
 import { ConnTracker, GOAWAY_GRACE } from "./conn_tracker.ts";
 import { serveConnection, type ServedConnection } from "./deno_internal.ts";

@@ -7,7 +7,7 @@ import type { Clock, Lock } from "../base/mod.ts";
 import type { Config, MemberConfig, PoolConfig } from "../config/types.ts";
 import { type NameServer, systemNameServer } from "../discovery/dns_client.ts";
 import { DnsWatch } from "../discovery/dns_watch.ts";
-import type { Metrics } from "../observe/families.ts";
+import type { Metrics } from "../observe/mod.ts";
 import type { Pool } from "../upstream/pool.ts";
 
 /** `file`, `api`, `dns`, or `kubernetes` (an api pool the ingress controller sets). */

@@ -1,4 +1,4 @@
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import type { CertificateSet } from "./sni.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 
 /**
  * A budget of log lines per window: a flood of failing handshakes (a scanner, a client that

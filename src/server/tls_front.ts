@@ -1,4 +1,4 @@
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import {
   FOUND,
   HelloResult,

@@ -1,5 +1,5 @@
 import type { HealthCheckConfig } from "../config/types.ts";
-import { log } from "../observe/log.ts";
+import { log } from "../observe/mod.ts";
 import { ActiveHealthState } from "./active_health_state.ts";
 import type { Member } from "./member.ts";
 import type { Clock, Random } from "../base/mod.ts";

@@ -16,8 +16,7 @@ import { latencyBucket, PoolHistory } from "./pool_history.ts";
 import { dropFcgiSeries, FcgiConns } from "../fastcgi/conns.ts";
 import { Connector } from "../http1/connector.ts";
 import type { TlsSettings } from "../http1/types.ts";
-import type { Metrics } from "../observe/families.ts";
-import type { Series } from "../observe/metrics.ts";
+import { log, type Metrics, type Series } from "../observe/mod.ts";
 import { type AffinityKey, affinityValue } from "./affinity.ts";
 import { createBalancer } from "./balance/index.ts";
 import { normalizeClientIp } from "./balance/hash.ts";
@@ -30,7 +29,6 @@ import { type PemReader, poolTls } from "./member_tls.ts";
 import { type MemberTry, PoolRequest, type RequestFacts } from "./pool_request.ts";
 import { type FailureKind, mayRetry } from "./retry_policy.ts";
 import { type SessionAffinity, sessionAffinity } from "./session_affinity.ts";
-import { log } from "../observe/log.ts";
 import type { MemberSet, PlannedSet } from "./member_set.ts";
 
 export type { MemberSet, PlannedSet } from "./member_set.ts";

@@ -10,7 +10,7 @@
 import bcrypt from "bcryptjs";
 import { createHmac, randomBytes } from "node:crypto";
 import type { BasicAuthPolicy } from "../../config/types.ts";
-import { log } from "../../observe/log.ts";
+import { log } from "../../observe/mod.ts";
 import type { Clock } from "../../base/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import type { RateLimiter } from "../rate_limit.ts";
