@@ -1,13 +1,13 @@
-import type { Config } from "../src/config/types.ts";
-import { Hono } from "hono";
-import type { Context } from "hono";
 import {
   BODY_TOO_LARGE,
   checkMembersBody,
+  type Config,
   CONTROLLER_PUT_HEADER,
   MAX_MEMBERS_BODY,
   putTargetError,
-} from "../src/config/members_put.ts";
+} from "../src/config/mod.ts";
+import { Hono } from "hono";
+import type { Context } from "hono";
 import { EXPOSITION_CONTENT_TYPE, log } from "../src/observe/mod.ts";
 import { parsePurge } from "../src/cache/purge_request.ts";
 import type { AdminTarget } from "./target.ts";

@@ -1,7 +1,7 @@
 import type { Clock, Lock } from "../src/base/mod.ts";
 import type { LimitsStoreState } from "../src/pipeline/limits_store.ts";
 import type { Cache } from "../src/cache/cache.ts";
-import type { Config, MemberConfig } from "../src/config/types.ts";
+import type { Config, MemberConfig } from "../src/config/mod.ts";
 import type { Registry } from "../src/observe/mod.ts";
 import type { Pool } from "../src/upstream/pool.ts";
 import type { AppView } from "../src/apps/supervisor.ts";

@@ -2,8 +2,7 @@
  * `scalwsd check --config FILE`, like `nginx -t`: loads the file as a start would and prints
  * every problem as `FILE:LINE:COLUMN: PATH: MESSAGE` (exit 1), or its warnings and `ok` (exit 0).
  */
-import { ConfigError } from "../src/config/errors.ts";
-import { loadConfig, type LoadFiles, placeProblems } from "../src/config/load.ts";
+import { ConfigError, loadConfig, type LoadFiles, placeProblems } from "../src/config/mod.ts";
 import { preflight } from "../src/server/preflight.ts";
 import { openFilesCheck } from "../src/server/open_files.ts";
 import { storedListWarnings } from "../src/server/stored_lists.ts";

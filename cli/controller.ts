@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { Usr1Watch } from "../src/base/mod.ts";
-import { ConfigError } from "../src/config/errors.ts";
+import { ConfigError } from "../src/config/mod.ts";
 import { loadControllerConfig } from "../src/controller/config.ts";
 import { createControlApp, serveControlSocket } from "../src/controller/control_app.ts";
 import { Controller } from "../src/controller/controller.ts";

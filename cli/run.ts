@@ -1,6 +1,6 @@
 import { Usr1Watch } from "../src/base/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
-import { ConfigError } from "../src/config/errors.ts";
+import { ConfigError } from "../src/config/mod.ts";
 import { log, LoopLagMonitor, MemoryTrimmer, processReleaser } from "../src/observe/mod.ts";
 import { AdminListeners } from "../admin/listeners.ts";
 import { Server } from "../src/server/server.ts";

@@ -3,10 +3,7 @@
  * (`--instance-id`, `--generation`, `--cpus`, `--admin-socket`, `--metrics-address`) and the
  * drain deadline.
  */
-import { parseListenAddress } from "../src/config/address.ts";
-import { parseDuration } from "../src/config/duration.ts";
-import { ValueError } from "../src/config/errors.ts";
-import type { HostPort } from "../src/config/types.ts";
+import { type HostPort, parseDuration, parseListenAddress, ValueError } from "../src/config/mod.ts";
 import { parseCpuList } from "../src/controller/config.ts";
 
 /** `parseArgs` options for the flags below (all strings). */

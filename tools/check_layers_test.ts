@@ -53,14 +53,14 @@ Deno.test("check fails on a wrong-way import and on the folder cycle it closes",
     ["src/base/plain.ts", "export const p = 1;"],
     [
       "src/server/listeners.ts",
-      'import { p } from "../base/plain.ts";\nimport "../../admin/app.ts";',
+      'import { p } from "../base/plain.ts";\nimport "../admin/app.ts";',
     ],
     ["admin/app.ts", 'import type { S } from "../src/server/listeners.ts";'],
   ]);
   const r = check(files, ORDER);
   assert.deepEqual(r.cycles, [["admin", "server", "admin"]]);
   assert.deepEqual(r.violations.map((v) => `${v.file}:${v.line}: ${v.message}`), [
-    'src/server/listeners.ts:2: server imports admin ("../../admin/app.ts"): admin is a higher layer',
+    'src/server/listeners.ts:2: server imports admin ("../admin/app.ts"): admin is a higher layer',
     "admin/app.ts:1: folder cycle admin -> server -> admin",
   ]);
   assert.match(format(r), /layers: 2 problem\(s\)/);

@@ -4,7 +4,7 @@
  * same checks as a configured certificate).
  */
 import { X509Certificate } from "node:crypto";
-import { loadCertificate, type LoadedCertificate } from "../config/certificates.ts";
+import { loadCertificate, type LoadedCertificate } from "../config/mod.ts";
 import type { StoredCertificate } from "./store.ts";
 
 /** A checked certificate with its start of validity (ms). */

@@ -14,8 +14,7 @@
  *   stored; each task reads the stored file again before ordering.
  */
 import type { Clock, Random } from "../base/mod.ts";
-import type { LoadedCertificate } from "../config/certificates.ts";
-import type { AcmeConfig, Config } from "../config/types.ts";
+import type { AcmeConfig, Config, LoadedCertificate } from "../config/mod.ts";
 import { type Family, log, type Series } from "../observe/mod.ts";
 import { AcmeClient } from "./client.ts";
 import type { Http01Challenges } from "./http01.ts";

@@ -6,7 +6,7 @@
  * (`learnMaxChildren`) unless `max_conns` is set.
  */
 
-import type { Config, PhpRuntime, RuntimeConfig } from "../config/types.ts";
+import type { Config, PhpRuntime, RuntimeConfig } from "../config/mod.ts";
 import type { MemberAddress } from "../net/mod.ts";
 import { FcgiConns, learnMaxChildren } from "../fastcgi/conns.ts";
 import { Connector } from "../http1/connector.ts";

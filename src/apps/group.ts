@@ -6,8 +6,12 @@
  * workers one at a time: the new one is Ready and in the pool before the old one drains.
  */
 
-import type { AppRuntime, MemberConfig, PoolConfig } from "../config/types.ts";
-import { parseMemberAddress } from "../config/address.ts";
+import {
+  type AppRuntime,
+  type MemberConfig,
+  parseMemberAddress,
+  type PoolConfig,
+} from "../config/mod.ts";
 import { log } from "../observe/mod.ts";
 import type { Member } from "../upstream/member.ts";
 import { Pool, type PoolDeps } from "../upstream/pool.ts";

@@ -5,7 +5,7 @@
  * `scalws_app_restarts_total{tenant,app}`.
  */
 
-import type { AppRuntime, Config, RuntimeConfig } from "../config/types.ts";
+import type { AppRuntime, Config, RuntimeConfig } from "../config/mod.ts";
 import type { Family, Metrics, Series } from "../observe/mod.ts";
 import type { Pool, PoolDeps } from "../upstream/pool.ts";
 import { AppGroup, cpuAllotment, type GroupMetrics, type WorkerView } from "./group.ts";

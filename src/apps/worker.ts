@@ -5,7 +5,7 @@
  * then SIGKILL.
  */
 
-import type { AppRuntime } from "../config/types.ts";
+import type { AppRuntime } from "../config/mod.ts";
 import { log } from "../observe/mod.ts";
 import { wrapped } from "./wrapper.ts";
 

@@ -23,7 +23,7 @@ import {
   text,
   token,
 } from "./schema.ts";
-import { parseTemplate } from "./template.ts";
+import { parseTemplate } from "./parse_template.ts";
 import type {
   BasicAuthPolicy,
   CompressPolicy,

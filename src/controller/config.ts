@@ -7,12 +7,16 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import YAML from "yaml";
 import { z } from "zod";
-import { parseListenAddress } from "../config/address.ts";
-import { formatDuration, parseDuration } from "../config/duration.ts";
-import { ConfigError, ValueError } from "../config/errors.ts";
-import { deepFreeze } from "../config/freeze.ts";
-import { parseUnit } from "../config/issues.ts";
-import { leaf } from "../config/schema.ts";
+import {
+  ConfigError,
+  deepFreeze,
+  formatDuration,
+  leaf,
+  parseDuration,
+  parseListenAddress,
+  parseUnit,
+  ValueError,
+} from "../config/mod.ts";
 
 /** The provisioned controller configuration; durations in milliseconds. */
 export interface ControllerConfig {

@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { log } from "../observe/mod.ts";
 import { ControlError } from "./control_error.ts";
-import { BODY_TOO_LARGE, MAX_MEMBERS_BODY } from "../config/members_put.ts";
+import { BODY_TOO_LARGE, MAX_MEMBERS_BODY } from "../config/mod.ts";
 
 /** What the API drives; `Controller` implements it. */
 export interface ControlTarget {

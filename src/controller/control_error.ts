@@ -2,7 +2,7 @@
  * Refusals of control operations (`reload`, `rollback`, `scale`, ...): an HTTP status the
  * control API answers with, a message, and for an invalid configuration every error found.
  */
-import type { ConfigError } from "../config/errors.ts";
+import type { ConfigError } from "../config/mod.ts";
 
 /** The statuses a control operation refuses with. */
 export type ControlStatus = 400 | 404 | 409 | 413 | 501 | 503;

@@ -12,9 +12,7 @@
  * configuration (`<state_dir>/generations/<n>`); an instance is started on one and reports it
  * as the generation it serves.
  */
-import { ConfigError } from "../config/errors.ts";
-import { loadConfig } from "../config/load.ts";
-import type { Config } from "../config/types.ts";
+import { type Config, ConfigError, loadConfig } from "../config/mod.ts";
 import { MemberSync } from "./member_sync.ts";
 import { InstanceWatch } from "./instance_watch.ts";
 import { log } from "../observe/mod.ts";

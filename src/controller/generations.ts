@@ -3,9 +3,7 @@
  * immutable copy of the scalwsd configuration, written atomically and never edited. Instances
  * start against an explicit generation path and number.
  */
-import { ConfigError } from "../config/errors.ts";
-import { dirOf, parseConfig } from "../config/load.ts";
-import type { Config } from "../config/types.ts";
+import { type Config, ConfigError, dirOf, parseConfig } from "../config/mod.ts";
 import { ensureDir, writeFileAtomic } from "../base/mod.ts";
 
 /** The file name of a generation inside its directory. */

@@ -6,7 +6,7 @@
  * list of the current version, and it is activated only then, so a starting instance (scale
  * out, rolling reload, restart, re-adoption) never serves an older list.
  */
-import type { Config, MemberConfig } from "../config/types.ts";
+import type { Config, MemberConfig } from "../config/mod.ts";
 import { MemberState, MemberStateError } from "../discovery/member_state.ts";
 import { log } from "../observe/mod.ts";
 

@@ -5,8 +5,13 @@
  * holds them) are `MemberLists`; the admin-socket transport is injected (a fake in tests).
  * Changes and pushes run one at a time.
  */
-import { checkMembersBody, CONTROLLER_PUT_HEADER, putTargetError } from "../config/members_put.ts";
-import type { Config, MemberConfig } from "../config/types.ts";
+import {
+  checkMembersBody,
+  type Config,
+  CONTROLLER_PUT_HEADER,
+  type MemberConfig,
+  putTargetError,
+} from "../config/mod.ts";
 import { Lock } from "../base/mod.ts";
 import { log } from "../observe/mod.ts";
 import { ControlError } from "./control_error.ts";

@@ -13,8 +13,7 @@
  * - Members come sorted by address, so a name server that rotates its answers changes nothing;
  *   the same address twice keeps the larger weight.
  */
-import { MAX_MEMBERS, validateMembers } from "../config/members.ts";
-import type { DnsConfig, MemberConfig } from "../config/types.ts";
+import { type DnsConfig, MAX_MEMBERS, type MemberConfig, validateMembers } from "../config/mod.ts";
 import { DNS_TYPE, type DnsRecord, type DnsResponse } from "./dns_message.ts";
 
 /** The members of an answer and how long it may be kept (the smallest TTL used), in seconds. */

@@ -12,7 +12,7 @@
  * - NXDOMAIN is an error too; once it has lasted `grace`, the pool is emptied (a name that is
  *   really gone should not keep sending traffic to old addresses for ever).
  */
-import type { DnsConfig, MemberConfig } from "../config/types.ts";
+import type { DnsConfig, MemberConfig } from "../config/mod.ts";
 
 /** What one resolution gave. */
 export type DnsOutcome =

@@ -4,7 +4,7 @@
  * `DnsSchedule` says, again until stopped.
  */
 import type { Clock } from "../base/mod.ts";
-import type { DnsConfig, MemberConfig } from "../config/types.ts";
+import type { DnsConfig, MemberConfig } from "../config/mod.ts";
 import { log } from "../observe/mod.ts";
 import { DnsQueryError, type NameServer, queryDns, type QueryOptions } from "./dns_client.ts";
 import { DNS_TYPE, DnsFormatError, type DnsResponse, normaliseName, RCODE } from "./dns_message.ts";

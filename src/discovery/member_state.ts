@@ -12,8 +12,7 @@
  * that the caller reports and ignores.
  */
 import { ensureDir, writeFileAtomic } from "../base/mod.ts";
-import { poolMemberErrors, validateMembers } from "../config/members.ts";
-import type { MemberConfig } from "../config/types.ts";
+import { type MemberConfig, poolMemberErrors, validateMembers } from "../config/mod.ts";
 
 /** A state file that exists but cannot be used; the pool starts from the configuration. */
 export class MemberStateError extends Error {}

@@ -26,7 +26,7 @@ import { clientRevalidates, currentAge, inStaleWindow } from "../cache/freshness
 import { invalidates, sameHostTarget } from "../cache/invalidation.ts";
 import { selects, validators } from "../cache/revalidation.ts";
 import { varyMatches } from "../cache/vary.ts";
-import type { CacheConfig } from "../config/types.ts";
+import type { CacheConfig } from "../config/mod.ts";
 import type { Answer } from "../front/answer.ts";
 import { AccessLog, createMetrics, log, Registry } from "../observe/mod.ts";
 import { AppStats, Exchange, type Handler, type RequestFields } from "../pipeline/exchange.ts";

@@ -1,5 +1,5 @@
 import type { Answer } from "../front/answer.ts";
-import type { PhpRuntime } from "../config/types.ts";
+import type { PhpRuntime } from "../config/mod.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import type { FinishListener, SendStats, UpstreamResponse } from "../http1/types.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";

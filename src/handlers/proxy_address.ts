@@ -1,5 +1,5 @@
 import type { Answer } from "../front/answer.ts";
-import type { AddressTarget, ProxyRuntime } from "../config/types.ts";
+import type { AddressTarget, ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { type BodyRule, prepareBody, type PreparedBody } from "./proxy_body.ts";

@@ -1,5 +1,5 @@
 import type { Answer } from "../front/answer.ts";
-import type { BackendEntry } from "../config/types.ts";
+import type { BackendEntry } from "../config/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { plain } from "../base/mod.ts";
 import { BackendSelector } from "../upstream/backends.ts";

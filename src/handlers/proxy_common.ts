@@ -12,7 +12,7 @@
  */
 
 import type { Answer } from "../front/answer.ts";
-import type { ProxyRuntime } from "../config/types.ts";
+import type { ProxyRuntime } from "../config/mod.ts";
 import type {
   HeaderSource,
   HeadSource,

@@ -6,7 +6,7 @@ import type { Answer } from "../front/answer.ts";
  * pool decides.
  */
 
-import type { ProxyRuntime } from "../config/types.ts";
+import type { ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import { send } from "../http1/send.ts";
 import type {

@@ -1,5 +1,5 @@
 import type { Answer } from "../front/answer.ts";
-import type { ProxyRuntime } from "../config/types.ts";
+import type { ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import type { UpstreamResponse } from "../http1/types.ts";
 import type { UpstreamError } from "../http1/upstream_error.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { RespondRuntime } from "../config/types.ts";
+import type { RespondRuntime } from "../config/mod.ts";
 import type { Answer } from "../front/answer.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 

@@ -1,4 +1,4 @@
-import type { StaticRuntime } from "../config/types.ts";
+import type { StaticRuntime } from "../config/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { plain } from "../base/mod.ts";
 import { contentType } from "./mime.ts";

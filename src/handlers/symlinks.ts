@@ -6,7 +6,7 @@
  * follows every link. A file whose real path is under one of `allowed_roots` is reached
  * whatever the mode. This decides reachability only; what a file is served as is the caller's.
  */
-import type { FollowSymlinks } from "../config/types.ts";
+import type { FollowSymlinks } from "../config/mod.ts";
 
 /** Whether `real` is `dir` or under it (`dir` is a real path). */
 export function under(dir: string, real: string): boolean {

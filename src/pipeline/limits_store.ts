@@ -7,7 +7,7 @@
  * `allow`, count `local`ly in the process, or `deny`. Not the local limiter: see
  * `rate_limit.ts`.
  */
-import type { LimitReqConfig, LimitsStoreConfig } from "../config/types.ts";
+import type { LimitReqConfig, LimitsStoreConfig } from "../config/mod.ts";
 import { log, type Metrics } from "../observe/mod.ts";
 import { RedisCallError, type RedisFailure, RedisPool, type RedisPoolState } from "../redis/mod.ts";
 import { RespError, type RespValue } from "../redis/mod.ts";

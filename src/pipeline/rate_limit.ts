@@ -3,7 +3,7 @@
  * `server.limits_store`, in Redis for every instance and host (`limits_store.ts`), the process's
  * buckets then answering only when Redis cannot (`on_error: local`).
  */
-import type { LimitReqConfig } from "../config/types.ts";
+import type { LimitReqConfig } from "../config/mod.ts";
 import type { Clock } from "../base/mod.ts";
 import type { Decision, LimitsStore } from "./limits_store.ts";
 import { TokenBucket } from "./token_bucket.ts";

@@ -1,4 +1,4 @@
-import type { CacheConfig, Config, RuntimeConfig } from "../config/types.ts";
+import type { CacheConfig, Config, RuntimeConfig } from "../config/mod.ts";
 import { type Cache, CacheCounters } from "../cache/cache.ts";
 import { CachedHandler } from "../handlers/cached.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";

@@ -1,4 +1,4 @@
-import type { LimitsConfig } from "../config/types.ts";
+import type { LimitsConfig } from "../config/mod.ts";
 import {
   type ClientConn,
   GOING_AWAY,

@@ -1,4 +1,4 @@
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import type { Handler } from "../pipeline/exchange.ts";
 import type { AppStats } from "../pipeline/exchange.ts";
 import type { HostTable } from "../pipeline/hosts.ts";

@@ -1,6 +1,4 @@
-import { loadCertificates } from "../config/certificates.ts";
-import { ConfigError } from "../config/errors.ts";
-import type { ListenerConfig } from "../config/types.ts";
+import { ConfigError, type ListenerConfig, loadCertificates } from "../config/mod.ts";
 import { log } from "../observe/mod.ts";
 import { ClientConn, CLOSED, HANDSHAKE, LINGERING, SERVING, type TlsState } from "./client_conn.ts";
 import { ConnTracker, GOAWAY_GRACE } from "./conn_tracker.ts";

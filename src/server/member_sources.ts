@@ -4,7 +4,7 @@
  * the source, when the list last changed, and the last discovery error.
  */
 import type { Clock, Lock } from "../base/mod.ts";
-import type { Config, MemberConfig, PoolConfig } from "../config/types.ts";
+import type { Config, MemberConfig, PoolConfig } from "../config/mod.ts";
 import { type NameServer, systemNameServer } from "../discovery/dns_client.ts";
 import { DnsWatch } from "../discovery/dns_watch.ts";
 import type { Metrics } from "../observe/mod.ts";

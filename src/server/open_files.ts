@@ -1,4 +1,4 @@
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import { hostSupport } from "./tls_direct.ts";
 
 /**

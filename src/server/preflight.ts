@@ -1,4 +1,4 @@
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import type { PemReader } from "../upstream/member_tls.ts";
 
 /** Reads a file the way a reload would, naming the config path when it fails. */

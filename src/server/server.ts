@@ -1,6 +1,12 @@
-import { ConfigError } from "../config/errors.ts";
-import { loadConfig, loadedError } from "../config/load.ts";
-import type { Config, ListenerConfig, Loaded } from "../config/types.ts";
+import {
+  type Config,
+  ConfigError,
+  type ListenerConfig,
+  loadConfig,
+  type Loaded,
+  loadedError,
+  type MemberConfig,
+} from "../config/mod.ts";
 import { setRequestIdHeader } from "../pipeline/request_id.ts";
 import { AccessLog, createMetrics, log, type Metrics } from "../observe/mod.ts";
 import { AffinityKey } from "../upstream/affinity.ts";
@@ -21,7 +27,6 @@ import { preflight } from "./preflight.ts";
 import { storedListWarnings } from "./stored_lists.ts";
 import { MemberState, MemberStateError, type StoredMembers } from "../discovery/member_state.ts";
 import { MemberSources, type SourceStatus } from "./member_sources.ts";
-import type { MemberConfig } from "../config/types.ts";
 import { AcmeManager } from "../acme/manager.ts";
 import { Http01Challenges } from "../acme/http01.ts";
 

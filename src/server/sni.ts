@@ -1,4 +1,4 @@
-import type { LoadedCertificate } from "../config/certificates.ts";
+import type { LoadedCertificate } from "../config/mod.ts";
 import type { KeyPair } from "./deno_internal.ts";
 
 /** Whether `name` (lower-case) is one of `names` or under a single-label wildcard of them. */

@@ -4,7 +4,7 @@
  * of the file's list would otherwise change nothing, silently. `scalwsd check`, a start and a
  * reload report them.
  */
-import type { Config, MemberConfig } from "../config/types.ts";
+import type { Config, MemberConfig } from "../config/mod.ts";
 import { MemberState } from "../discovery/member_state.ts";
 
 function key(list: readonly MemberConfig[]): string {

@@ -1,4 +1,4 @@
-import type { HealthCheckConfig } from "../config/types.ts";
+import type { HealthCheckConfig } from "../config/mod.ts";
 import { log } from "../observe/mod.ts";
 import { ActiveHealthState } from "./active_health_state.ts";
 import type { Member } from "./member.ts";

@@ -11,7 +11,7 @@ import type {
   FastcgiTarget,
   ProxyRuntime,
   RuntimeConfig,
-} from "../config/types.ts";
+} from "../config/mod.ts";
 import { FcgiConns } from "../fastcgi/conns.ts";
 import { ConnPool } from "../http1/conn_pool.ts";
 import { Connector } from "../http1/connector.ts";

@@ -4,7 +4,7 @@
  * (and gains nothing) while another eligible entry exists; `status` entries are never skipped.
  */
 
-import type { BackendEntry } from "../config/types.ts";
+import type { BackendEntry } from "../config/mod.ts";
 
 /** Chooses a backend entry per request; one per route, built with the route. */
 export class BackendSelector {

@@ -6,7 +6,7 @@
  * its members, so the roots and the CA file are read once per pool.
  */
 
-import type { AddressTarget, PoolConfig, ProxyRuntime } from "../config/types.ts";
+import type { AddressTarget, PoolConfig, ProxyRuntime } from "../config/mod.ts";
 import type { TlsSettings } from "../http1/types.ts";
 
 /** Reads a PEM file's text; throws when it cannot be read. */

@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { MemberConfig, PoolConfig } from "../config/types.ts";
+import type { MemberConfig, PoolConfig } from "../config/mod.ts";
 import { latencyBucket, PoolHistory } from "./pool_history.ts";
 import { dropFcgiSeries, FcgiConns } from "../fastcgi/conns.ts";
 import { Connector } from "../http1/connector.ts";

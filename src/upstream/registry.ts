@@ -1,4 +1,4 @@
-import type { Config, MemberConfig } from "../config/types.ts";
+import type { Config, MemberConfig } from "../config/mod.ts";
 import type { ConnPool } from "../http1/conn_pool.ts";
 import { dropFcgiSeries, FcgiConns } from "../fastcgi/conns.ts";
 import { planAddressConns } from "./address_conns.ts";

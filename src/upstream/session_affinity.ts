@@ -4,7 +4,7 @@
  * member's affinity value itself). Built once per pool; pure apart from the clock time passed in.
  */
 
-import type { PoolConfig } from "../config/types.ts";
+import type { PoolConfig } from "../config/mod.ts";
 import { type AffinityKey, buildAffinityCookie, readCookie } from "./affinity.ts";
 import { issueSticky, verifySticky } from "./sticky.ts";
 

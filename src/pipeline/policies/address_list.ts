@@ -6,7 +6,7 @@
  * nginx's `allow`/`deny` with a final `deny all` reads. IPv4-mapped IPv6 addresses match IPv4
  * rules. One parser: `net/ip.ts`.
  */
-import type { AddressPolicy } from "../../config/types.ts";
+import type { AddressPolicy } from "../../config/mod.ts";
 import { parsePeerIp } from "../../net/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import { answer, type Policy } from "./policy.ts";

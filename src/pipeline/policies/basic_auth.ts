@@ -9,7 +9,7 @@
  */
 import bcrypt from "bcryptjs";
 import { createHmac, randomBytes } from "node:crypto";
-import type { BasicAuthPolicy } from "../../config/types.ts";
+import type { BasicAuthPolicy } from "../../config/mod.ts";
 import { log } from "../../observe/mod.ts";
 import type { Clock } from "../../base/mod.ts";
 import type { Exchange } from "../exchange.ts";

@@ -4,7 +4,7 @@
  * application's) is compiled once, so its state (remembered credentials) is shared too.
  * Consecutive `allow`/`deny` entries become one rule list.
  */
-import type { AddressPolicy, PolicyConfig } from "../../config/types.ts";
+import type { AddressPolicy, PolicyConfig } from "../../config/mod.ts";
 import type { Clock } from "../../base/mod.ts";
 import type { LimiterRegistry } from "../rate_limit.ts";
 import { addressPolicy } from "./address_list.ts";

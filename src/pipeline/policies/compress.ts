@@ -6,7 +6,7 @@
  * `ETag` becomes weak, as nginx does.
  */
 import zlib from "node:zlib";
-import type { CompressPolicy } from "../../config/types.ts";
+import type { CompressPolicy } from "../../config/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import { requestHeader, requestMethod } from "../request_view.ts";
 import { negotiate } from "./accept_encoding.ts";

@@ -5,7 +5,7 @@
  * headers, so the browser refuses the response. `*` is answered as `*`; with `credentials` the
  * origin is echoed (and `*` is refused at load).
  */
-import type { CorsPolicy } from "../../config/types.ts";
+import type { CorsPolicy } from "../../config/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import { requestHeader, requestMethod } from "../request_view.ts";
 import type { Policy } from "./policy.ts";

@@ -3,7 +3,7 @@
  * status and its other headers (`WWW-Authenticate`, `Allow`, `Retry-After`). By default only
  * scalwsd's own answers are replaced; with `intercept: true` members' answers too.
  */
-import type { ErrorPagesPolicy } from "../../config/types.ts";
+import type { ErrorPagesPolicy } from "../../config/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import { requestMethod } from "../request_view.ts";
 import type { Policy } from "./policy.ts";

@@ -10,7 +10,7 @@ import { seeded } from "../../base/random.ts";
 import { negotiate } from "./accept_encoding.ts";
 import { parseHtpasswd } from "../../config/policies.ts";
 import { checkPattern, MAX_SUBJECT } from "../../config/regex_safety.ts";
-import { parseTemplate } from "../../config/template.ts";
+import { parseTemplate } from "../../config/parse_template.ts";
 
 const CASES = Number(Deno.env.get("SCALWS_FUZZ_CASES") ?? "2000");
 const REGEX_ALPHABET = "^$()[]{}|*+?.\\/a1,:=<!-dwsbk0";

@@ -4,7 +4,7 @@
  * only through `request.set`, which replaces the Host the member receives (over
  * `preserve_host`). Values may use `$host`, `$path`, `$query`, `$scheme`.
  */
-import type { HeaderEdits, HeadersPolicy } from "../../config/types.ts";
+import type { HeaderEdits, HeadersPolicy } from "../../config/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import { editHeaders } from "../request_view.ts";
 import type { Policy } from "./policy.ts";

@@ -1,5 +1,5 @@
 /** `redirect`: answers with `Location` built from the template, status 308 by default. */
-import type { RedirectPolicy } from "../../config/types.ts";
+import type { RedirectPolicy } from "../../config/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import type { Policy } from "./policy.ts";
 import { compileTemplate, render } from "./template.ts";

@@ -4,9 +4,12 @@
  * resolved, never above `/`). The query string is kept, except that a `regex` target with `?`
  * sets it (see `RegexRewrite`).
  */
-import { parseTemplate, type TemplatePart } from "../../config/template.ts";
-import { MAX_SUBJECT } from "../../config/regex_safety.ts";
-import type { RewritePolicy } from "../../config/types.ts";
+import {
+  MAX_SUBJECT,
+  parseTemplate,
+  type RewritePolicy,
+  type TemplatePart,
+} from "../../config/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import { normalizePath } from "../path.ts";
 import { answer, type Policy } from "./policy.ts";

@@ -1,8 +1,8 @@
 /**
  * Renders the templates of `redirect.to` and header values for one request, from the parts
- * parsed at load (`config/template.ts`).
+ * parsed at load (`config/parse_template.ts`).
  */
-import { parseTemplate, type TemplatePart } from "../../config/template.ts";
+import { parseTemplate, type TemplatePart } from "../../config/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import { hostName } from "../hosts.ts";
 

@@ -1,6 +1,6 @@
 /** Builds the balancing policy a pool's `balance` setting names. */
 
-import type { PoolConfig } from "../../config/types.ts";
+import type { PoolConfig } from "../../config/mod.ts";
 import type { Random } from "../../base/mod.ts";
 import type { Balancer, Candidate } from "../types.ts";
 import { FailoverBalancer } from "./failover.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseTemplate } from "./template.ts";
+import { parseTemplate } from "./parse_template.ts";
 
 Deno.test("parseTemplate splits literals and variables", () => {
   assert.deepEqual(parseTemplate("https://$host$path$query"), [
