@@ -1,8 +1,9 @@
 /**
- * Broken configuration files through `scalwsd check`: the exact path and message of every error
+ * Broken configuration files through `scalwsd check` (its `checkFile`, and the command once): the exact path and message of every error
  * (cases not in src/config/load_test.ts).
  */
 import assert from "node:assert/strict";
+import { checkFile } from "../cli/check.ts";
 import { tempDir } from "./_support/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -112,41 +113,44 @@ const BROKEN_CONFIGS: { name: string; yaml: string; errors: string[] }[] = [
   },
 ];
 
-Deno.test("scalwsd check prints the exact path and message for each broken configuration", async () => {
+/** `FILE: MESSAGE` of each `FILE:LINE:COLUMN: MESSAGE` line, asserting the place is there. */
+function unplaced(file: string, lines: readonly string[]): string[] {
+  return lines.map((line) => {
+    // Every line is FILE:LINE:COLUMN: ...; the places are asserted in config_lines_test.ts.
+    assert.ok(line.startsWith(`${file}:`) && /^\d+:\d+: /.test(line.slice(file.length + 1)), line);
+    return `${file}: ${line.slice(file.length + 1).replace(/^\d+:\d+: /, "")}`;
+  });
+}
+
+Deno.test("check finds the exact path and message for each broken configuration", async () => {
   await using dir = await tempDir("scalwsd-check-");
-  let next = 0;
   const failures: string[] = [];
-  const worker = async () => {
-    while (next < BROKEN_CONFIGS.length) {
-      const c = BROKEN_CONFIGS[next++];
-      const file = `${dir.path}/${c.name.replaceAll(/\W+/g, "_")}.yaml`;
-      await Deno.writeTextFile(file, c.yaml);
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "--allow-all", MAIN, "check", "--config", file],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const stderr = new TextDecoder().decode(out.stderr).trimEnd().split("\n");
-      const expected = c.errors.map((e) => `${file}: ${e}`);
-      try {
-        assert.equal(out.code, 1, c.name);
-        assert.equal(out.stdout.length, 0, c.name);
-        // Every line is FILE:LINE:COLUMN: ...; the places are asserted in config_lines_test.ts.
-        for (const line of stderr) {
-          assert.ok(
-            line.startsWith(`${file}:`) && /^\d+:\d+: /.test(line.slice(file.length + 1)),
-            line,
-          );
-        }
-        const unplaced = stderr.map((l) =>
-          `${file}: ${l.slice(file.length + 1).replace(/^\d+:\d+: /, "")}`
-        );
-        assert.deepEqual(unplaced, expected, c.name);
-      } catch (err) {
-        failures.push(String(err));
-      }
+  for (const c of BROKEN_CONFIGS) {
+    const file = `${dir.path}/${c.name.replaceAll(/\W+/g, "_")}.yaml`;
+    await Deno.writeTextFile(file, c.yaml);
+    try {
+      const { errors } = await checkFile(file);
+      assert.deepEqual(unplaced(file, errors), c.errors.map((e) => `${file}: ${e}`), c.name);
+    } catch (err) {
+      failures.push(String(err));
     }
-  };
-  await Promise.all(Array.from({ length: 4 }, worker));
+  }
   assert.deepEqual(failures, []);
+});
+
+Deno.test("scalwsd check prints them on stderr, nothing on stdout, and exits 1", async () => {
+  await using dir = await tempDir("scalwsd-check-");
+  // The command itself, once: the same lines checkFile gives, as a user sees them.
+  const c = BROKEN_CONFIGS.find((b) => b.name === "member port 0")!;
+  const file = `${dir.path}/broken.yaml`;
+  await Deno.writeTextFile(file, c.yaml);
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", MAIN, "check", "--config", file],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 1);
+  assert.equal(out.stdout.length, 0);
+  const stderr = new TextDecoder().decode(out.stderr).trimEnd().split("\n");
+  assert.deepEqual(unplaced(file, stderr), c.errors.map((e) => `${file}: ${e}`));
 });
