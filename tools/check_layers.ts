@@ -52,10 +52,7 @@ export const LAYERS: readonly (readonly string[])[] = [
  * every other room is entered through its `mod.ts` only.
  */
 export const UNFACED: ReadonlySet<string> = new Set([
-  "wire",
-  "http1",
   "acme",
-  "redis",
   "fastcgi",
   "upstream",
   "discovery",

@@ -9,7 +9,7 @@
 import type { Config, PhpRuntime, RuntimeConfig } from "../config/mod.ts";
 import type { MemberAddress } from "../net/mod.ts";
 import { FcgiConns, learnMaxChildren } from "../fastcgi/conns.ts";
-import { Connector } from "../http1/connector.ts";
+import { Connector } from "../http1/mod.ts";
 import { ParamsBuffer } from "../fastcgi/params.ts";
 import { fcgiSend } from "../fastcgi/send.ts";
 

@@ -3,9 +3,7 @@
  * pulled only when the consumer reads; END_REQUEST closes it and gives the connection back.
  */
 
-import type { ConnPool } from "../http1/conn_pool.ts";
-import type { Bytes, FinishListener } from "../http1/types.ts";
-import { ioError } from "../http1/upstream_error.ts";
+import { type Bytes, type ConnPool, type FinishListener, ioError } from "../http1/mod.ts";
 import { STDOUT } from "./record.ts";
 import type { RecordsIn } from "./records_in.ts";
 

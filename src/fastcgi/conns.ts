@@ -6,10 +6,7 @@
  * Not a keep-alive pool: `maxIdle` is 0, every connection closes when its request ends.
  */
 
-import { ConnPool } from "../http1/conn_pool.ts";
-import type { Http1Conn } from "../http1/connection.ts";
-import type { Connector } from "../http1/connector.ts";
-import { UpstreamError } from "../http1/upstream_error.ts";
+import { type Connector, ConnPool, type Http1Conn, UpstreamError } from "../http1/mod.ts";
 import type { HistogramSeries, Metrics, Series } from "../observe/mod.ts";
 
 /** Connections at once when neither `max_conns` nor PHP-FPM's status says otherwise. */

@@ -3,8 +3,7 @@
  * checked as they arrive; STDERR goes to a bounded sink; END_REQUEST ends the answer.
  */
 
-import type { Http1Conn } from "../http1/connection.ts";
-import { malformed, UpstreamError, type UpstreamPhase } from "../http1/upstream_error.ts";
+import { type Http1Conn, malformed, UpstreamError, type UpstreamPhase } from "../http1/mod.ts";
 import {
   CANT_MPX_CONN,
   END_REQUEST,

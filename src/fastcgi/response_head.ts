@@ -5,7 +5,7 @@
  */
 
 import { HOP_BY_HOP } from "../wire/mod.ts";
-import { malformed } from "../http1/upstream_error.ts";
+import { malformed } from "../http1/mod.ts";
 
 /** Largest header block accepted (bytes up to and including the empty line). */
 export const MAX_CGI_HEAD = 65536;

@@ -5,13 +5,22 @@
  */
 
 import { pumpBody } from "../wire/mod.ts";
-import type { ConnPool } from "../http1/conn_pool.ts";
-import type { Http1Conn } from "../http1/connection.ts";
-import { writeAll, writeRest } from "../http1/request_body.ts";
-import { asPull } from "../http1/stream_pull.ts";
-import type { BodyPull, Bytes, SendOptions, UpstreamResponse } from "../http1/types.ts";
-import { clientError, ioError, malformed, UpstreamError } from "../http1/upstream_error.ts";
-import { watchdog } from "../http1/watchdog.ts";
+import {
+  asPull,
+  type BodyPull,
+  type Bytes,
+  clientError,
+  type ConnPool,
+  type Http1Conn,
+  ioError,
+  malformed,
+  type SendOptions,
+  UpstreamError,
+  type UpstreamResponse,
+  watchdog,
+  writeAll,
+  writeRest,
+} from "../http1/mod.ts";
 import type { ParamsBuffer } from "./params.ts";
 import {
   HEADER_LEN,

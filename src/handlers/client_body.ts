@@ -3,8 +3,7 @@
  * aborted, stalled past `body_read_timeout`) are recorded here so the proxy can answer
  * 413/400/408 without blaming the member.
  */
-import type { BodyPull } from "../http1/types.ts";
-import { type Expirable, watchdog } from "../http1/watchdog.ts";
+import { type BodyPull, type Expirable, watchdog } from "../http1/mod.ts";
 
 /** Bodies up to this size are kept in memory when a retry is possible (spec: 64 KiB). */
 export const REPLAY_LIMIT = 64 * 1024;

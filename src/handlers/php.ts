@@ -1,8 +1,12 @@
 import type { Answer } from "../front/answer.ts";
 import type { PhpRuntime } from "../config/mod.ts";
-import { ConnPool } from "../http1/conn_pool.ts";
-import type { FinishListener, SendStats, UpstreamResponse } from "../http1/types.ts";
-import { UpstreamError } from "../http1/upstream_error.ts";
+import {
+  ConnPool,
+  type FinishListener,
+  type SendStats,
+  UpstreamError,
+  type UpstreamResponse,
+} from "../http1/mod.ts";
 import { ParamsBuffer } from "../fastcgi/params.ts";
 import type { StderrSink } from "../fastcgi/records_in.ts";
 import { FcgiQueueFull, FcgiQueueTimeout } from "../fastcgi/conns.ts";

@@ -1,6 +1,6 @@
 import type { Answer } from "../front/answer.ts";
 import type { AddressTarget, ProxyRuntime } from "../config/mod.ts";
-import type { ConnPool } from "../http1/conn_pool.ts";
+import type { ConnPool } from "../http1/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { type BodyRule, prepareBody, type PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed } from "./proxy_common.ts";

@@ -1,4 +1,4 @@
-import type { BodyPull } from "../http1/types.ts";
+import type { BodyPull } from "../http1/mod.ts";
 import { requestBody } from "../pipeline/body_source.ts";
 import type { ClientRequest } from "../pipeline/exchange.ts";
 import { ClientBody, readSmallBody, REPLAY_LIMIT } from "./client_body.ts";

@@ -17,9 +17,9 @@ import type {
   HeaderSource,
   HeadSource,
   OutboundRequest,
+  UpstreamError,
   UpstreamResponse,
-} from "../http1/types.ts";
-import type { UpstreamError } from "../http1/upstream_error.ts";
+} from "../http1/mod.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import { plain } from "../base/mod.ts";
 import { requestIdHeader, requestIdHeaderLower } from "../pipeline/request_id.ts";

@@ -7,16 +7,16 @@ import type { Answer } from "../front/answer.ts";
  */
 
 import type { ProxyRuntime } from "../config/mod.ts";
-import type { ConnPool } from "../http1/conn_pool.ts";
-import { send } from "../http1/send.ts";
-import type {
-  FinishListener,
-  SendOptions,
-  SendStats,
-  UpstreamResponse,
-  UpstreamTiming,
-} from "../http1/types.ts";
-import { UpstreamError } from "../http1/upstream_error.ts";
+import {
+  type ConnPool,
+  type FinishListener,
+  send,
+  type SendOptions,
+  type SendStats,
+  UpstreamError,
+  type UpstreamResponse,
+  type UpstreamTiming,
+} from "../http1/mod.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import { plain } from "../base/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";

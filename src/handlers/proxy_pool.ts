@@ -1,8 +1,6 @@
 import type { Answer } from "../front/answer.ts";
 import type { ProxyRuntime } from "../config/mod.ts";
-import type { ConnPool } from "../http1/conn_pool.ts";
-import type { UpstreamResponse } from "../http1/types.ts";
-import type { UpstreamError } from "../http1/upstream_error.ts";
+import type { ConnPool, UpstreamError, UpstreamResponse } from "../http1/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { plain } from "../base/mod.ts";
 import type { Member } from "../upstream/member.ts";

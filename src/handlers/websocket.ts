@@ -8,7 +8,7 @@
  * common clients, Deno's included). Compression is not
  * negotiated with the member (`Sec-WebSocket-Extensions` is not forwarded).
  */
-import type { HeaderSource, Socket, UpstreamResponse } from "../http1/types.ts";
+import type { HeaderSource, Socket, UpstreamResponse } from "../http1/mod.ts";
 import { log } from "../observe/mod.ts";
 import type { ClientRequest, Exchange, FrontUpgrade, RequestFields } from "../pipeline/exchange.ts";
 import { type Answer, FrontAnswer } from "../front/answer.ts";

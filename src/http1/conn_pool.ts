@@ -1,7 +1,7 @@
 /** Kept-alive connections to one member: LIFO reuse, bounded, idle ones expire. */
 
 import type { Clock } from "../base/mod.ts";
-import { Http1Conn } from "./connection.ts";
+import { Http1Conn } from "./member_conn.ts";
 import type { SocketFactory } from "./types.ts";
 
 /** Settings of a `ConnPool`. */

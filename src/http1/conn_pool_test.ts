@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ManualClock } from "../base/clock.ts";
 import { FakeFactory, FakeSocket } from "./_fake_socket.ts";
 import { ConnPool, SURPLUS_GRACE } from "./conn_pool.ts";
-import type { Http1Conn } from "./connection.ts";
+import type { Http1Conn } from "./member_conn.ts";
 
 function factory(n: number): FakeFactory {
   return new FakeFactory(Array.from({ length: n }, () => new FakeSocket(new Uint8Array(0))));

@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { FakeFactory, FakeSocket } from "./_fake_socket.ts";
 import { ChunkedDecoder, findHeadEnd } from "../wire/mod.ts";
-import { RESPONSE_CHUNKED } from "./chunked.ts";
+import { RESPONSE_CHUNKED } from "./read_chunked_response.ts";
 import { ConnPool } from "./conn_pool.ts";
-import { parseResponseHead } from "./response_head.ts";
+import { parseResponseHead } from "./parse_response_head.ts";
 import { send } from "./send.ts";
 import type { OutboundRequest, SendOptions } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";

@@ -1,13 +1,13 @@
 /** One request/response exchange with a member over a pooled connection. */
 
-import { BODY_CHUNKED, BODY_CLOSE, BODY_LENGTH, BodySource } from "./body_stream.ts";
+import { BODY_CHUNKED, BODY_CLOSE, BODY_LENGTH, BodySource } from "./read_response_body.ts";
 import { ChunkedDecoder, findHeadEnd } from "../wire/mod.ts";
-import { RESPONSE_CHUNKED } from "./chunked.ts";
+import { RESPONSE_CHUNKED } from "./read_chunked_response.ts";
 import type { ConnPool } from "./conn_pool.ts";
-import type { Http1Conn } from "./connection.ts";
-import { COALESCE_LIMIT, writeAll, writeRest, writeStreamBody } from "./request_body.ts";
-import { buildRequestHead, requestFraming } from "./request_head.ts";
-import { MAX_HEAD, parseResponseHead, type ResponseHead } from "./response_head.ts";
+import type { Http1Conn } from "./member_conn.ts";
+import { COALESCE_LIMIT, writeAll, writeRest, writeStreamBody } from "./write_request_body.ts";
+import { buildRequestHead, requestFraming } from "./write_request_head.ts";
+import { MAX_HEAD, parseResponseHead, type ResponseHead } from "./parse_response_head.ts";
 import { mayResendStale } from "./stale.ts";
 import { asPull } from "./stream_pull.ts";
 import type { Bytes, OutboundRequest, SendOptions, UpstreamResponse } from "./types.ts";

@@ -5,8 +5,7 @@
  */
 
 import { FrontRequest } from "../front/front_request.ts";
-import { StreamPull } from "../http1/stream_pull.ts";
-import type { BodyPull } from "../http1/types.ts";
+import { type BodyPull, StreamPull } from "../http1/mod.ts";
 import type { ClientRequest } from "./exchange.ts";
 
 /** The body of `req` to pull, or null when the request has none. */

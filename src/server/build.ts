@@ -1,7 +1,7 @@
 import type { CacheConfig, Config, RuntimeConfig } from "../config/mod.ts";
 import { type Cache, CacheCounters } from "../cache/cache.ts";
 import { CachedHandler } from "../handlers/cached.ts";
-import type { ConnPool } from "../http1/conn_pool.ts";
+import type { ConnPool } from "../http1/mod.ts";
 import { AddressProxyHandler } from "../handlers/proxy_address.ts";
 import { PoolProxyHandler } from "../handlers/proxy_pool.ts";
 import { BackendsHandler } from "../handlers/proxy_backends.ts";

@@ -13,8 +13,7 @@ import type {
   RuntimeConfig,
 } from "../config/mod.ts";
 import { FcgiConns } from "../fastcgi/conns.ts";
-import { ConnPool } from "../http1/conn_pool.ts";
-import { Connector } from "../http1/connector.ts";
+import { Connector, ConnPool } from "../http1/mod.ts";
 import { addressTls, type PemReader } from "./member_tls.ts";
 
 /** A proxy runtime whose target is a single address. */

@@ -7,7 +7,7 @@
  */
 
 import type { AddressTarget, PoolConfig, ProxyRuntime } from "../config/mod.ts";
-import type { TlsSettings } from "../http1/types.ts";
+import type { TlsSettings } from "../http1/mod.ts";
 
 /** Reads a PEM file's text; throws when it cannot be read. */
 export type PemReader = (path: string) => string;

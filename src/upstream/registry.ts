@@ -1,5 +1,5 @@
 import type { Config, MemberConfig } from "../config/mod.ts";
-import type { ConnPool } from "../http1/conn_pool.ts";
+import type { ConnPool } from "../http1/mod.ts";
 import { dropFcgiSeries, FcgiConns } from "../fastcgi/conns.ts";
 import { planAddressConns } from "./address_conns.ts";
 import type { PemReader } from "./member_tls.ts";

@@ -4,8 +4,7 @@
  */
 
 // Idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE): the HTTP/1 client's stale rules use them too.
-import { isIdempotent } from "../http1/stale.ts";
-import type { UpstreamError } from "../http1/upstream_error.ts";
+import { isIdempotent, type UpstreamError } from "../http1/mod.ts";
 
 /**
  * How an attempt failed:

@@ -4,7 +4,7 @@
  * (`scanFieldLines`, no strings made), the byte classes of RFC 9110, interned common names,
  * one decode of the head's bytes (`latin1`), and the Content-Length grammar. The start line
  * and what the fields mean stay with each side: `front/request_head.ts` (a client's request,
- * strict) and `http1/response_head.ts` (a member's response). Errors come back as codes, so
+ * strict) and `http1/parse_response_head.ts` (a member's response). Errors come back as codes, so
  * each side throws its own error type with its own words.
  */
 

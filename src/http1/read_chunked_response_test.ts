@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ChunkedDecoder } from "../wire/mod.ts";
-import { RESPONSE_CHUNKED } from "./chunked.ts";
+import { RESPONSE_CHUNKED } from "./read_chunked_response.ts";
 import { UpstreamError } from "./upstream_error.ts";
 
 function bytes(s: string): Uint8Array {

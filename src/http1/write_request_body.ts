@@ -1,8 +1,8 @@
 /** Writing request bytes: whole buffers, and pulled bodies with Content-Length or chunked. */
 
 import { ChunkFramer, FRAME_OVERHEAD, pumpBody } from "../wire/mod.ts";
-import type { Http1Conn } from "./connection.ts";
-import { FRAMING_CHUNKED } from "./request_head.ts";
+import type { Http1Conn } from "./member_conn.ts";
+import { FRAMING_CHUNKED } from "./write_request_head.ts";
 import type { BodyPull } from "./types.ts";
 import { clientError } from "./upstream_error.ts";
 

@@ -5,7 +5,7 @@ import {
   FRAMING_NONE,
   HeadBuffer,
   requestFraming,
-} from "./request_head.ts";
+} from "./write_request_head.ts";
 import type { HeadSource } from "./types.ts";
 
 function source(headers: HeadersInit, over: Partial<HeadSource> = {}): HeadSource {

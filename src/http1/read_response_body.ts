@@ -5,9 +5,9 @@
  */
 
 import { ChunkedDecoder } from "../wire/mod.ts";
-import { RESPONSE_CHUNKED } from "./chunked.ts";
+import { RESPONSE_CHUNKED } from "./read_chunked_response.ts";
 import type { ConnPool } from "./conn_pool.ts";
-import type { Http1Conn } from "./connection.ts";
+import type { Http1Conn } from "./member_conn.ts";
 import type { BodyReader, Bytes, FinishListener } from "./types.ts";
 import { ioError, malformed, UpstreamError } from "./upstream_error.ts";
 

@@ -1,6 +1,6 @@
 /** One kept-alive connection to a member with its reused read and write buffers. */
 
-import { HeadBuffer } from "./request_head.ts";
+import { HeadBuffer } from "./write_request_head.ts";
 import type { BodyPull, Bytes, Socket } from "./types.ts";
 import type { Expirable } from "./watchdog.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { findHeadEnd, latin1, parseContentLength } from "../wire/mod.ts";
-import { MAX_HEAD, parseResponseHead, type ResponseHead } from "./response_head.ts";
+import { MAX_HEAD, parseResponseHead, type ResponseHead } from "./parse_response_head.ts";
 import { UpstreamError } from "./upstream_error.ts";
 
 function bytes(s: string): Uint8Array {
