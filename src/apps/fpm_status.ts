@@ -8,10 +8,8 @@
 
 import type { Config, PhpRuntime, RuntimeConfig } from "../config/mod.ts";
 import type { MemberAddress } from "../net/mod.ts";
-import { FcgiConns, learnMaxChildren } from "../fastcgi/conns.ts";
+import { FcgiConns, fcgiSend, learnMaxChildren, ParamsBuffer } from "../fastcgi/mod.ts";
 import { Connector } from "../http1/mod.ts";
-import { ParamsBuffer } from "../fastcgi/params.ts";
-import { fcgiSend } from "../fastcgi/send.ts";
 
 /** Between two reads of a status page (ms). */
 export const POLL_EVERY = 2000;

@@ -15,8 +15,8 @@ import { Gen } from "../base/_gen.ts";
 import { concat, end, record, stderr } from "./_fake_server.ts";
 import { ParamsBuffer } from "./params.ts";
 import { END_REQUEST, STDOUT } from "./record.ts";
-import { findCgiHeadEnd, parseCgiHead } from "./response_head.ts";
-import { fcgiSend } from "./send.ts";
+import { findCgiHeadEnd, parseCgiHead } from "./parse_cgi_head.ts";
+import { fcgiSend } from "./fcgi_send.ts";
 
 const CASES = Number(Deno.env.get("SCALWS_FUZZ_CASES") ?? "400");
 const BUDGET_MS = CASES > 1000 ? 600_000 : 3000;

@@ -7,10 +7,15 @@ import {
   UpstreamError,
   type UpstreamResponse,
 } from "../http1/mod.ts";
-import { ParamsBuffer } from "../fastcgi/params.ts";
-import type { StderrSink } from "../fastcgi/records_in.ts";
-import { FcgiQueueFull, FcgiQueueTimeout } from "../fastcgi/conns.ts";
-import { type FcgiRequest, fcgiSend, type FcgiSendOptions } from "../fastcgi/send.ts";
+import {
+  FcgiQueueFull,
+  FcgiQueueTimeout,
+  type FcgiRequest,
+  fcgiSend,
+  type FcgiSendOptions,
+  ParamsBuffer,
+  type StderrSink,
+} from "../fastcgi/mod.ts";
 import { log } from "../observe/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { type Clock, plain } from "../base/mod.ts";

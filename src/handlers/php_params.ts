@@ -5,7 +5,7 @@
  * `underscores_in_headers off`).
  */
 
-import { ParamsBuffer } from "../fastcgi/params.ts";
+import { ParamsBuffer } from "../fastcgi/mod.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import { pathStart } from "../pipeline/url.ts";
 import type { Script } from "./php_script.ts";

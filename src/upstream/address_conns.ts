@@ -12,7 +12,7 @@ import type {
   ProxyRuntime,
   RuntimeConfig,
 } from "../config/mod.ts";
-import { FcgiConns } from "../fastcgi/conns.ts";
+import { FcgiConns } from "../fastcgi/mod.ts";
 import { Connector, ConnPool } from "../http1/mod.ts";
 import { addressTls, type PemReader } from "./member_tls.ts";
 

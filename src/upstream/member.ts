@@ -1,7 +1,7 @@
 import type { MemberAddress } from "../net/mod.ts";
 import { latencyBuckets } from "./pool_history.ts";
 import { type Connector, ConnPool } from "../http1/mod.ts";
-import { FcgiConns } from "../fastcgi/conns.ts";
+import { FcgiConns } from "../fastcgi/mod.ts";
 import type { Metrics, Series } from "../observe/mod.ts";
 import { ActiveHealthState } from "./active_health_state.ts";
 import { PassiveHealth } from "./passive_health.ts";

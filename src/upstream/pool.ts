@@ -13,7 +13,7 @@
 
 import type { MemberConfig, PoolConfig } from "../config/mod.ts";
 import { latencyBucket, PoolHistory } from "./pool_history.ts";
-import { dropFcgiSeries, FcgiConns } from "../fastcgi/conns.ts";
+import { dropFcgiSeries, FcgiConns } from "../fastcgi/mod.ts";
 import { Connector, type TlsSettings } from "../http1/mod.ts";
 import { log, type Metrics, type Series } from "../observe/mod.ts";
 import { type AffinityKey, affinityValue } from "./affinity.ts";

@@ -1,6 +1,6 @@
 import type { Config, MemberConfig } from "../config/mod.ts";
 import type { ConnPool } from "../http1/mod.ts";
-import { dropFcgiSeries, FcgiConns } from "../fastcgi/conns.ts";
+import { dropFcgiSeries, FcgiConns } from "../fastcgi/mod.ts";
 import { planAddressConns } from "./address_conns.ts";
 import type { PemReader } from "./member_tls.ts";
 import { type PlannedSet, Pool, type PoolDeps, settingsKey } from "./pool.ts";

@@ -2,7 +2,7 @@
  * The body pump: pulls a client's request body chunk by chunk and hands each chunk to the
  * caller's writer before pulling the next (a slow member slows the client down), checking the
  * length it was promised. The HTTP/1 client (`http1/write_request_body.ts`, plain or chunked) and the
- * FastCGI client (`fastcgi/send.ts`, STDIN records) frame what it hands them. A failed pull,
+ * FastCGI client (`fastcgi/fcgi_send.ts`, STDIN records) frame what it hands them. A failed pull,
  * a wrong length, the member's answer stopping the upload, or the response timeout passing
  * while the body still arrives are the client's failures, made by the caller's `clientError`.
  */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { bytes } from "../http1/_fake_socket.ts";
 import { UpstreamError } from "../http1/upstream_error.ts";
-import { findCgiHeadEnd, parseCgiHead } from "./response_head.ts";
+import { findCgiHeadEnd, parseCgiHead } from "./parse_cgi_head.ts";
 
 Deno.test("findCgiHeadEnd: LF or CRLF lines, an empty line at the block start, resumable", () => {
   const b = bytes("xxA: 1\r\nB: 2\r\n\r\nbody");

@@ -32,8 +32,8 @@ import {
   writeHeader,
 } from "./record.ts";
 import { RecordsIn, type StderrSink } from "./records_in.ts";
-import { type CgiHead, findCgiHeadEnd, MAX_CGI_HEAD, parseCgiHead } from "./response_head.ts";
-import { FcgiBodySource } from "./body_source.ts";
+import { type CgiHead, findCgiHeadEnd, MAX_CGI_HEAD, parseCgiHead } from "./parse_cgi_head.ts";
+import { FcgiBodySource } from "./read_stdout.ts";
 import { FcgiConns, FcgiQueueTimeout } from "./conns.ts";
 
 /** Bodies up to this size are read whole before the answer starts; larger ones stream. */

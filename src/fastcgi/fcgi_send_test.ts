@@ -15,7 +15,7 @@ import {
   writeFull,
 } from "./_fake_server.ts";
 import { ParamsBuffer } from "./params.ts";
-import { type FcgiRequest, fcgiSend, type FcgiSendOptions } from "./send.ts";
+import { type FcgiRequest, fcgiSend, type FcgiSendOptions } from "./fcgi_send.ts";
 import { STDOUT } from "./record.ts";
 
 class Finished implements FinishListener {
