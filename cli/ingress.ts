@@ -16,9 +16,12 @@ import { AdminListeners } from "../admin/listeners.ts";
 import { ensureDir, Usr1Watch, writeFileAtomic } from "../src/base/mod.ts";
 import { ConfigError, CONTROLLER_PUT_HEADER } from "../src/config/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
-import { ingressConfig, type IngressMember } from "../src/discovery/ingress_config.ts";
-import { statusPatches } from "../src/discovery/ingress_status.ts";
-import { KubeWatch } from "../src/discovery/k8s_watch.ts";
+import {
+  ingressConfig,
+  type IngressMember,
+  KubeWatch,
+  statusPatches,
+} from "../src/discovery/mod.ts";
 import { log } from "../src/observe/mod.ts";
 import { Server } from "../src/server/server.ts";
 

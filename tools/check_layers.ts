@@ -52,9 +52,7 @@ export const LAYERS: readonly (readonly string[])[] = [
  * every other room is entered through its `mod.ts` only.
  */
 export const UNFACED: ReadonlySet<string> = new Set([
-  "acme",
   "upstream",
-  "discovery",
   "front",
   "pipeline",
   "cache",

@@ -7,7 +7,7 @@
  * out, rolling reload, restart, re-adoption) never serves an older list.
  */
 import type { Config, MemberConfig } from "../config/mod.ts";
-import { MemberState, MemberStateError } from "../discovery/member_state.ts";
+import { MemberState, MemberStateError } from "../discovery/mod.ts";
 import { log } from "../observe/mod.ts";
 
 /** One instance's view of its pools, as `GET /v1/upstreams` answers (null: unreachable). */

@@ -24,7 +24,7 @@ import { plain } from "../base/mod.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import type { AppEntry, Generation } from "./generation.ts";
 import type { Answer } from "../front/answer.ts";
-import type { Http01Challenges } from "../acme/http01.ts";
+import type { Http01Challenges } from "../acme/mod.ts";
 
 /** A pipeline step's own answer instead of the handler's (a limit, strict SNI, a deny path). */
 function answerWith(

@@ -14,7 +14,7 @@ import { hostSupport, listenDirect, logTermination, termination } from "./tls_di
 import { DRAIN_IDLE_GRACE, FrontConnection } from "../front/connection.ts";
 import { FrontServe } from "./front_conn.ts";
 import { ServeSession } from "./serve_session.ts";
-import type { AcmeManager } from "../acme/manager.ts";
+import type { AcmeManager } from "../acme/mod.ts";
 
 /** Pause after an accept error such as EMFILE before trying again (ms). */
 const ACCEPT_RETRY = 100;

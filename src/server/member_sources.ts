@@ -5,8 +5,7 @@
  */
 import type { Clock, Lock } from "../base/mod.ts";
 import type { Config, MemberConfig, PoolConfig } from "../config/mod.ts";
-import { type NameServer, systemNameServer } from "../discovery/dns_client.ts";
-import { DnsWatch } from "../discovery/dns_watch.ts";
+import { DnsWatch, type NameServer, systemNameServer } from "../discovery/mod.ts";
 import type { Metrics } from "../observe/mod.ts";
 import type { Pool } from "../upstream/pool.ts";
 

@@ -25,10 +25,9 @@ import { DRAIN_IDLE_GRACE } from "../front/connection.ts";
 import { PemFiles } from "./pem_files.ts";
 import { preflight } from "./preflight.ts";
 import { storedListWarnings } from "./stored_lists.ts";
-import { MemberState, MemberStateError, type StoredMembers } from "../discovery/member_state.ts";
+import { MemberState, MemberStateError, type StoredMembers } from "../discovery/mod.ts";
 import { MemberSources, type SourceStatus } from "./member_sources.ts";
-import { AcmeManager } from "../acme/manager.ts";
-import { Http01Challenges } from "../acme/http01.ts";
+import { AcmeManager, Http01Challenges } from "../acme/mod.ts";
 
 /** Lifecycle states reported by `/readyz` (ADR-0035). */
 export type State = "starting" | "warming" | "ready" | "active" | "draining";

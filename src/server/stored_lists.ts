@@ -5,7 +5,7 @@
  * reload report them.
  */
 import type { Config, MemberConfig } from "../config/mod.ts";
-import { MemberState } from "../discovery/member_state.ts";
+import { MemberState } from "../discovery/mod.ts";
 
 function key(list: readonly MemberConfig[]): string {
   return list.map((m) => `${m.address}=${m.weight}`).sort().join(",");
