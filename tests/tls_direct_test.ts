@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import tls from "node:tls";
 import { startPki, startScalwsd, waitUntil } from "./_support/mod.ts";
-import { curl, fingerprint } from "./_support/tls_client.ts";
+import { curl, fingerprint, handshake } from "./_support/tls_client.ts";
 import { hostSupport } from "../src/server/tls_direct.ts";
 
 const INSIDE = Deno.env.get("SCALWS_TEST_NETNS") === "1";
@@ -107,6 +107,9 @@ Deno.test({
     assert.equal((await curl(port, pki.caFile, "a.test", "/")).status, 200);
     // Strict SNI: the certificate does not name b.test.
     assert.equal((await curl(port, pki.caFile, "a.test", "/", ["-H", "host: b.test"])).status, 421);
+    // A refused handshake ends with the alert handshake_failure: no RSA certificate here.
+    const rsaOnly = await handshake(port, pki.caFile, "a.test", ["-sigalgs", "RSA-PSS+SHA256"]);
+    assert.equal(rsaOnly.alert, 40, rsaOnly.text);
     // 40 idle TLS connections: 40 client sockets and 40 server ones (the relay: 3 each).
     const before = fds();
     const held: tls.TLSSocket[] = [];

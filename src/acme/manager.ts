@@ -141,7 +141,13 @@ export class AcmeManager {
       await this.adoptStored(t);
       if (t.current === undefined) {
         const s = await selfSigned(cfg.domains, this.o.clock.now());
-        t.placeholder = { cert: s.cert, key: s.key, names: cfg.domains, notAfter: 0 };
+        t.placeholder = {
+          cert: s.cert,
+          key: s.key,
+          names: cfg.domains,
+          notAfter: 0,
+          kind: "ecdsa-p256",
+        };
       }
       if (this.started) this.schedule(t, this.firstTick(t));
     }

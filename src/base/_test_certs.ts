@@ -17,11 +17,12 @@ export interface TestPki {
   /**
    * A certificate for `names` (DNS names, or IP addresses) signed by the CA: a server
    * certificate, or with `clientAuth` a client certificate whose subject CN is `names[0]`.
+   * The key is EC P-256, or RSA-2048 with `rsa`.
    */
   issue(
     file: string,
     names: readonly string[],
-    options?: { clientAuth?: boolean },
+    options?: { clientAuth?: boolean; rsa?: boolean },
   ): Promise<Issued>;
   close(): Promise<void>;
 }
@@ -35,6 +36,7 @@ async function openssl(dir: string, args: string[]): Promise<void> {
 }
 
 const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+const RSA = ["-newkey", "rsa:2048", "-nodes"];
 
 /** Signs `<file>.csr` in `dir` with the test CA into `<file>.crt` (extensions from `ext`). */
 async function signCsr(dir: string, file: string, ext: string | null): Promise<void> {
@@ -86,7 +88,7 @@ export async function makePki(): Promise<TestPki> {
       );
       await openssl(dir, [
         "req",
-        ...EC,
+        ...(options.rsa ? RSA : EC),
         "-keyout",
         `${file}.key`,
         "-out",

@@ -18,6 +18,31 @@ export interface LoadedCertificate {
   readonly names: readonly string[];
   /** Milliseconds since the epoch. */
   readonly notAfter: number;
+  /** What its key signs with: a name's RSA and ECDSA certificates are chosen between by it. */
+  readonly kind: KeyKind;
+}
+
+/** The kind of a certificate's key, as rustls signs with it (ECDSA by its curve). */
+export type KeyKind = "rsa" | "ecdsa-p256" | "ecdsa-p384" | "ecdsa-p521" | "ed25519";
+
+/** The key type of a kind (`rsa`, `ecdsa`, `ed25519`): one certificate per type and name. */
+export function keyType(kind: KeyKind): string {
+  return kind.startsWith("ecdsa") ? "ecdsa" : kind;
+}
+
+const EC_KINDS: Record<string, KeyKind> = {
+  prime256v1: "ecdsa-p256",
+  secp384r1: "ecdsa-p384",
+  secp521r1: "ecdsa-p521",
+};
+
+const TYPE_NAMES: Record<string, string> = { rsa: "RSA", ecdsa: "ECDSA", ed25519: "Ed25519" };
+
+/** The kind of a key `unusableKey` took. */
+export function keyKind(key: KeyObject): KeyKind {
+  if (key.asymmetricKeyType === "rsa") return "rsa";
+  if (key.asymmetricKeyType === "ed25519") return "ed25519";
+  return EC_KINDS[key.asymmetricKeyDetails?.namedCurve ?? ""] ?? "ecdsa-p256";
 }
 
 /** Reads a text file; throws on failure (`Deno.readTextFileSync` in production). */
@@ -106,6 +131,7 @@ export function loadCertificate(
   const certText = read(`${path}.cert`, entry.cert, readText, errors);
   const keyText = read(`${path}.key`, entry.key, readText, errors);
   let leaf: X509Certificate | undefined;
+  let kind: KeyKind = "ecdsa-p256";
   if (certText !== undefined) {
     const blocks = certText.match(BLOCK) ?? [];
     if (blocks.length === 0) errors.push(`${path}.cert: "${entry.cert}" holds no PEM certificate`);
@@ -130,7 +156,7 @@ export function loadCertificate(
       errors.push(`${path}.key: "${entry.key}" holds ${unusable}: the TLS library refuses it`);
     } else if (key !== undefined && leaf !== undefined && !leaf.checkPrivateKey(key)) {
       errors.push(`${path}.key: does not belong to the certificate in "${entry.cert}"`);
-    }
+    } else if (key !== undefined) kind = keyKind(key);
   }
   if (leaf !== undefined) {
     let version: number;
@@ -169,13 +195,15 @@ export function loadCertificate(
   if (notAfter < now) {
     warnings.push(`${path}.cert: certificate expired on ${leaf.validToDate.toISOString()}`);
   }
-  return { cert: certText!, key: keyText!, names: domains ?? own, notAfter };
+  return { cert: certText!, key: keyText!, names: domains ?? own, notAfter, kind };
 }
 
 /**
- * Loads every certificate of a listener's `tls` at `path` (`server.listeners[0].tls`); the
- * same name listed under `domains` of two certificates is an error. Returns undefined when any
- * certificate failed.
+ * Loads every certificate of a listener's `tls` at `path` (`server.listeners[0].tls`). The
+ * same name listed under `domains` of two certificates of one key type is an error, and so is a certificate
+ * every name of which an earlier certificate of the same key type already serves (it would
+ * never be chosen; an RSA and an ECDSA certificate for one name are both kept, chosen by what
+ * the client offers). Returns undefined when any certificate failed.
  */
 export function loadCertificates(
   certificates: readonly TlsCertificateConfig[],
@@ -188,16 +216,33 @@ export function loadCertificates(
   const before = errors.length;
   const loaded: LoadedCertificate[] = [];
   const listed = new Map<string, number>();
+  /** By key type and name: the index of the first certificate serving it. */
+  const served = new Map<string, number>();
   certificates.forEach((entry, i) => {
     const at = `${path}.certificates[${i}]`;
+    const c = loadCertificate(entry, at, readText, errors, warnings, now);
+    if (c === undefined) return;
+    loaded.push(c);
+    const type = keyType(c.kind);
+    const twice = errors.length;
     entry.domains?.forEach((d, j) => {
-      const first = listed.get(d);
+      const first = listed.get(`${type} ${d}`);
       if (first !== undefined) {
         errors.push(`${at}.domains[${j}]: "${d}" is already listed by certificates[${first}]`);
-      } else listed.set(d, i);
+      } else listed.set(`${type} ${d}`, i);
     });
-    const c = loadCertificate(entry, at, readText, errors, warnings, now);
-    if (c !== undefined) loaded.push(c);
+    const earlier = c.names.map((n) => served.get(`${type} ${n}`));
+    if (errors.length === twice && c.names.length > 0 && earlier.every((e) => e !== undefined)) {
+      const by = [...new Set(earlier)].map((e) => `certificates[${e}] ("${certificates[e!].cert}")`)
+        .join(", ");
+      errors.push(
+        `${at}: every name of "${entry.cert}" (${c.names.join(", ")}) is already served by ` +
+          `${by} with an ${TYPE_NAMES[type]} key too: it would never be chosen`,
+      );
+    }
+    for (const n of c.names) {
+      if (!served.has(`${type} ${n}`)) served.set(`${type} ${n}`, i);
+    }
   });
   return errors.length === before ? loaded : undefined;
 }

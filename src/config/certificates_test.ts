@@ -101,13 +101,47 @@ Deno.test("loadCertificates refuses a domain listed by two certificates", async 
       'server.listeners[0].tls.certificates[1].domains[0]: "b.test" is already listed by certificates[0]',
     ]);
     const both = loadCertificates(
-      [{ cert: a.cert, key: a.key }, { cert: b.cert, key: b.key }],
+      [{ cert: b.cert, key: b.key }, { cert: a.cert, key: a.key }],
       "t",
       read,
       [],
       [],
     );
-    assert.deepEqual(both?.map((c) => c.names), [["a.test", "b.test"], ["b.test"]]);
+    assert.deepEqual(both?.map((c) => c.names), [["b.test"], ["a.test", "b.test"]]);
+  } finally {
+    await pki.close();
+  }
+});
+
+Deno.test("loadCertificates keeps an RSA and an ECDSA certificate for one name, not two of one type", async () => {
+  const pki = await makePki();
+  try {
+    const ec = await pki.issue("ec", ["a.test", "b.test"]);
+    const rsa = await pki.issue("rsa", ["a.test", "b.test"], { rsa: true });
+    const ec2 = await pki.issue("ec2", ["b.test"]);
+    const rsa2 = await pki.issue("rsa2", ["a.test", "c.test"], { rsa: true });
+    const errors: string[] = [];
+    const pair = loadCertificates([ec, rsa, rsa2], "t", read, errors, []);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(pair?.map((c) => c.kind), ["ecdsa-p256", "rsa", "rsa"]);
+    const dup = loadCertificates([rsa, ec, ec2], "server.listeners[0].tls", read, errors, []);
+    assert.equal(dup, undefined);
+    assert.deepEqual(errors, [
+      `server.listeners[0].tls.certificates[2]: every name of "${ec2.cert}" (b.test) is already ` +
+      `served by certificates[1] ("${ec.cert}") with an ECDSA key too: it would never be chosen`,
+    ]);
+    errors.length = 0;
+    loadCertificates(
+      [rsa2, { ...rsa, domains: ["b.test"] }, { ...rsa, domains: ["a.test"] }],
+      "t",
+      read,
+      errors,
+      [],
+    );
+    assert.deepEqual(errors, [
+      `t.certificates[2]: every name of "${rsa.cert}" (a.test) is already served by ` +
+      `certificates[0] ("${rsa2.cert}") with an RSA key too: it would never be chosen`,
+    ]);
   } finally {
     await pki.close();
   }

@@ -443,11 +443,13 @@ tenants:
       ],
       handshake_timeout: 5_000,
       strict_sni: false,
+      unknown_sni: "first",
     });
     assert.deepEqual(s.listeners[1].tls, {
       certificates: [{ cert: b.cert, key: b.key }],
       handshake_timeout: 10_000,
       strict_sni: true,
+      unknown_sni: "first",
     });
     assert.deepEqual(s.limits, {
       header_read_timeout: 10_000,

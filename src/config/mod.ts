@@ -9,7 +9,12 @@
  */
 
 export { parseListenAddress, parseMemberAddress } from "./address.ts";
-export { loadCertificate, loadCertificates, type LoadedCertificate } from "./certificates.ts";
+export {
+  type KeyKind,
+  loadCertificate,
+  loadCertificates,
+  type LoadedCertificate,
+} from "./certificates.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
 export { ConfigError, ValueError } from "./errors.ts";
 export { deepFreeze } from "./freeze.ts";

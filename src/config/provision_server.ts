@@ -61,6 +61,7 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
               : {}),
             handshake_timeout: l.tls.handshake_timeout ?? DEFAULT_HANDSHAKE_TIMEOUT,
             strict_sni: l.tls.strict_sni ?? true,
+            unknown_sni: l.tls.unknown_sni ?? "first",
           },
         }
         : {}),

@@ -25,6 +25,7 @@ Deno.test("provisionServer: TLS defaults, body limit default, limit_req burst 0"
     certificates: [{ cert: "c.pem", key: "k.pem" }],
     handshake_timeout: 10_000,
     strict_sni: true,
+    unknown_sni: "first",
   });
   assert.equal(config.max_body, DEFAULT_MAX_BODY);
   assert.deepEqual(config.limit_req, { rate: 10, burst: 0 });
@@ -67,6 +68,7 @@ Deno.test("provisionServer: tls.acme alone, and beside certificates", () => {
     acme: { ...acme, domains: ["a.example.com", "b.example.com"] },
     handshake_timeout: 10_000,
     strict_sni: true,
+    unknown_sni: "first",
   });
   assert.deepEqual(config.listeners[1].tls?.acme, {
     directory: acme.directory,

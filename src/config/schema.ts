@@ -280,6 +280,7 @@ const listenerSchema = z.object({
     acme: acmeSchema.optional(),
     handshake_timeout: duration(1).optional(),
     strict_sni: flag().optional(),
+    unknown_sni: oneOf(["first", "refuse"]).optional(),
   }).strict().superRefine((tls, ctx) => {
     if (tls.certificates === undefined && tls.acme === undefined) {
       ctx.addIssue({

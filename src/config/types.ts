@@ -452,6 +452,11 @@ export interface ListenerTlsConfig {
   readonly handshake_timeout: number;
   /** Default true: a request for a host the connection was not opened for gets 421. */
   readonly strict_sni: boolean;
+  /**
+   * An SNI name no certificate has (or none): `first` (default) serves the first certificate,
+   * `refuse` ends the handshake with the alert `unrecognized_name`.
+   */
+  readonly unknown_sni: "first" | "refuse";
 }
 
 export interface ListenerConfig extends HostPort {

@@ -97,7 +97,7 @@ Deno.test("validate: tls.acme needs state_dir, and without a plain listener it w
       address: "0.0.0.0:443",
       hostname: "0.0.0.0",
       port: 443,
-      tls: { certificates: [], acme, handshake_timeout: 1, strict_sni: true },
+      tls: { certificates: [], acme, handshake_timeout: 1, strict_sni: true, unknown_sni: "first" },
     }],
   });
   const sink: Sink = { errors: [], warnings: [] };

@@ -26,6 +26,8 @@ export interface TlsState {
   strict: boolean;
   /** Milliseconds. */
   handshakeTimeout: number;
+  /** `tls.unknown_sni`: an SNI name no certificate has gets the first one, or an alert. */
+  unknownSni: "first" | "refuse";
   /** The listener's TCP front: who each loopback TLS connection really is. */
   front: TlsFront<ClientConn> | null;
 }
@@ -179,7 +181,7 @@ export class ClientConn {
     const t = this.tls;
     if (t === null || !t.strict) return false;
     const sni = this.sni;
-    return sni !== null ? !t.certs.serves(sni, host) : !t.certs.covers(host);
+    return sni !== null ? !t.certs.serves(sni, host, this.hop?.offers) : !t.certs.covers(host);
   }
 
   /** A response was sent (or failed). */
@@ -208,7 +210,8 @@ export class ClientConn {
     } catch {
       ignore();
     }
-    // The TLS front keeps copying until both sides end: end them too.
-    this.hop?.cut();
+    // The TLS front keeps copying until both sides end: end them too (a refused handshake's
+    // alert first).
+    if (this.hop?.refused !== true) this.hop?.cut();
   }
 }

@@ -24,13 +24,41 @@ export class HelloResult {
   reason = "";
   /** legacy_session_id (a copy; empty for none): a TLS 1.2 server echoes it to resume. */
   sessionId: Uint8Array = NO_SESSION;
+  /**
+   * What the client offers that decides which key can serve it (`OFFERS_*` bits): signature
+   * schemes, TLS 1.3, the TLS 1.2 cipher suites of each key type. 0 when not read.
+   */
+  offers = 0;
 }
+
+/** `signature_algorithms` was sent: the other `SIG_*` bits are what it lists. */
+export const OFFERS_SIGS = 1;
+/** ecdsa_secp256r1_sha256 (0x0403). */
+export const SIG_P256 = 2;
+/** ecdsa_secp384r1_sha384 (0x0503). */
+export const SIG_P384 = 4;
+/** ecdsa_secp521r1_sha512 (0x0603). */
+export const SIG_P521 = 8;
+/** ed25519 (0x0807). */
+export const SIG_ED25519 = 16;
+/** rsa_pss_rsae_sha256/384/512 (0x0804-0x0806): RSA keys under TLS 1.3 and 1.2. */
+export const SIG_RSA_PSS = 32;
+/** rsa_pkcs1_sha256/384/512 (0x0401, 0x0501, 0x0601): RSA keys under TLS 1.2 only. */
+export const SIG_RSA_PKCS1 = 64;
+/** `supported_versions` lists TLS 1.3. */
+export const OFFERS_TLS13 = 128;
+/** A TLS 1.2 ECDHE_ECDSA suite rustls has (AES-GCM, ChaCha20): ECDSA and Ed25519 keys. */
+export const SUITE_ECDSA12 = 256;
+/** A TLS 1.2 ECDHE_RSA suite rustls has (AES-GCM, ChaCha20): RSA keys. */
+export const SUITE_RSA12 = 512;
 
 const NO_SESSION = new Uint8Array(0);
 
 const HANDSHAKE_RECORD = 22;
 const CLIENT_HELLO = 1;
 const SERVER_NAME = 0;
+const SIGNATURE_ALGORITHMS = 13;
+const SUPPORTED_VERSIONS = 43;
 const HOST_NAME = 0;
 const MAX_RECORD = 16384 + 256;
 
@@ -121,7 +149,10 @@ function readSplitHeader(buf: Uint8Array, len: number, out: HelloResult): HelloR
   return parseHello(gather(buf, len, msgLen + 4).subarray(4), out);
 }
 
-/** Parses a ClientHello body (RFC 8446 section 4.1.2) for its server_name extension. */
+/**
+ * Parses a ClientHello body (RFC 8446 section 4.1.2): its server_name extension, and what it
+ * offers for choosing a certificate (`offers`).
+ */
 function parseHello(m: Uint8Array, out: HelloResult): HelloResult {
   const n = m.length;
   let p = 2 + 32; // legacy_version, random
@@ -131,10 +162,14 @@ function parseHello(m: Uint8Array, out: HelloResult): HelloResult {
   out.sessionId = idLen === 0 ? NO_SESSION : m.slice(p + 1, p + 1 + idLen);
   p += 1 + idLen; // legacy_session_id
   if (p + 2 > n) return notHello(out, "truncated ClientHello");
-  p += 2 + ((m[p] << 8) | m[p + 1]); // cipher_suites
+  const suitesEnd = p + 2 + ((m[p] << 8) | m[p + 1]);
+  if (suitesEnd > n) return notHello(out, "truncated ClientHello");
+  let offers = suites(m, p + 2, suitesEnd);
+  p = suitesEnd;
   if (p + 1 > n) return notHello(out, "truncated ClientHello");
   p += 1 + m[p]; // legacy_compression_methods
   out.name = "";
+  out.offers = offers;
   if (p === n) {
     out.state = FOUND; // no extensions at all
     return out;
@@ -148,12 +183,69 @@ function parseHello(m: Uint8Array, out: HelloResult): HelloResult {
     const extLen = (m[p + 2] << 8) | m[p + 3];
     p += 4;
     if (p + extLen > extEnd) return notHello(out, "bad extension length");
-    if (type === SERVER_NAME) return serverName(m.subarray(p, p + extLen), out);
+    if (type === SERVER_NAME) {
+      if (serverName(m.subarray(p, p + extLen), out).state === NOT_HELLO) return out;
+    } else if (type === SIGNATURE_ALGORITHMS) offers |= signatureSchemes(m, p, p + extLen);
+    else if (type === SUPPORTED_VERSIONS) offers |= versions(m, p, p + extLen);
     p += extLen;
   }
   if (p !== extEnd) return notHello(out, "bad extensions length");
+  out.offers = offers;
   out.state = FOUND;
   return out;
+}
+
+/** The `SUITE_*` bits of the cipher suites in `m[from, to)`. */
+function suites(m: Uint8Array, from: number, to: number): number {
+  let bits = 0;
+  for (let i = from; i + 1 < to; i += 2) {
+    const s = (m[i] << 8) | m[i + 1];
+    if (s === 0xc02b || s === 0xc02c || s === 0xcca9) bits |= SUITE_ECDSA12;
+    else if (s === 0xc02f || s === 0xc030 || s === 0xcca8) bits |= SUITE_RSA12;
+  }
+  return bits;
+}
+
+/** The `SIG_*` bits of a signature_algorithms extension in `m[from, to)` (with `OFFERS_SIGS`). */
+function signatureSchemes(m: Uint8Array, from: number, to: number): number {
+  let bits = OFFERS_SIGS;
+  const end = Math.min(to, from + 2 + ((m[from] << 8) | m[from + 1]));
+  for (let i = from + 2; i + 1 < end; i += 2) {
+    switch ((m[i] << 8) | m[i + 1]) {
+      case 0x0403:
+        bits |= SIG_P256;
+        break;
+      case 0x0503:
+        bits |= SIG_P384;
+        break;
+      case 0x0603:
+        bits |= SIG_P521;
+        break;
+      case 0x0807:
+        bits |= SIG_ED25519;
+        break;
+      case 0x0804:
+      case 0x0805:
+      case 0x0806:
+        bits |= SIG_RSA_PSS;
+        break;
+      case 0x0401:
+      case 0x0501:
+      case 0x0601:
+        bits |= SIG_RSA_PKCS1;
+        break;
+    }
+  }
+  return bits;
+}
+
+/** `OFFERS_TLS13` when the supported_versions extension in `m[from, to)` lists TLS 1.3. */
+function versions(m: Uint8Array, from: number, to: number): number {
+  const end = Math.min(to, from + 1 + m[from]);
+  for (let i = from + 1; i + 1 < end; i += 2) {
+    if (m[i] === 3 && m[i + 1] === 4) return OFFERS_TLS13;
+  }
+  return 0;
 }
 
 /** The server_name extension: a list whose host_name entry is the name. */

@@ -6,7 +6,17 @@ import {
   MAX_CLIENT_HELLO,
   NEED_MORE,
   NOT_HELLO,
+  OFFERS_SIGS,
+  OFFERS_TLS13,
   readClientHello,
+  SIG_ED25519,
+  SIG_P256,
+  SIG_P384,
+  SIG_P521,
+  SIG_RSA_PKCS1,
+  SIG_RSA_PSS,
+  SUITE_ECDSA12,
+  SUITE_RSA12,
 } from "./client_hello.ts";
 
 function u16(n: number): number[] {
@@ -14,8 +24,10 @@ function u16(n: number): number[] {
 }
 
 /** A ClientHello handshake message (not yet in records) with the given extensions. */
-function helloMessage(exts: number[][], padding = 0): number[] {
-  const body = [3, 3, ...new Array(32).fill(7), 0, ...u16(2), 0x13, 1, 1, 0];
+function helloMessage(exts: number[][], padding = 0, suites = [0x1301]): number[] {
+  const body = [3, 3, ...new Array(32).fill(7), 0, ...u16(suites.length * 2)];
+  for (const s of suites) body.push(...u16(s));
+  body.push(1, 0);
   const ext: number[] = [];
   for (const e of exts) ext.push(...e);
   if (padding > 0) ext.push(...u16(21), ...u16(padding), ...new Array(padding).fill(0));
@@ -85,6 +97,32 @@ Deno.test("readClientHello refuses what is no ClientHello", () => {
   assert.equal(read(badName).state, NOT_HELLO);
 });
 
+/** An extension of `type` whose body is a list (with a `lenBytes` length) of 16-bit values. */
+function listExt(type: number, values: number[], lenBytes = 2): number[] {
+  const list = values.flatMap(u16);
+  const head = lenBytes === 2 ? u16(list.length) : [list.length];
+  return [...u16(type), ...u16(head.length + list.length), ...head, ...list];
+}
+
+Deno.test("readClientHello reads what the client offers for choosing a certificate", () => {
+  const offers = (exts: number[][], suites?: number[]) =>
+    read(records(helloMessage(exts, 0, suites), 16384)).offers;
+  const sigs = listExt(13, [0x0403, 0x0503, 0x0603, 0x0807, 0x0804, 0x0401, 0x0201]);
+  const v13 = listExt(43, [0x0304, 0x0303], 1);
+  assert.equal(
+    offers([sniExt("a.test"), sigs, v13]),
+    OFFERS_SIGS | SIG_P256 | SIG_P384 | SIG_P521 | SIG_ED25519 | SIG_RSA_PSS | SIG_RSA_PKCS1 |
+      OFFERS_TLS13,
+  );
+  assert.equal(offers([listExt(13, [0x0403])]), OFFERS_SIGS | SIG_P256);
+  assert.equal(offers([listExt(13, [0x0806, 0x0601])]), OFFERS_SIGS | SIG_RSA_PSS | SIG_RSA_PKCS1);
+  assert.equal(offers([listExt(43, [0x0303], 1)]), 0, "TLS 1.2 only");
+  assert.equal(offers([], [0xc02b, 0x1301]), SUITE_ECDSA12);
+  assert.equal(offers([], [0xcca8, 0x009c]), SUITE_RSA12);
+  const r = read(records(helloMessage([listExt(13, [0x0403]), sniExt("B.test")]), 16384));
+  assert.deepEqual([r.state, r.name, r.offers], [FOUND, "b.test", OFFERS_SIGS | SIG_P256]);
+});
+
 Deno.test("readClientHello reads the name of a real client's ClientHello", async () => {
   const server = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const client = Deno.connectTls({ hostname: "localhost", port: server.addr.port })
@@ -103,6 +141,8 @@ Deno.test("readClientHello reads the name of a real client's ClientHello", async
   await client;
   assert.equal(out.state, FOUND);
   assert.equal(out.name, "localhost");
+  const want = OFFERS_SIGS | OFFERS_TLS13 | SIG_P256 | SIG_RSA_PSS | SUITE_ECDSA12 | SUITE_RSA12;
+  assert.equal(out.offers & want, want, "rustls offers ECDSA and RSA, TLS 1.3 and 1.2");
 });
 
 Deno.test("readClientHello: mutated and cut ClientHellos never throw, in any split", () => {

@@ -155,6 +155,7 @@ function tlsStateOf(
     certs: new CertificateSet(all),
     strict: tls.strict_sni,
     handshakeTimeout: tls.handshake_timeout,
+    unknownSni: tls.unknown_sni,
     front: null,
   };
 }
@@ -242,7 +243,7 @@ export class Listener {
   /** How `tls` is terminated here; logged (`tls_termination`) for TLS listeners. */
   private modeOf(tls: TlsState | null): "direct" | "relay" {
     if (tls === null) return "relay";
-    const t = termination(tls.certs, hostSupport());
+    const t = termination(tls.certs, hostSupport(), tls.unknownSni);
     logTermination(this.cfg.name, t);
     return t.mode;
   }
@@ -278,6 +279,7 @@ export class Listener {
       name: this.cfg.name,
       routes: { certs: tls.certs, ports: backends.ports },
       helloTimeout: () => this.tls?.handshakeTimeout ?? 10_000,
+      refuseUnknown: () => this.tls?.unknownSni === "refuse",
       slot: () => tracker.slot(d.current.config.server.limits.max_connections),
       admit: (conn) => this.admit(conn),
       drop: (c) => this.forget(c),
@@ -391,12 +393,14 @@ export class Listener {
     this.redirect = cfg.redirect ? redirectPolicy(cfg.redirect) : null;
     const same = next === null
       ? before === null
-      : before !== null && before.certs.fingerprint === next.certs.fingerprint;
+      : before !== null && before.certs.fingerprint === next.certs.fingerprint &&
+        (this.mode === "relay" || next.unknownSni === "first");
     if (same) {
       if (next !== null && before !== null) {
         // Settings only: servers and connections keep the object they were given.
         before.strict = next.strict;
         before.handshakeTimeout = next.handshakeTimeout;
+        before.unknownSni = next.unknownSni;
       }
       return;
     }
@@ -598,6 +602,8 @@ export class Listener {
       },
       (err) => {
         if (client.phase === HANDSHAKE) {
+          // The TLS library's alert is on its way to the client through the front.
+          if (hop !== null) hop.refused = true;
           handshakeFailed({ listener: this.cfg.name, peer, sni, err });
         } else if (!this.closed && performance.now() >= client.deadline) {
           // Closed by the sweep at its deadline: the ClientHello came, the handshake did not end.

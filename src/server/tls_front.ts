@@ -29,8 +29,15 @@ export class Hop<C> {
   claimed = false;
   /** Set once it no longer counts as waiting for the TLS side (claimed or ended). */
   settled = false;
+  /**
+   * The TLS side refused the handshake: what it wrote (its alert) is passed on, then both
+   * sockets close, without waiting for the client.
+   */
+  refused = false;
   /** The client's connection and the loopback one, once both are open. */
   private pair: readonly [Deno.Conn, Deno.Conn] | null = null;
+  /** What the ClientHello offered for choosing a certificate (client_hello.ts `offers`). */
+  offers = 0;
   /** The ClientHello's legacy_session_id. */
   clientSessionId: Uint8Array = new Uint8Array(0);
   /** What the server's first bytes announced (server_hello.ts); null until seen, or unreadable. */
@@ -90,6 +97,8 @@ export interface TlsFrontOptions<C> {
   readonly routes: FrontRoutes;
   /** The ClientHello must arrive within this (ms): `tls.handshake_timeout`. */
   readonly helloTimeout: () => number;
+  /** `tls.unknown_sni`: whether an SNI name no certificate has is refused. */
+  readonly refuseUnknown: () => boolean;
   /** Null when accepting may go on, else a promise of a free connection slot. */
   readonly slot: () => Promise<void> | null;
   /** Starts tracking an accepted connection (limits, handshake deadline); null: untracked. */
@@ -111,6 +120,19 @@ function closeQuietly(c: Deno.Conn): void {
   } catch {
     // already closed
   }
+}
+
+/** The alert description `unrecognized_name` (RFC 6066 section 3). */
+const UNRECOGNIZED_NAME = 112;
+
+/** Ends a connection whose handshake is refused with a fatal TLS alert (RFC 8446 section 6). */
+async function refuse(conn: Deno.Conn, description: number): Promise<void> {
+  try {
+    await conn.write(new Uint8Array([21, 3, 3, 0, 2, 2, description]));
+  } catch {
+    // the client left
+  }
+  closeQuietly(conn);
 }
 
 async function writeAll(c: Deno.Conn, b: Uint8Array): Promise<void> {
@@ -381,12 +403,23 @@ export class TlsFront<C> {
     // TLS library refuses it with an alert (and the refusal is logged there).
     const sni = hello.state === FOUND ? hello.name : "";
     const routes = this.routes;
-    const backend = routes.ports[routes.certs.indexOf(sni)];
+    if (hello.state === FOUND && this.opts.refuseUnknown() && !routes.certs.knows(sni)) {
+      mark.reading = false;
+      this.doneReading();
+      await refuse(conn, UNRECOGNIZED_NAME);
+      const err = sni === ""
+        ? "no SNI name (tls.unknown_sni: refuse)"
+        : "no certificate for the SNI name (tls.unknown_sni: refuse)";
+      handshakeFailed({ listener: this.opts.name, peer, sni, err });
+      return null;
+    }
+    const backend = routes.ports[routes.certs.indexOf(sni, hello.offers)];
     this.unclaimed.set(backend, (this.unclaimed.get(backend) ?? 0) + 1);
     mark.reading = false;
     this.doneReading();
     const hop = new Hop(peer, sni, backend, client);
     hop.clientSessionId = hello.sessionId;
+    hop.offers = hello.offers;
     let up: Deno.TcpConn;
     try {
       up = await Deno.connect({ hostname: LOOPBACK, port: backend });
@@ -419,7 +452,7 @@ export class TlsFront<C> {
     );
     // An error either way ends both; a clean end of one direction waits for the other.
     const first = await Promise.race([back, forth]);
-    if (first) await Promise.all([back, forth]);
+    if (first && !hop.refused) await Promise.all([back, forth]);
     this.end(key, hop, conn, up);
     return hop;
   }

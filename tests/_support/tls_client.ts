@@ -1,6 +1,6 @@
 /**
- * TLS test clients with a chosen SNI name on 127.0.0.1: curl (HTTP/1.1 and HTTP/2) and raw
- * node:tls exchanges. Loopback only.
+ * TLS test clients with a chosen SNI name on 127.0.0.1: curl (HTTP/1.1 and HTTP/2), raw
+ * node:tls exchanges and `openssl s_client` handshakes. Loopback only.
  */
 import tls from "node:tls";
 import { X509Certificate } from "node:crypto";
@@ -169,4 +169,50 @@ export class TlsClient implements AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** What `openssl s_client -brief` reports of one handshake. */
+export interface Handshake {
+  /** `Signature type:` (ECDSA, RSA-PSS, RSA), "" when the handshake failed. */
+  readonly signature: string;
+  /** `Protocol version:`. */
+  readonly version: string;
+  /** The TLS alert number the client got, 0 for none. */
+  readonly alert: number;
+  readonly text: string;
+}
+
+/**
+ * One `openssl s_client` handshake to `port` on 127.0.0.1 (or `[address, port]`) with SNI `name`
+ * (null: none), trusting the CA file `ca`; `args` are more s_client arguments.
+ */
+export async function handshake(
+  at: number | [string, number],
+  ca: string,
+  name: string | null,
+  args: string[] = [],
+): Promise<Handshake> {
+  const [address, port] = typeof at === "number" ? ["127.0.0.1", at] : at;
+  const out = await new Deno.Command("openssl", {
+    args: [
+      "s_client",
+      "-brief",
+      "-connect",
+      `${address}:${port}`,
+      ...(name === null ? ["-noservername"] : ["-servername", name]),
+      "-CAfile",
+      ca,
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  return {
+    signature: /^Signature type: (\S+)/m.exec(text)?.[1] ?? "",
+    version: /^Protocol version: (\S+)/m.exec(text)?.[1] ?? "",
+    alert: Number(/SSL alert number (\d+)/.exec(text)?.[1] ?? 0),
+    text,
+  };
 }
