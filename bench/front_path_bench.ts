@@ -18,7 +18,7 @@ import { AccessLog } from "../src/observe/access_log.ts";
 import { Dispatcher } from "../src/server/dispatcher.ts";
 import { ClientConn } from "../src/server/client_conn.ts";
 import { FrontServe } from "../src/server/front_conn.ts";
-import { FrontConnection } from "../src/front/connection.ts";
+import { FrontConnection } from "../src/front/front_connection.ts";
 import { benchGeneration, MemoryMember } from "./_in_process.ts";
 
 const ANSWER = new TextEncoder().encode(

@@ -6,7 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { FrontAnswer } from "../src/front/answer.ts";
-import { type ConnObserver, FrontConnection, type FrontHandler } from "../src/front/connection.ts";
+import {
+  type ConnObserver,
+  FrontConnection,
+  type FrontHandler,
+} from "../src/front/front_connection.ts";
 import type { FrontRequest } from "../src/front/front_request.ts";
 import { generateCases } from "../src/front/_fuzz.ts";
 

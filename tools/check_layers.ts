@@ -53,7 +53,6 @@ export const LAYERS: readonly (readonly string[])[] = [
  */
 export const UNFACED: ReadonlySet<string> = new Set([
   "upstream",
-  "front",
   "pipeline",
   "cache",
   "handlers",

@@ -11,8 +11,8 @@
 
 import { Gen } from "../base/_gen.ts";
 import { ChunkedDecoder, findHeadEnd } from "../wire/mod.ts";
-import { REQUEST_CHUNKED } from "./chunked_body.ts";
-import { HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./request_head.ts";
+import { REQUEST_CHUNKED } from "./read_chunked_request.ts";
+import { HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./parse_request_head.ts";
 
 const NASTY = '\x00\r\n \t\x7f\x80\xff:,;"\x01\x1b/?';
 

@@ -4,8 +4,8 @@
  * handler asks for it. No `Request`, no `Headers`.
  */
 
-import type { RequestBody } from "./request_body.ts";
-import type { RequestHead } from "./request_head.ts";
+import type { RequestBody } from "./read_request_body.ts";
+import type { RequestHead } from "./parse_request_head.ts";
 
 export class FrontRequest {
   constructor(

@@ -1,6 +1,6 @@
 /** The `server.limits` checks on a parsed head, with today's statuses (414, then 431). */
 
-import type { RequestHead } from "./request_head.ts";
+import type { RequestHead } from "./parse_request_head.ts";
 
 /** The limits of one generation; 0 turns a check off. */
 export interface HeadLimits {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { bytes } from "./_bytes.ts";
 import { headLimitStatus } from "./head_limits.ts";
 import { findHeadEnd } from "../wire/mod.ts";
-import { parseRequestHead, RequestHead } from "./request_head.ts";
+import { parseRequestHead, RequestHead } from "./parse_request_head.ts";
 
 function head(s: string): RequestHead {
   const b = bytes(s);

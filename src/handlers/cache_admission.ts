@@ -11,7 +11,7 @@ import { storability, UNKEYED_REFLECTED } from "../cache/storable.ts";
 import { parseTargeted } from "../cache/targeted.ts";
 import { varyValues } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/mod.ts";
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 import type { Exchange, RequestFields } from "../pipeline/exchange.ts";
 import { HOP_BY_HOP } from "../wire/mod.ts";
 import { fieldsOf } from "./cache_answers.ts";

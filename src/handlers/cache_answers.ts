@@ -4,7 +4,7 @@
  * swapping the body, reading a body whole up to a cap, and dropping one nobody will read.
  */
 import type { Bytes } from "../cache/entry.ts";
-import { type Answer, FrontAnswer, type PullBody, pullStream } from "../front/answer.ts";
+import { type Answer, FrontAnswer, type PullBody, pullStream } from "../front/mod.ts";
 import type { Exchange, RequestFields } from "../pipeline/exchange.ts";
 
 export const EMPTY: Bytes = new Uint8Array(0);

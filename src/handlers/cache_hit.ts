@@ -7,7 +7,7 @@ import { NOT_MODIFIED_HEADERS, notModified } from "../cache/conditional.ts";
 import type { Entry } from "../cache/entry.ts";
 import { parseHttpDate } from "../cache/http_date.ts";
 import { parseRange } from "../cache/range.ts";
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 import type { Exchange } from "../pipeline/exchange.ts";
 import { EMPTY } from "./cache_answers.ts";
 

@@ -27,7 +27,7 @@ import { invalidates, sameHostTarget } from "../cache/invalidation.ts";
 import { selects, validators } from "../cache/revalidation.ts";
 import { varyMatches } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/mod.ts";
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 import { AccessLog, createMetrics, log, Registry } from "../observe/mod.ts";
 import { AppStats, Exchange, type Handler, type RequestFields } from "../pipeline/exchange.ts";
 import { normalizePath } from "../pipeline/path.ts";

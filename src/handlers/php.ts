@@ -1,4 +1,4 @@
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 import type { PhpRuntime } from "../config/mod.ts";
 import {
   ConnPool,

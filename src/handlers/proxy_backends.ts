@@ -1,4 +1,4 @@
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 import type { BackendEntry } from "../config/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { plain } from "../base/mod.ts";

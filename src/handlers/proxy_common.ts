@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 import type { ProxyRuntime } from "../config/mod.ts";
 import type {
   HeaderSource,

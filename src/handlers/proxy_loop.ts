@@ -1,4 +1,4 @@
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 /**
  * The attempt loop of every proxy form (single address, pool, weighted backends): send, and on
  * a failure let the attempt's decisions (the pool's, for a pool) say whether another member gets

@@ -7,7 +7,7 @@
  */
 
 import type { RespondRuntime } from "../config/mod.ts";
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 
 /** Answers every request with the configured status, body and headers. */

@@ -2,7 +2,7 @@
  * The body size of an answer whose handler did not count it (scalwsd's own answers: errors,
  * policies' refusals, error pages, static files): for the access log's `bytes`.
  */
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 import { sizeOf } from "../base/mod.ts";
 
 /** Bytes of `a`'s body as sent: 0 for HEAD, 204 and 304. */

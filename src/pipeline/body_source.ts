@@ -4,7 +4,7 @@
  * `Request` body stream is pulled the same way. One abstraction, two sources.
  */
 
-import { FrontRequest } from "../front/front_request.ts";
+import { FrontRequest } from "../front/mod.ts";
 import { type BodyPull, StreamPull } from "../http1/mod.ts";
 import type { ClientRequest } from "./exchange.ts";
 

@@ -14,7 +14,7 @@
  */
 
 import type { AccessLog, HistogramSeries, Metrics, Series } from "../observe/mod.ts";
-import { type Answer, type AnswerBody, type AnswerForm, WEB_FORM } from "../front/answer.ts";
+import { type Answer, type AnswerBody, type AnswerForm, WEB_FORM } from "../front/mod.ts";
 import { EditedHeaders } from "./edited_headers.ts";
 import { hostName } from "./hosts.ts";
 import { keepable, newRequestId, requestIdHeaderLower } from "./request_id.ts";

@@ -12,8 +12,7 @@
  * @module
  */
 
-import type { Answer, AnswerForm } from "../front/answer.ts";
-import type { HeadLimits } from "../front/head_limits.ts";
+import type { Answer, AnswerForm, HeadLimits } from "../front/mod.ts";
 
 /** A request's fields as handlers read them: a `Headers`, or the front's parsed head. */
 export interface RequestFields {

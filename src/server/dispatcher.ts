@@ -23,7 +23,7 @@ import type { Session } from "../pipeline/session.ts";
 import { plain } from "../base/mod.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import type { AppEntry, Generation } from "./generation.ts";
-import type { Answer } from "../front/answer.ts";
+import type { Answer } from "../front/mod.ts";
 import type { Http01Challenges } from "../acme/mod.ts";
 
 /** A pipeline step's own answer instead of the handler's (a limit, strict SNI, a deny path). */

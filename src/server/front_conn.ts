@@ -6,17 +6,22 @@
  * state, the `limit_conn` verdict). Answers are `FrontAnswer`s, written by the front, which
  * keeps the connection's books (started, done, lingering, draining) itself.
  *
- * It is not the connection loop (`front/connection.ts` reads, parses and writes) and not the
+ * It is not the connection loop (`front/front_connection.ts` reads, parses and writes) and not the
  * request path (`dispatcher.ts`).
  *
  * @module
  */
 
 import { plain } from "../base/mod.ts";
-import { type Answer, FRONT_FORM } from "../front/answer.ts";
-import type { FrontConnection, FrontHandler } from "../front/connection.ts";
-import type { FrontRequest } from "../front/front_request.ts";
-import { type HeadLimits, headLimitStatus } from "../front/head_limits.ts";
+import {
+  type Answer,
+  FRONT_FORM,
+  type FrontConnection,
+  type FrontHandler,
+  type FrontRequest,
+  type HeadLimits,
+  headLimitStatus,
+} from "../front/mod.ts";
 import { log } from "../observe/mod.ts";
 import type { ClientConn } from "./client_conn.ts";
 import type { Dispatcher } from "./dispatcher.ts";

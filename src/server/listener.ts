@@ -11,7 +11,7 @@ import { CertificateSet } from "./sni.ts";
 import { type Hop, TlsFront } from "./tls_front.ts";
 import { handshakeFailed, LogBudget } from "./tls_errors.ts";
 import { hostSupport, listenDirect, logTermination, termination } from "./tls_direct.ts";
-import { DRAIN_IDLE_GRACE, FrontConnection } from "../front/connection.ts";
+import { DRAIN_IDLE_GRACE, FrontConnection } from "../front/mod.ts";
 import { FrontServe } from "./front_conn.ts";
 import { ServeSession } from "./serve_session.ts";
 import type { AcmeManager } from "../acme/mod.ts";

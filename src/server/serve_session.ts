@@ -12,8 +12,7 @@
  * @module
  */
 
-import { type Answer, WEB_FORM, webResponse } from "../front/answer.ts";
-import type { HeadLimits } from "../front/head_limits.ts";
+import { type Answer, type HeadLimits, WEB_FORM, webResponse } from "../front/mod.ts";
 import { type Ending, IN_THE_CLEAR, type Session, type TlsLogFields } from "../pipeline/session.ts";
 import { pathStart, urlAuthority } from "../pipeline/url.ts";
 import { type ClientConn, UPGRADED } from "./client_conn.ts";

@@ -21,7 +21,7 @@ import { Cache } from "../cache/cache.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
 import { Listener } from "./listener.ts";
-import { DRAIN_IDLE_GRACE } from "../front/connection.ts";
+import { DRAIN_IDLE_GRACE } from "../front/mod.ts";
 import { PemFiles } from "./pem_files.ts";
 import { preflight } from "./preflight.ts";
 import { storedListWarnings } from "./stored_lists.ts";

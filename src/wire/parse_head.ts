@@ -3,7 +3,7 @@
  * that ends a head (`findHeadEnd`), scanning and checking its field lines into offsets
  * (`scanFieldLines`, no strings made), the byte classes of RFC 9110, interned common names,
  * one decode of the head's bytes (`latin1`), and the Content-Length grammar. The start line
- * and what the fields mean stay with each side: `front/request_head.ts` (a client's request,
+ * and what the fields mean stay with each side: `front/parse_request_head.ts` (a client's request,
  * strict) and `http1/parse_response_head.ts` (a member's response). Errors come back as codes, so
  * each side throws its own error type with its own words.
  */

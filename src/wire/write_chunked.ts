@@ -1,6 +1,6 @@
 /**
  * The one framer of chunked bodies (RFC 9112 7.1) for what scalwsd sends: a member's response
- * to a client (`front/chunked_writer.ts`) and a client's request body of unknown length to a
+ * to a client (`front/write_chunked_response.ts`) and a client's request body of unknown length to a
  * member (`http1/write_request_body.ts`). It only lays out bytes in the caller's buffer; the caller
  * writes them. A small chunk goes out with its size line and CRLF in one write (copied); a
  * large one as its size line, then its own bytes uncopied, the CRLF after them owed to the

@@ -15,10 +15,10 @@ import {
   takeSmall,
 } from "./buffer_pool.ts";
 import { FrontRequest } from "./front_request.ts";
-import { BodyInput, RequestBody } from "./request_body.ts";
+import { BodyInput, RequestBody } from "./read_request_body.ts";
 import { findHeadEnd } from "../wire/mod.ts";
-import { HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./request_head.ts";
-import { type ClientSocket, writeAll, writeAnswer } from "./response_writer.ts";
+import { HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./parse_request_head.ts";
+import { type ClientSocket, writeAll, writeAnswer } from "./write_response.ts";
 
 /** Bytes of the buffer each connection keeps while idle. */
 export const IDLE_BUFFER = SMALL_SIZE;

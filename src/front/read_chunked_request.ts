@@ -6,7 +6,7 @@
  */
 
 import type { ChunkedOptions } from "../wire/mod.ts";
-import { HeadError } from "./request_head.ts";
+import { HeadError } from "./parse_request_head.ts";
 
 /** Thrown for a malformed chunked body. */
 export class ChunkError extends HeadError {

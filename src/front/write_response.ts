@@ -15,7 +15,7 @@ import {
   takeBuffer,
 } from "./buffer_pool.ts";
 import { statusText } from "../wire/mod.ts";
-import { ChunkedWriter } from "./chunked_writer.ts";
+import { ChunkedWriter } from "./write_chunked_response.ts";
 
 /** The byte stream of a client connection (a `Deno.Conn` or a test double). */
 export type ClientSocket = Pick<Deno.Conn, "read" | "write" | "close">;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { bytes } from "./_bytes.ts";
 import { findHeadEnd } from "../wire/mod.ts";
-import { HeadError, MAX_FIELD_LINES, parseRequestHead, RequestHead } from "./request_head.ts";
+import { HeadError, MAX_FIELD_LINES, parseRequestHead, RequestHead } from "./parse_request_head.ts";
 
 /** Parses the complete head at the start of `s`; the head or the refusal's message. */
 function parse(s: string): RequestHead | string {

@@ -8,8 +8,8 @@
 
 import { BODY_SIZE, giveBodyBuffer, takeBodyBuffer } from "./buffer_pool.ts";
 import { ChunkedDecoder } from "../wire/mod.ts";
-import { REQUEST_CHUNKED } from "./chunked_body.ts";
-import { HeadError } from "./request_head.ts";
+import { REQUEST_CHUNKED } from "./read_chunked_request.ts";
+import { HeadError } from "./parse_request_head.ts";
 
 /** The connection side the body reads from: its buffer and a way to get more bytes. */
 export interface BodyInput {

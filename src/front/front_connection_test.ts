@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type Answer, FrontAnswer } from "./answer.ts";
-import { type ConnObserver, FrontConnection, type FrontHandler } from "./connection.ts";
+import { type ConnObserver, FrontConnection, type FrontHandler } from "./front_connection.ts";
 import type { FrontRequest } from "./front_request.ts";
 
 const enc = new TextEncoder();

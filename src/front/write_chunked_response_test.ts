@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { text } from "./_bytes.ts";
-import { ChunkedWriter, COPY_LIMIT } from "./chunked_writer.ts";
+import { ChunkedWriter, COPY_LIMIT } from "./write_chunked_response.ts";
 
 /** Records each write; takes at most `max` bytes per write. */
 class Sink {

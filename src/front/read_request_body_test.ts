@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { bytes, text } from "./_bytes.ts";
-import { BodyError, type BodyInput, RequestBody } from "./request_body.ts";
+import { BodyError, type BodyInput, RequestBody } from "./read_request_body.ts";
 
 /** A connection side fed from `parts`: the first is buffered, the rest arrive by reads. */
 class Input implements BodyInput {

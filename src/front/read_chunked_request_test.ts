@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { bytes } from "./_bytes.ts";
 import { ChunkedDecoder } from "../wire/mod.ts";
-import { ChunkError, REQUEST_CHUNKED } from "./chunked_body.ts";
+import { ChunkError, REQUEST_CHUNKED } from "./read_chunked_request.ts";
 
 /** Decodes `input` fed in pieces of `step` bytes: the body and where it ended, or the error. */
 function decode(input: string, step = Infinity): { body: string; rest: number; done: boolean } {
