@@ -44,7 +44,7 @@ export async function run(
       ? { socket: opts.adminSocket, metrics: opts.metricsAddress, skipHostListeners: true }
       : {},
   );
-  const lag = new LoopLagMonitor();
+  const lag = new LoopLagMonitor({ activity: () => server.requests });
   lag.start();
   server.metrics.registry.onCollect(() => {
     server.metrics.loopLagP99.value = lag.p99Seconds();

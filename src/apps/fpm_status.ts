@@ -1,6 +1,8 @@
 /**
  * PHP-FPM's own load, read from its status page (`pm.status_path`) over FastCGI every 2 s for
- * each `type: php` runtime with `status_path`: busy and total worker processes, summed over the
+ * each `type: php` runtime with `status_path` while requests go to its addresses or its
+ * workers are busy; every 30 s while both stay still, and at once when the next request comes
+ * (an idle scalwsd then costs PHP-FPM and itself nothing). Busy and total worker processes, summed over the
  * FastCGI addresses it uses. The controller classifies an application whose processes are all
  * busy as `AppSaturated`. A `static` pool's size becomes the connection limit of its address
  * (`learnMaxChildren`) unless `max_conns` is set.
@@ -8,11 +10,20 @@
 
 import type { Config, PhpRuntime, RuntimeConfig } from "../config/mod.ts";
 import type { MemberAddress } from "../net/mod.ts";
-import { FcgiConns, fcgiSend, learnMaxChildren, ParamsBuffer } from "../fastcgi/mod.ts";
+import {
+  activityOf,
+  type FcgiActivity,
+  FcgiConns,
+  fcgiSend,
+  learnMaxChildren,
+  ParamsBuffer,
+} from "../fastcgi/mod.ts";
 import { Connector } from "../http1/mod.ts";
 
 /** Between two reads of a status page (ms). */
 export const POLL_EVERY = 2000;
+/** Between two reads while no request came and no worker was busy (ms). */
+export const QUIET_POLL_EVERY = 30_000;
 const TIMEOUT = 1000;
 
 /** What one status page says. */
@@ -48,9 +59,13 @@ export function parseFpmStatus(text: string): FpmCounts | null {
 export class FpmWatch {
   busy = 0;
   total = 0;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly conns: FcgiConns[];
+  private readonly activities: FcgiActivity[];
+  /** Requests through the addresses at the last poll. */
+  private seen = -1;
   private polling = false;
+  private stopped = false;
 
   constructor(
     readonly tenant: string,
@@ -60,15 +75,41 @@ export class FpmWatch {
   ) {
     // A connection per read, never kept: a kept one would hold a PHP-FPM worker.
     this.conns = addresses.map((a) =>
-      new FcgiConns(new Connector(a, null), { address: a.canonical, maxConns: 1, maxQueue: 0 })
+      new FcgiConns(new Connector(a, null), {
+        address: a.canonical,
+        maxConns: 1,
+        maxQueue: 0,
+        counted: false,
+      })
     );
+    this.activities = addresses.map((a) => activityOf(a.canonical));
   }
 
   start(): void {
-    this.timer = setInterval(() => this.poll(), POLL_EVERY);
-    Deno.unrefTimer(this.timer);
-    this.poll();
+    this.#round();
   }
+
+  /** Polls, then schedules the next poll: soon while busy, else late or at the next request. */
+  async #round(): Promise<void> {
+    this.timer = undefined;
+    for (const a of this.activities) a.cancel(this.#wake);
+    await this.poll();
+    if (this.stopped) return;
+    let requests = 0;
+    for (const a of this.activities) requests += a.requests;
+    const quiet = requests === this.seen && this.busy === 0;
+    this.seen = requests;
+    this.timer = setTimeout(() => this.#round(), quiet ? QUIET_POLL_EVERY : POLL_EVERY);
+    Deno.unrefTimer(this.timer);
+    if (quiet) { for (const a of this.activities) a.onNext(this.#wake); }
+  }
+
+  /** The first request after a quiet stretch: poll now. */
+  readonly #wake = (): void => {
+    if (this.timer === undefined || this.stopped) return;
+    clearTimeout(this.timer);
+    this.#round();
+  };
 
   /** Reads every address once; an address that does not answer counts as nothing. */
   async poll(): Promise<void> {
@@ -90,7 +131,10 @@ export class FpmWatch {
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const a of this.activities) a.cancel(this.#wake);
     for (const c of this.conns) c.close();
   }
 }

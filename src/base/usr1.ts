@@ -129,7 +129,7 @@ export function blockUsr1(): string | null {
 export class Usr1Watch {
   private timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(fn: () => void, everyMs = 200) {
+  constructor(fn: () => void, everyMs = 1000) {
     const c = open();
     if (typeof c === "string" || !usr1Blocked()) return;
     const set = usr1Set();

@@ -20,6 +20,44 @@ export const DEFAULT_MAX_QUEUE = 256;
  */
 const learned = new Map<string, number>();
 
+/**
+ * Requests sent through one address (canonical form), by every `FcgiConns` of it: PHP-FPM's
+ * status watch polls often only while they move, and asks to be woken by the next one.
+ */
+export class FcgiActivity {
+  requests = 0;
+  /** Called once each by the next request, then forgotten. */
+  #next: (() => void)[] = [];
+
+  /** One more request. */
+  count(): void {
+    this.requests++;
+    if (this.#next.length === 0) return;
+    const fs = this.#next;
+    this.#next = [];
+    for (const f of fs) f();
+  }
+
+  /** Calls `f` at the next request (once); `cancel` forgets it. */
+  onNext(f: () => void): void {
+    this.#next.push(f);
+  }
+
+  cancel(f: () => void): void {
+    const i = this.#next.indexOf(f);
+    if (i >= 0) this.#next.splice(i, 1);
+  }
+}
+
+const activities = new Map<string, FcgiActivity>();
+
+/** The activity of `address` (its canonical form). */
+export function activityOf(address: string): FcgiActivity {
+  let a = activities.get(address);
+  if (a === undefined) activities.set(address, a = new FcgiActivity());
+  return a;
+}
+
 /** Drops the series of `upstream` (its address or pool left the configuration). */
 export function dropFcgiSeries(m: Metrics, upstream: string): void {
   m.fastcgiQueue.remove(upstream);
@@ -71,6 +109,8 @@ export interface FcgiConnsOptions {
   readonly maxConns?: number;
   /** Requests that may wait; default 256. */
   readonly maxQueue?: number;
+  /** Counts its requests in the address's `FcgiActivity`; default true (not the status watch). */
+  readonly counted?: boolean;
 }
 
 /** What the metrics see of one upstream (shared by the members of a pool). */
@@ -97,12 +137,15 @@ export class FcgiConns extends ConnPool {
   /** Waiters still waiting. */
   waiting = 0;
   series: FcgiSeries | null = null;
+  /** The address's activity, or null when its requests are not counted. */
+  readonly activity: FcgiActivity | null;
   readonly #queue: Waiter[] = [];
   #head = 0;
 
   constructor(connector: Connector, options: FcgiConnsOptions) {
     super(connector, { maxIdle: 0 });
     this.address = options.address;
+    this.activity = options.counted === false ? null : activityOf(options.address);
     this.maxConns = options.maxConns ?? 0;
     this.maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
   }
@@ -130,6 +173,7 @@ export class FcgiConns extends ConnPool {
 
   /** Takes a slot when one is free and nobody waits (arrival order). */
   tryEnter(): boolean {
+    this.activity?.count();
     if (this.waiting > 0 || this.busy >= this.limit) return false;
     this.busy++;
     this.series?.wait.observe(0);

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { Connector } from "../http1/connector.ts";
-import { DEFAULT_MAX_CONNS, FcgiConns, FcgiQueueFull, learnMaxChildren } from "./conns.ts";
+import {
+  activityOf,
+  DEFAULT_MAX_CONNS,
+  FcgiActivity,
+  FcgiConns,
+  FcgiQueueFull,
+  learnMaxChildren,
+} from "./conns.ts";
 
 function conns(address: string, maxConns = 0, maxQueue = 256): FcgiConns {
   const a = { kind: "unix", path: address.slice(5), canonical: address } as const;
@@ -67,4 +74,29 @@ Deno.test("FcgiConns: a larger limit lets waiters in at the next leave", async (
   c.leave();
   assert.deepEqual(await Promise.all([a, b]), [true, true]);
   assert.equal(c.busy, 2);
+});
+
+Deno.test("FcgiActivity counts requests and calls each onNext once, at the next request", () => {
+  const a = new FcgiActivity();
+  const calls: string[] = [];
+  const f = () => calls.push("f");
+  const g = () => calls.push("g");
+  a.onNext(f);
+  a.onNext(g);
+  a.cancel(g);
+  a.count();
+  a.count();
+  assert.equal(a.requests, 2);
+  assert.deepEqual(calls, ["f"]);
+});
+
+Deno.test("FcgiConns counts its requests in the address's activity unless told not to", () => {
+  const address = "unix:/nonexistent/activity.sock";
+  const counted = conns(address);
+  const a = { kind: "unix", path: address.slice(5), canonical: address } as const;
+  const not = new FcgiConns(new Connector(a, null), { address, counted: false });
+  const before = activityOf(address).requests;
+  assert.ok(counted.tryEnter());
+  assert.ok(not.tryEnter());
+  assert.equal(activityOf(address).requests, before + 1);
 });

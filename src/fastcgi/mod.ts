@@ -8,7 +8,9 @@
  */
 
 export {
+  activityOf,
   dropFcgiSeries,
+  FcgiActivity,
   FcgiConns,
   FcgiQueueFull,
   FcgiQueueTimeout,

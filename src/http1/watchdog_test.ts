@@ -71,3 +71,25 @@ Deno.test("Watchdog: a disarmed item never expires, and arming it again counts",
   assert.equal(a.expired, 1);
   assert.equal(w.armed, 0);
 });
+
+Deno.test("Watchdog checks every 1/16 of the shortest timeout armed, between tick and 1 s", () => {
+  let now = 0;
+  const w = new Watchdog(10, () => now);
+  const a = new Item();
+  const b = new Item();
+  w.arm(a, 60_000);
+  assert.equal(w.period, 1000);
+  w.arm(b, 1600);
+  assert.equal(w.period, 100);
+  w.arm(b, 50);
+  assert.equal(w.period, 10);
+  // A longer timeout armed later does not slow the running timer down.
+  w.arm(b, 60_000);
+  assert.equal(w.period, 10);
+  w.disarm(a);
+  w.disarm(b);
+  now = 10;
+  w.sweep();
+  w.sweep();
+  assert.equal(w.period, 0);
+});

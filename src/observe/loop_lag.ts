@@ -2,6 +2,9 @@
  * Event-loop lag: a timer due every `interval` ms measures how late it fires. A loop that
  * keeps up fires within a fraction of a millisecond; a saturated one fires late. The p99 over
  * the last `size` samples (5 s by default) is what the controller's PressureScore reads.
+ * While no request arrives (an `activity` counter that stands still for a second) the timer
+ * fires once a second instead, each sample counting for the ones it stands for: an idle
+ * process wakes once a second, not fifty times (about 15 ms/s of CPU saved).
  */
 
 /** A fixed window of the latest lag samples in milliseconds. */
@@ -21,6 +24,12 @@ export class LagWindow {
     if (this.count < this.samples.length) this.count++;
   }
 
+  /** Records `lagMs` as `times` samples (capped at the window's size). */
+  recordTimes(lagMs: number, times: number): void {
+    const n = Math.min(times, this.samples.length);
+    for (let i = 0; i < n; i++) this.record(lagMs);
+  }
+
   /** The 99th percentile (nearest rank) of the window; 0 when empty. */
   p99(): number {
     if (this.count === 0) return 0;
@@ -29,15 +38,44 @@ export class LagWindow {
   }
 }
 
+/** Settings of a `LoopLagMonitor`. */
+export interface LoopLagOptions {
+  /** Ms between samples; default 20. */
+  readonly interval?: number;
+  /** Samples kept; default 250 (5 s at 20 ms). */
+  readonly size?: number;
+  /**
+   * A counter that grows with work (requests answered). When it stands still for `idleAfter`
+   * ms (default 1000), samples come every `idleInterval` ms (default 1000) until it moves
+   * again. Without it, every `interval` ms always.
+   */
+  readonly activity?: () => number;
+  readonly idleInterval?: number;
+  readonly idleAfter?: number;
+}
+
 /** Samples the lag of this process's event loop until `stop()`. */
 export class LoopLagMonitor {
   readonly window: LagWindow;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private due = 0;
+  /** Ms until the timer now due. */
+  private wait = 0;
+  private lastActivity = -1;
+  /** When `activity` last moved (ms). */
+  private movedAt = 0;
 
-  /** `interval`: ms between samples, default 20. */
-  constructor(private readonly interval = 20, size = 250) {
-    this.window = new LagWindow(size);
+  private readonly interval: number;
+  private readonly activity: (() => number) | null;
+  private readonly idleInterval: number;
+  private readonly idleAfter: number;
+
+  constructor(options: LoopLagOptions = {}) {
+    this.interval = options.interval ?? 20;
+    this.activity = options.activity ?? null;
+    this.idleInterval = options.idleInterval ?? 1000;
+    this.idleAfter = options.idleAfter ?? 1000;
+    this.window = new LagWindow(options.size ?? 250);
   }
 
   start(): void {
@@ -56,15 +94,27 @@ export class LoopLagMonitor {
   }
 
   private schedule(): void {
-    this.due = performance.now() + this.interval;
-    const t = setTimeout(this.tick, this.interval);
+    const now = performance.now();
+    let wait = this.interval;
+    if (this.activity !== null) {
+      const a = this.activity();
+      if (a !== this.lastActivity) {
+        this.lastActivity = a;
+        this.movedAt = now;
+      } else if (now - this.movedAt >= this.idleAfter) wait = this.idleInterval;
+    }
+    this.wait = wait;
+    this.due = now + wait;
+    const t = setTimeout(this.tick, wait);
     // The sampler alone must not keep the process alive.
     Deno.unrefTimer(t);
     this.timer = t;
   }
 
   private readonly tick = (): void => {
-    this.window.record(performance.now() - this.due);
+    const lag = performance.now() - this.due;
+    if (this.wait === this.interval) this.window.record(lag);
+    else this.window.recordTimes(lag, Math.round(this.wait / this.interval));
     this.schedule();
   };
 }

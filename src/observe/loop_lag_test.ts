@@ -22,7 +22,7 @@ Deno.test("LagWindow p99 over a partly filled window", () => {
 });
 
 Deno.test("LoopLagMonitor sees a blocked event loop", async () => {
-  const m = new LoopLagMonitor(5, 50);
+  const m = new LoopLagMonitor({ interval: 5, size: 50 });
   m.start();
   try {
     await new Promise((r) => setTimeout(r, 30));
@@ -33,4 +33,45 @@ Deno.test("LoopLagMonitor sees a blocked event loop", async () => {
   } finally {
     m.stop();
   }
+});
+
+Deno.test("LoopLagMonitor samples once per idleInterval while its activity stands still", async () => {
+  let requests = 0;
+  let ticks = 0;
+  const m = new LoopLagMonitor({
+    interval: 5,
+    size: 50,
+    activity: () => {
+      ticks++;
+      return requests;
+    },
+    idleInterval: 200,
+    idleAfter: 20,
+  });
+  m.start();
+  try {
+    // Activity moves: a sample every 5 ms.
+    for (let i = 0; i < 6; i++) {
+      requests++;
+      await new Promise((r) => setTimeout(r, 6));
+    }
+    const busy = ticks;
+    assert.ok(busy >= 4, `${busy} samples in 36 ms of activity`);
+    // Still for 20 ms, then one sample per 200 ms: at most a few in the next 150 ms.
+    await new Promise((r) => setTimeout(r, 40));
+    const before = ticks;
+    await new Promise((r) => setTimeout(r, 150));
+    assert.ok(ticks - before <= 1, `${ticks - before} samples in 150 ms idle`);
+  } finally {
+    m.stop();
+  }
+});
+
+Deno.test("LagWindow recordTimes counts one sample as many, at most the window", () => {
+  const w = new LagWindow(10);
+  for (let i = 0; i < 10; i++) w.record(50);
+  w.recordTimes(1, 9);
+  assert.equal(w.p99(), 50);
+  w.recordTimes(1, 1000);
+  assert.equal(w.p99(), 1);
 });
