@@ -3,7 +3,7 @@ import type { LimitsStoreState } from "../src/pipeline/limits_store.ts";
 import type { Cache } from "../src/cache/cache.ts";
 import type { Config, MemberConfig } from "../src/config/mod.ts";
 import type { Registry } from "../src/observe/mod.ts";
-import type { Pool } from "../src/upstream/pool.ts";
+import type { Pool } from "../src/upstream/mod.ts";
 import type { AppView } from "../src/apps/supervisor.ts";
 
 /** A pool's member source as the server keeps it (times in ms). */

@@ -1,5 +1,4 @@
-import type { Member } from "../src/upstream/member.ts";
-import type { Pool } from "../src/upstream/pool.ts";
+import type { Member, Pool } from "../src/upstream/mod.ts";
 import type { MemberSourceView } from "./target.ts";
 
 function iso(ms: number): string | null {

@@ -13,8 +13,7 @@ import {
   type PoolConfig,
 } from "../config/mod.ts";
 import { log } from "../observe/mod.ts";
-import type { Member } from "../upstream/member.ts";
-import { Pool, type PoolDeps } from "../upstream/pool.ts";
+import { type Member, Pool, type PoolDeps } from "../upstream/mod.ts";
 import { RestartWindow } from "../base/mod.ts";
 import { Worker, type WorkerOwner } from "./worker.ts";
 

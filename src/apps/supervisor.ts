@@ -7,7 +7,7 @@
 
 import type { AppRuntime, Config, RuntimeConfig } from "../config/mod.ts";
 import type { Family, Metrics, Series } from "../observe/mod.ts";
-import type { Pool, PoolDeps } from "../upstream/pool.ts";
+import type { Pool, PoolDeps } from "../upstream/mod.ts";
 import { AppGroup, cpuAllotment, type GroupMetrics, type WorkerView } from "./group.ts";
 import { FpmWatch, fpmWatches, type WantedWatch } from "./fpm_status.ts";
 

@@ -19,10 +19,7 @@ import {
 import { log } from "../observe/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { type Clock, plain } from "../base/mod.ts";
-import type { Member } from "../upstream/member.ts";
-import { Outcome, type Pool } from "../upstream/pool.ts";
-import type { MemberTry } from "../upstream/pool_request.ts";
-import { failureKind } from "../upstream/retry_policy.ts";
+import { failureKind, type Member, type MemberTry, Outcome, type Pool } from "../upstream/mod.ts";
 import { type ClientBody, readWhole } from "./client_body.ts";
 import { isNoBody, prepareBody, PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed, errorStatus, reason, toResponse } from "./proxy_common.ts";

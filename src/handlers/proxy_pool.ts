@@ -3,10 +3,14 @@ import type { ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool, UpstreamError, UpstreamResponse } from "../http1/mod.ts";
 import type { Exchange, Handler } from "../pipeline/exchange.ts";
 import { plain } from "../base/mod.ts";
-import type { Member } from "../upstream/member.ts";
-import { Outcome, type Pool } from "../upstream/pool.ts";
-import type { MemberTry, PoolRequest } from "../upstream/pool_request.ts";
-import { failureKind } from "../upstream/retry_policy.ts";
+import {
+  failureKind,
+  type Member,
+  type MemberTry,
+  Outcome,
+  type Pool,
+  type PoolRequest,
+} from "../upstream/mod.ts";
 import { type BodyRule, prepareBody, type PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed, reason } from "./proxy_common.ts";
 import { Attempt, proxyLoop } from "./proxy_loop.ts";

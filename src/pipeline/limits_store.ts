@@ -9,8 +9,14 @@
  */
 import type { LimitReqConfig, LimitsStoreConfig } from "../config/mod.ts";
 import { log, type Metrics } from "../observe/mod.ts";
-import { RedisCallError, type RedisFailure, RedisPool, type RedisPoolState } from "../redis/mod.ts";
-import { RespError, type RespValue } from "../redis/mod.ts";
+import {
+  RedisCallError,
+  type RedisFailure,
+  RedisPool,
+  type RedisPoolState,
+  RespError,
+  type RespValue,
+} from "../redis/mod.ts";
 
 /**
  * GCRA in one step. KEYS[1]: the client's key. ARGV[1]: the emission interval T (µs per

@@ -20,8 +20,7 @@ import { NotAllowedHandler } from "../pipeline/not_allowed.ts";
 import { PolicyCompiler } from "../pipeline/policies/compile.ts";
 import { type Policy, PolicyHandler } from "../pipeline/policies/policy.ts";
 import { compileTrusted } from "../pipeline/trusted_proxies.ts";
-import { addressKey, type AddressRuntime, fastcgiKey } from "../upstream/address_conns.ts";
-import type { Pool } from "../upstream/pool.ts";
+import { addressKey, type AddressRuntime, fastcgiKey, type Pool } from "../upstream/mod.ts";
 import type { Clock } from "../base/mod.ts";
 import type { AppEntry, Generation, RequestLimits, RouteEntry } from "./generation.ts";
 

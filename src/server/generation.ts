@@ -6,7 +6,7 @@ import type { Exchange } from "../pipeline/exchange.ts";
 import type { Router } from "../pipeline/router.ts";
 import type { Policy } from "../pipeline/policies/policy.ts";
 import type { RateLimiter } from "../pipeline/rate_limit.ts";
-import type { Pool } from "../upstream/pool.ts";
+import type { Pool } from "../upstream/mod.ts";
 
 /** The handler of one route (or an application's own runtime) and its body limit. */
 export interface RouteEntry {

@@ -7,7 +7,7 @@ import type { Clock, Lock } from "../base/mod.ts";
 import type { Config, MemberConfig, PoolConfig } from "../config/mod.ts";
 import { DnsWatch, type NameServer, systemNameServer } from "../discovery/mod.ts";
 import type { Metrics } from "../observe/mod.ts";
-import type { Pool } from "../upstream/pool.ts";
+import type { Pool } from "../upstream/mod.ts";
 
 /** `file`, `api`, `dns`, or `kubernetes` (an api pool the ingress controller sets). */
 export type MemberSource = "file" | "api" | "dns" | "kubernetes";

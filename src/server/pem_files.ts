@@ -1,4 +1,4 @@
-import type { PemReader } from "../upstream/member_tls.ts";
+import type { PemReader } from "../upstream/mod.ts";
 
 /**
  * The PEM files one build (start or reload) reads, by path. The preflight checks fill it and

@@ -1,5 +1,5 @@
 import type { Config } from "../config/mod.ts";
-import type { PemReader } from "../upstream/member_tls.ts";
+import type { PemReader } from "../upstream/mod.ts";
 
 /** Reads a file the way a reload would, naming the config path when it fails. */
 function pem(

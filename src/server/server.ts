@@ -9,13 +9,11 @@ import {
 } from "../config/mod.ts";
 import { setRequestIdHeader } from "../pipeline/request_id.ts";
 import { AccessLog, createMetrics, log, type Metrics } from "../observe/mod.ts";
-import { AffinityKey } from "../upstream/affinity.ts";
+import { AffinityKey, type PemReader, PoolRegistry } from "../upstream/mod.ts";
 import { type Clock, Lock, systemClock } from "../base/mod.ts";
-import { PoolRegistry } from "../upstream/registry.ts";
 import { AppSupervisor } from "../apps/supervisor.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import { LimitsStore, type LimitsStoreState } from "../pipeline/limits_store.ts";
-import type { PemReader } from "../upstream/member_tls.ts";
 import { buildGeneration, cacheOwners } from "./build.ts";
 import { Cache } from "../cache/cache.ts";
 import { Dispatcher } from "./dispatcher.ts";
