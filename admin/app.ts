@@ -209,7 +209,7 @@ async function purgeCache(c: Context<Env>, server: AdminTarget): Promise<Respons
   }
   const target = parsePurge(body);
   if (typeof target === "string") return reject(400, target);
-  const purged = server.cache.store.purge(target);
+  const purged = await server.cache.purge(target);
   const what = "all" in target
     ? "all"
     : "path" in target

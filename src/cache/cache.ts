@@ -5,7 +5,8 @@
 import type { Clock } from "../base/mod.ts";
 import type { Family, Series } from "../observe/mod.ts";
 import { COLLAPSE_WAIT, Collapser } from "./collapse.ts";
-import { Store } from "./store.ts";
+import { DiskStore } from "./disk_store.ts";
+import { type PurgeTarget, Store } from "./store.ts";
 
 /** `result` label values of `scalws_cache_requests_total`, in index order. */
 export const RESULTS = ["hit", "miss", "stale", "revalidated", "bypass", "collapsed"] as const;
@@ -56,6 +57,12 @@ export class Cache {
   collapseWait = COLLAPSE_WAIT;
   /** `server.cache.heuristic_max` in seconds (0: no heuristic freshness); default 1 day. */
   heuristicMax = 86_400;
+  /** The disk tier (`server.cache.path`); null without one. */
+  disk: DiskStore | null = null;
+  /** Hit counters by tier, and the disk tier's store failures (a registry's, or private). */
+  hitsMemory: Series = { value: 0 } as Series;
+  hitsDisk: Series = { value: 0 } as Series;
+  storeErrors: Series | undefined;
 
   /**
    * `requests`: the `scalws_cache_requests_total` family the per-application counters feed,
@@ -67,6 +74,32 @@ export class Cache {
     private readonly requests: Family<Series> | null = null,
   ) {
     this.store = new Store(maxBytes);
+  }
+
+  /**
+   * Opens, keeps or closes the disk tier for `server.cache.path` (absent: none) and its budget.
+   * A new path starts a new tier; entries under the old one stay on disk.
+   */
+  setDisk(path: string | undefined, maxBytes: number): void {
+    if (path === undefined) {
+      this.disk?.close();
+      this.disk = null;
+      return;
+    }
+    if (this.disk !== null && this.disk.root === path) {
+      this.disk.maxBytes = maxBytes;
+      return;
+    }
+    this.disk?.close();
+    this.disk = new DiskStore({ root: path, maxBytes, storeErrors: this.storeErrors });
+    this.disk.start();
+  }
+
+  /** Removes what `t` names from memory and disk; the larger of the two counts. */
+  async purge(t: PurgeTarget): Promise<number> {
+    const n = this.store.purge(t);
+    const d = this.disk === null ? 0 : await this.disk.purge(t);
+    return Math.max(n, d);
   }
 
   /** Objects, bytes and hit ratio, overall and per application. */

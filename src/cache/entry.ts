@@ -64,6 +64,8 @@ export class Entry implements AgeBasis {
   next: Entry | null = null;
   /** A background refresh is under way. */
   refreshing = false;
+  /** Read from or written to the disk tier (`server.cache.path`). */
+  onDisk = false;
 
   constructor(init: EntryInit) {
     this.status = init.status;

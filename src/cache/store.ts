@@ -39,6 +39,21 @@ function sameHost(keyHost: string, host: string): boolean {
     keyHost.charCodeAt(host.length) === 0x3a && !host.includes(":");
 }
 
+/** Whether purge target `t` names the entries under `key`. */
+export function purgeMatches(t: PurgeTarget, key: string): boolean {
+  if ("all" in t) return true;
+  const k = splitKey(key);
+  if (!sameHost(k.host, t.host.toLowerCase())) return false;
+  if ("path" in t) {
+    // A path with a query names that URL only; without one, every query of the path.
+    const target = t.path.includes("?")
+      ? key.slice(key.indexOf("/", key.indexOf("://") + 3))
+      : k.path;
+    return target === t.path;
+  }
+  return k.path.startsWith(t.prefix);
+}
+
 export class Store {
   private readonly groups = new Map<string, Entry[]>();
   /** Least recently used first. */
@@ -154,21 +169,9 @@ export class Store {
       this.clear();
       return n;
     }
-    const host = t.host.toLowerCase();
-    const exact = "path" in t ? t.path : undefined;
-    const prefix = "prefix" in t ? t.prefix : "";
     let n = 0;
     for (const key of [...this.groups.keys()]) {
-      const k = splitKey(key);
-      if (!sameHost(k.host, host)) continue;
-      if (exact !== undefined) {
-        // A path with a query names that URL only; without one, every query of the path.
-        const target = exact.includes("?")
-          ? key.slice(key.indexOf("/", key.indexOf("://") + 3))
-          : k.path;
-        if (target !== exact) continue;
-      } else if (!k.path.startsWith(prefix)) continue;
-      n += this.removeKey(key);
+      if (purgeMatches(t, key)) n += this.removeKey(key);
     }
     return n;
   }

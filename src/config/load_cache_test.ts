@@ -118,3 +118,21 @@ Deno.test("cache: every error at once, each naming its path", () => {
     ],
   );
 });
+
+Deno.test("cache: server.cache.path and disk_max_size (1 GiB when path is set)", () => {
+  const of = (server: string) => parseConfig(BASE_FOR_CACHE("{}", server), "p.yaml").config;
+  const none = of("").server.cache;
+  assert.equal(none.path, undefined);
+  assert.equal(none.disk_max_size, undefined);
+  const on = of("  cache: {path: /var/cache/scalwsd}").server.cache;
+  assert.equal(on.path, "/var/cache/scalwsd");
+  assert.equal(on.disk_max_size, 1024 * 1024 * 1024);
+  const sized = of("  cache: {path: /c, disk_max_size: 20GiB, max_size: 1MiB}").server.cache;
+  assert.equal(sized.disk_max_size, 20 * 1024 * 1024 * 1024);
+  // An object may be larger than the memory budget when the disk holds it.
+  const big = parseConfig(
+    BASE_FOR_CACHE("{max_object_size: 2MiB}", "  cache: {path: /c, max_size: 1MiB}"),
+    "b.yaml",
+  );
+  assert.equal(big.config.server.cache.max_size, 1024 * 1024);
+});

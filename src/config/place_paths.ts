@@ -64,16 +64,8 @@ function placeServer(s: ServerConfig, dir: string): ServerConfig {
     access_log: LOG_TARGETS.has(s.access_log) ? s.access_log : at(s.access_log),
     ...(s.affinity_key_file !== undefined ? { affinity_key_file: at(s.affinity_key_file) } : {}),
     ...(s.state_dir !== undefined ? { state_dir: at(s.state_dir) } : {}),
-    ...(cachePath(s) !== undefined
-      ? { cache: { ...s.cache, path: at(cachePath(s)!) } as ServerConfig["cache"] }
-      : {}),
+    ...(s.cache.path !== undefined ? { cache: { ...s.cache, path: at(s.cache.path) } } : {}),
   };
-}
-
-/** `server.cache.path`, the disk tier's directory, where the configuration has one. */
-function cachePath(s: ServerConfig): string | undefined {
-  const path = (s.cache as { path?: unknown }).path;
-  return typeof path === "string" ? path : undefined;
 }
 
 interface Where {

@@ -14,6 +14,9 @@ export const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
 /** `server.cache.max_size`: 256 MiB. */
 export const DEFAULT_CACHE_SIZE = 256 * 1024 * 1024;
 
+/** `server.cache.disk_max_size` when `server.cache.path` is set: 1 GiB. */
+export const DEFAULT_DISK_SIZE = 1024 * 1024 * 1024;
+
 /** `server.cache.heuristic_max`: 1 day. */
 export const DEFAULT_HEURISTIC_MAX = 86_400_000;
 
@@ -119,6 +122,9 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
     cache: {
       max_size: raw.cache?.max_size ?? DEFAULT_CACHE_SIZE,
       heuristic_max: raw.cache?.heuristic_max ?? DEFAULT_HEURISTIC_MAX,
+      ...(raw.cache?.path !== undefined
+        ? { path: raw.cache.path, disk_max_size: raw.cache.disk_max_size ?? DEFAULT_DISK_SIZE }
+        : {}),
     },
   };
 }

@@ -350,8 +350,12 @@ export const serverSchema = z.object({
     on_error: oneOf(["allow", "local", "deny"]).optional(),
   }).strict().optional(),
   deny_paths: denyPaths().optional(),
-  cache: z.object({ max_size: size().optional(), heuristic_max: duration().optional() }).strict()
-    .optional(),
+  cache: z.object({
+    max_size: size().optional(),
+    heuristic_max: duration().optional(),
+    path: text().optional(),
+    disk_max_size: size().optional(),
+  }).strict().optional(),
   include: z.array(text()).optional(),
 }).strict();
 

@@ -601,6 +601,10 @@ export interface ServerConfig {
     readonly max_size: number;
     /** Cap on heuristic freshness (RFC 9111 4.2.2), ms; default 1 day, 0 turns it off. */
     readonly heuristic_max: number;
+    /** The disk tier's directory, shared by the host's instances; absent: memory only. */
+    readonly path?: string;
+    /** The disk tier's byte budget; default 1 GiB when `path` is set, absent without it. */
+    readonly disk_max_size?: number;
   };
   /** Site file globs as written, relative to the main file's directory. */
   readonly include: readonly string[];

@@ -34,19 +34,27 @@ export function validate(
   }
   const domains = validateTenants(draft, sink);
   if (draft.server !== undefined) {
-    validateCacheSizes(draft, draft.server.cache.max_size, sink);
+    validateCacheSizes(draft, draft.server.cache, sink);
     validateServer(draft.server, sink, readText);
     validateDefaultHost(draft.server, domains, draft.allApplications, sink);
   }
 }
 
-/** A cache's `max_object_size` must fit in the store (`server.cache.max_size`). */
-function validateCacheSizes(draft: Draft, maxSize: number, sink: Sink): void {
+/**
+ * A cache's `max_object_size` must fit in the store: `server.cache.max_size`, or with a disk
+ * tier the larger of it and `server.cache.disk_max_size` (an answer may live on disk only).
+ */
+function validateCacheSizes(
+  draft: Draft,
+  cache: { max_size: number; disk_max_size?: number },
+  sink: Sink,
+): void {
+  const disk = cache.disk_max_size ?? 0;
+  const maxSize = Math.max(cache.max_size, disk);
+  const name = disk > cache.max_size ? "server.cache.disk_max_size" : "server.cache.max_size";
   const check = (at: string, c: CacheConfig | false | undefined) => {
     if (c && c.max_object_size > maxSize) {
-      sink.errors.push(
-        `${at}.cache.max_object_size: must be at most server.cache.max_size (${maxSize} bytes)`,
-      );
+      sink.errors.push(`${at}.cache.max_object_size: must be at most ${name} (${maxSize} bytes)`);
     }
   };
   for (const tenant of draft.tenants) {

@@ -65,7 +65,15 @@ export interface CachedOptions {
   readonly owner: string;
   /** The route passes WebSocket upgrades on: those bypass the cache. Default false. */
   readonly websocket?: boolean;
+  /**
+   * The route's `response_timeout` (default 60 s): a fill another process of the host holds
+   * longer than this is taken over (its holder crashed or hangs).
+   */
+  readonly fillTimeout?: number;
 }
+
+/** Access log values of a result served from an entry read from the disk tier. */
+const DISK_RESULTS = RESULTS.map((r) => `${r}-disk`);
 
 /** The entry under `key` whose Vary and `key_headers` selection matches `h`, newest first. */
 function select(variants: readonly Entry[] | undefined, h: RequestFields): Entry | null {
@@ -113,8 +121,10 @@ export class CachedHandler implements Handler {
   private readonly counters: CacheCounters;
   private readonly websocket: boolean;
   private readonly rules: StoreRules;
+  private readonly fillTimeout: number;
 
   constructor(o: CachedOptions) {
+    this.fillTimeout = o.fillTimeout ?? 60_000;
     this.inner = o.inner;
     this.cache = o.cache;
     this.cfg = o.config;
@@ -182,19 +192,30 @@ export class CachedHandler implements Handler {
       ? PRAGMA_NO_CACHE
       : NO_CACHE_CONTROL;
     const variants = this.cache.store.variants(key);
-    const e = select(variants, h);
+    let e = select(variants, h);
+    let disk = false;
+    const tier = this.cache.disk;
+    if (tier !== null && (e === null || currentAge(e, this.cache.clock.now()) >= e.lifetime)) {
+      // Not in memory, or stale there: the disk may hold what another process stored since.
+      const d = tier.read(key, h);
+      if (d !== null && (e === null || d.responseTime > e.responseTime)) {
+        this.cache.store.put(key, d);
+        e = d;
+        disk = true;
+      }
+    }
     if (e !== null) {
       const age = currentAge(e, this.cache.clock.now());
       const ttl = e.lifetime - age;
       const checked = clientRevalidates(rcc, age, ttl, e.immutable);
       if (ttl > 0 && !e.noCache && !checked) {
-        return this.serve(ex, e, age, hitStatus(ttl), HIT);
+        return this.serve(ex, e, age, hitStatus(ttl), HIT, disk);
       }
       if (ttl <= 0 && !e.noCache && !e.mustRevalidate && !checked) {
-        if (rcc.maxStale >= -ttl) return this.serve(ex, e, age, hitStatus(ttl), STALE);
+        if (rcc.maxStale >= -ttl) return this.serve(ex, e, age, hitStatus(ttl), STALE, disk);
         if (inStaleWindow(-ttl, e.staleWhileRevalidate)) {
           this.refresh(ex, key, e);
-          return this.serve(ex, e, age, hitStatus(ttl), STALE);
+          return this.serve(ex, e, age, hitStatus(ttl), STALE, disk);
         }
       }
       if (rcc.onlyIfCached) return this.notCached(ex);
@@ -221,16 +242,50 @@ export class CachedHandler implements Handler {
     });
   }
 
-  private count(ex: Exchange, result: number): void {
+  private count(ex: Exchange, result: number, disk = false): void {
     this.counters.count(result);
-    ex.cacheVerdict(RESULTS[result]);
+    ex.cacheVerdict(disk ? DISK_RESULTS[result] : RESULTS[result]);
   }
 
-  /** Answers from entry `e` (see `hitAnswer`), counted as `result`. */
-  private serve(ex: Exchange, e: Entry, age: number, status: string, result: number): Answer {
+  /**
+   * Answers from entry `e` (see `hitAnswer`), counted as `result`; `disk`: `e` was read from the
+   * disk tier for this request.
+   */
+  private serve(
+    ex: Exchange,
+    e: Entry,
+    age: number,
+    status: string,
+    result: number,
+    disk = false,
+  ): Answer {
     this.cache.store.touch(e);
-    this.count(ex, result);
+    this.count(ex, result, disk);
+    if (result !== REVALIDATED) (disk ? this.cache.hitsDisk : this.cache.hitsMemory).value++;
     return hitAnswer(ex, e, age, status);
+  }
+
+  /** Stores `e` under `key` in memory and, when there is one, on disk. */
+  private keep(key: string, e: Entry): void {
+    this.cache.store.put(key, e);
+    void this.cache.disk?.write(key, e);
+  }
+
+  /** A 304 changed `e`'s head: recharged in memory, rewritten on disk. */
+  private refreshed(key: string, e: Entry): void {
+    this.cache.store.resize(e);
+    if (e.onDisk) void this.cache.disk?.write(key, e);
+  }
+
+  /** `e` is still stored (in memory, or on disk when memory had no room for it). */
+  private stored(e: Entry): boolean {
+    return this.cache.store.has(e) || (e.onDisk && this.cache.disk !== null);
+  }
+
+  /** The leader for `key` is done: local waiters wake, the host's fill lock goes. */
+  private done(key: string): void {
+    this.cache.collapser.done(key);
+    this.cache.disk?.releaseFill(key);
   }
 
   /** Not looked up: other methods (unsafe ones invalidate on success) and upgrades. */
@@ -253,8 +308,11 @@ export class CachedHandler implements Handler {
   /** Removes the stored entries of the request's URL and of its Location / Content-Location. */
   private invalidate(ex: Exchange, headers: RequestFields): void {
     const store = this.cache.store;
+    const disk = this.cache.disk;
     const host = keyHost(ex.authority, ex.secure);
-    store.removeKey(this.key(ex));
+    const own = this.key(ex);
+    store.removeKey(own);
+    void disk?.removeKey(own);
     const base = (ex.secure ? "https://" : "http://") + host + ex.path + ex.query;
     for (const name of ["location", "content-location"]) {
       const v = headers.get(name);
@@ -264,7 +322,9 @@ export class CachedHandler implements Handler {
       const q = target.indexOf("?");
       const path = normalizePath(q < 0 ? target : target.slice(0, q));
       const query = this.cfg.ignore_query || q < 0 ? "" : target.slice(q);
-      store.removeKey(cacheKey(ex.secure, host, path, query));
+      const k = cacheKey(ex.secure, host, path, query);
+      store.removeKey(k);
+      void disk?.removeKey(k);
     }
   }
 
@@ -292,15 +352,49 @@ export class CachedHandler implements Handler {
       if (collapsed !== null) return collapsed;
       lead = collapser.lead(key);
     }
+    if (lead && this.cache.disk !== null) {
+      const filled = await this.hostFill(ex, key, fwd);
+      if (filled !== null) {
+        this.done(key);
+        return filled;
+      }
+    }
     const requestTime = this.cache.clock.now();
     let res: Answer;
     try {
       res = await this.innerHandle(ex);
     } catch (err) {
-      if (lead) collapser.done(key);
+      if (lead) this.done(key);
       throw err;
     }
     return this.admit(ex, key, res, requestTime, fwd, lead, rcc);
+  }
+
+  /**
+   * One member request per key per host: takes the fill lock of `key` in the disk tier's
+   * directory, or waits for the process that holds it (at most `fillTimeout`, then takes it
+   * over) and answers from what it stored. Null: this request goes to the member.
+   */
+  private async hostFill(ex: Exchange, key: string, fwd: Forward): Promise<Answer | null> {
+    const disk = this.cache.disk!;
+    let lock = disk.lockFill(key, this.fillTimeout);
+    if (lock === null) {
+      const clock = this.cache.clock;
+      const since = clock.now();
+      await disk.waitFill(key, this.fillTimeout, this.fillTimeout);
+      const e = disk.read(key, ex.req.headers);
+      if (e !== null) {
+        const age = currentAge(e, clock.now());
+        if (!(e.responseTime < since && (e.lifetime - age <= 0 || e.noCache))) {
+          this.cache.store.put(key, e);
+          const status = forwardStatus({ fwd, status: e.status, collapsed: true });
+          return this.serve(ex, e, age, status, COLLAPSED, true);
+        }
+      }
+      lock = disk.lockFill(key, this.fillTimeout);
+    }
+    if (lock !== null && lock !== "unlocked") disk.holdFill(key, lock);
+    return null;
   }
 
   /**
@@ -349,14 +443,14 @@ export class CachedHandler implements Handler {
       if (res.status === 304) {
         discard(ex, res);
         const fields = fieldsOf(res);
-        if (selects(e, fields.get("etag")) && store.has(e)) {
+        if (selects(e, fields.get("etag")) && this.stored(e)) {
           refreshEntry(this.rules, e, fields, {
             requestTime,
             responseTime: clock.now(),
             memberDate: ex.memberDate,
           });
-          store.resize(e);
-          if (lead) collapser.done(key);
+          this.refreshed(key, e);
+          if (lead) this.done(key);
           return this.serve(
             ex,
             e,
@@ -373,14 +467,14 @@ export class CachedHandler implements Handler {
       }
     } catch (err) {
       ex.forwardWith(null);
-      if (lead) collapser.done(key);
+      if (lead) this.done(key);
       throw err;
     }
-    if (res.status >= 500 && store.has(e)) {
+    if (res.status >= 500 && this.stored(e)) {
       const age = currentAge(e, clock.now());
       if (!e.mustRevalidate && !e.noCache && inStaleWindow(age - e.lifetime, e.staleIfError)) {
         discard(ex, res);
-        if (lead) collapser.done(key);
+        if (lead) this.done(key);
         return this.serve(ex, e, age, hitStatus(e.lifetime - age, "stale-if-error"), STALE);
       }
     }
@@ -400,26 +494,25 @@ export class CachedHandler implements Handler {
       log("warn", "cache_refresh_failed", { key, error: String(err) });
     }).finally(() => {
       e.refreshing = false;
-      collapser.done(key);
+      this.done(key);
     });
   }
 
   private async refreshIn(bg: Exchange, key: string, e: Entry): Promise<void> {
     const clock = this.cache.clock;
-    const store = this.cache.store;
     const requestTime = clock.now();
     const res = await this.innerHandle(bg);
     const responseTime = clock.now();
     if (res.status === 304) {
       discard(bg, res);
       const fields = fieldsOf(res);
-      if (selects(e, fields.get("etag")) && store.has(e)) {
+      if (selects(e, fields.get("etag")) && this.stored(e)) {
         refreshEntry(this.rules, e, fields, {
           requestTime,
           responseTime,
           memberDate: bg.memberDate,
         });
-        store.resize(e);
+        this.refreshed(key, e);
       }
       return;
     }
@@ -432,7 +525,7 @@ export class CachedHandler implements Handler {
     if (body === null || bg.surplus) return;
     const cl = a.headers.get("content-length");
     if (cl !== null && bg.deferred && Number(cl) !== body.length) return;
-    store.put(key, makeEntry(this.rules, bg, a, body));
+    this.keep(key, makeEntry(this.rules, bg, a, body));
   }
 
   /**
@@ -449,13 +542,12 @@ export class CachedHandler implements Handler {
     lead: boolean,
     rcc: CacheControl,
   ): Promise<Answer> {
-    const collapser = this.cache.collapser;
     const a = res.status === 101 || ex.surplus
       ? null
       : admission(this.rules, ex, res, { requestTime, responseTime: this.cache.clock.now() }, rcc);
     this.count(ex, MISS);
     if (a === null) {
-      if (lead) collapser.done(key);
+      if (lead) this.done(key);
       if (res.status !== 101) {
         setField(res, "cache-status", forwardStatus({ fwd, status: res.status }));
       }
@@ -472,12 +564,9 @@ export class CachedHandler implements Handler {
       if (body !== null && body.length > this.cfg.max_object_size) {
         setField(res, "cache-status", forwardStatus({ fwd, status: res.status }));
       } else if (!ex.surplus) {
-        this.cache.store.put(
-          key,
-          makeEntry(this.rules, ex, a, body === null ? EMPTY : body.slice()),
-        );
+        this.keep(key, makeEntry(this.rules, ex, a, body === null ? EMPTY : body.slice()));
       }
-      if (lead) collapser.done(key);
+      if (lead) this.done(key);
       return res;
     }
     const reader = streamOf(body).getReader();
@@ -490,7 +579,7 @@ export class CachedHandler implements Handler {
         try {
           r = await reader.read();
         } catch (err) {
-          if (lead) collapser.done(key);
+          if (lead) this.done(key);
           throw err;
         }
         if (r.done) break;
@@ -498,7 +587,7 @@ export class CachedHandler implements Handler {
         size += r.value.length;
         if (size > this.cfg.max_object_size) {
           // Not whole after all, and too large: the rest streams through unstored.
-          if (lead) collapser.done(key);
+          if (lead) this.done(key);
           setField(res, "cache-status", forwardStatus({ fwd, status: res.status }));
           return withBody(
             res,
@@ -507,8 +596,8 @@ export class CachedHandler implements Handler {
         }
       }
       const whole = join(chunks, size);
-      if (!ex.surplus) this.cache.store.put(key, makeEntry(this.rules, ex, a, whole));
-      if (lead) collapser.done(key);
+      if (!ex.surplus) this.keep(key, makeEntry(this.rules, ex, a, whole));
+      if (lead) this.done(key);
       return withBody(res, whole.length === 0 ? null : whole);
     }
     const cl = a.headers.get("content-length");
@@ -528,9 +617,9 @@ export class CachedHandler implements Handler {
   /** A streamed answer ended: stored if it ended whole. */
   private filled(f: Fill, ok: boolean): void {
     if (ok && f.keep && !f.ex.surplus && (f.expected < 0 || f.size === f.expected)) {
-      this.cache.store.put(f.key, makeEntry(this.rules, f.ex, f.admission, join(f.chunks, f.size)));
+      this.keep(f.key, makeEntry(this.rules, f.ex, f.admission, join(f.chunks, f.size)));
     }
     f.chunks = [];
-    if (f.lead) this.cache.collapser.done(f.key);
+    if (f.lead) this.done(f.key);
   }
 }

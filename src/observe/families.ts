@@ -39,6 +39,14 @@ export interface Metrics {
   readonly cacheBytes: Series;
   /** Entries evicted by the byte budget or the variant limit (set at scrape time). */
   readonly cacheEvictions: Series;
+  /** Answers served from a stored entry without a member request, by the tier it was in. */
+  readonly cacheHitsMemory: Series;
+  readonly cacheHitsDisk: Series;
+  /** Bytes and files of the disk tier, as last measured plus this process's writes since. */
+  readonly cacheDiskBytes: Series;
+  readonly cacheDiskEntries: Series;
+  /** Answers that could not be written to the disk tier (full, read-only, ...). */
+  readonly cacheStoreErrors: Series;
   /** End of validity (Unix seconds) of the certificate `tls.acme` serves, by first domain. */
   readonly acmeExpiry: Family<Series>;
   /** ACME orders by first domain and result (`ok`, `error`). */
@@ -53,6 +61,33 @@ export interface Metrics {
   readonly limitsStoreErrors: Family<Series>;
   /** Time for the shared store's `limit_req` decisions, failures included. */
   readonly limitsStoreLatency: Family<HistogramSeries>;
+}
+
+function cacheTiers(registry: Registry) {
+  const hits = registry.counter(
+    "scalws_cache_hits_total",
+    "Answers served from a stored entry without a member request (hit, stale, collapsed), by tier.",
+    ["tier"],
+  );
+  return {
+    cacheHitsMemory: hits.with("memory"),
+    cacheHitsDisk: hits.with("disk"),
+    cacheDiskBytes: registry.gauge(
+      "scalws_cache_disk_bytes",
+      "Bytes of the disk tier's files (host-wide, as last measured plus this process's writes).",
+      [],
+    ).with(),
+    cacheDiskEntries: registry.gauge(
+      "scalws_cache_disk_entries",
+      "Files of the disk tier (host-wide, as last measured plus this process's writes).",
+      [],
+    ).with(),
+    cacheStoreErrors: registry.counter(
+      "scalws_cache_store_errors_total",
+      "Answers not written to the disk tier (a full or read-only disk, ...).",
+      [],
+    ).with(),
+  };
 }
 
 export function createMetrics(registry = new Registry()): Metrics {
@@ -181,6 +216,7 @@ export function createMetrics(registry = new Registry()): Metrics {
       "Cached responses evicted to stay within max_size or the variant limit.",
       [],
     ).with(),
+    ...cacheTiers(registry),
     acmeExpiry: registry.gauge(
       "scalws_acme_certificate_expiry_timestamp_seconds",
       "End of validity of the certificate ordered by tls.acme, in Unix seconds, by first domain.",

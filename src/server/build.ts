@@ -166,6 +166,7 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
           counters,
           owner,
           websocket: "websocket" in rt && rt.websocket === true,
+          ...("response_timeout" in rt ? { fillTimeout: rt.response_timeout } : {}),
         });
       };
       const appRaw = make(app.runtime, appMax, appPoolName(tenant.name, app.name));

@@ -117,6 +117,9 @@ export class Server {
       pools: () => this.registry.pools,
     });
     this.cache = new Cache(256 * 1024 * 1024, this.clock, this.metrics.cacheRequests);
+    this.cache.hitsMemory = this.metrics.cacheHitsMemory;
+    this.cache.hitsDisk = this.metrics.cacheHitsDisk;
+    this.cache.storeErrors = this.metrics.cacheStoreErrors;
     this.acme = new AcmeManager({
       clock: this.clock,
       random: Math.random,
@@ -130,6 +133,9 @@ export class Server {
       this.metrics.cacheObjects.value = store.objects;
       this.metrics.cacheBytes.value = store.bytes;
       this.metrics.cacheEvictions.value = store.evictions;
+      const disk = this.cache.disk;
+      this.metrics.cacheDiskBytes.value = disk?.bytes ?? 0;
+      this.metrics.cacheDiskEntries.value = disk?.entries ?? 0;
     });
     this.metrics.registry.onCollect(() => this.registry.collect(this.clock.now()));
   }
@@ -268,6 +274,9 @@ export class Server {
     // The store outlives generations; entries of applications that lost their cache go.
     this.cache.store.setBudget(loaded.config.server.cache.max_size);
     this.cache.heuristicMax = Math.floor(loaded.config.server.cache.heuristic_max / 1000);
+    const cc = loaded.config.server.cache;
+    // Provisioning sets disk_max_size whenever path is set.
+    this.cache.setDisk(cc.path, cc.disk_max_size ?? 0);
     const owners = cacheOwners(loaded.config);
     this.cache.store.dropOwners((o) => owners.has(o));
     this.registry.commit(plan);
@@ -416,6 +425,7 @@ export class Server {
     await this.apps.stopAll();
     this.registry.closeAll();
     this.limitsStore?.close();
+    this.cache.disk?.close();
     this.accessLog.close();
   }
 

@@ -1,0 +1,238 @@
+/**
+ * The disk tier's file format (version 1) and file names. One file holds one stored answer (a
+ * variant) or, for a key whose answers vary, the list of request fields that select its variant.
+ * A file is a fixed 24-byte header, a JSON meta part and the body:
+ *
+ * ```text
+ * 0  "SCWC"            magic
+ * 4  u8   version      1
+ * 5  u8   kind         1: an answer, 2: a variant index (no body)
+ * 6  u16  reserved     0
+ * 8  u32  meta length  bytes of the UTF-8 JSON that follows the header
+ * 12 u32  meta check   FNV-1a (32 bit) of those bytes
+ * 16 f64  body length  bytes of body after the meta part
+ * ```
+ *
+ * Integers are little-endian. A file whose length is not exactly 24 + meta + body, whose magic,
+ * version, kind or meta check differ, or whose meta does not parse is corrupt. The body carries
+ * no checksum: files are written whole and renamed into place, so a short or garbled file is a
+ * torn write (caught by the length) or a disk fault; checking every body on every hit would cost
+ * more than the hit itself. Not for the memory tier: that keeps `Entry` objects.
+ */
+import { Entry } from "./entry.ts";
+
+export const MAGIC = 0x43574353; // "SCWC" read as a little-endian u32
+export const VERSION = 1;
+export const KIND_ANSWER = 1;
+export const KIND_INDEX = 2;
+export const HEADER_SIZE = 24;
+
+const enc = new TextEncoder();
+const dec = new TextDecoder("utf-8", { fatal: true });
+
+/** FNV-1a over bytes, 32 bit. */
+export function fnv1a(b: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i], 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * 64 bits of hash of `s` as 16 hex digits: the file name of a key. Not cryptographic: every
+ * file names its key inside, so two keys that meet in one name only replace each other.
+ */
+export function nameOf(s: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x9747b28c;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  a ^= a >>> 16;
+  a = Math.imul(a, 0x85ebca6b);
+  a ^= a >>> 13;
+  b = Math.imul(b ^ (b >>> 16), 0xc2b2ae35);
+  b ^= b >>> 16;
+  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
+}
+
+/** The name of a variant's file: the key's name, `-`, and the name of its selecting values. */
+export function variantName(keyName: string, values: readonly (string | null)[]): string {
+  let s = "";
+  for (const v of values) s += v === null ? "\u0001" : v + "\u0000";
+  return `${keyName}-${nameOf(s)}`;
+}
+
+/** The meta part of an answer's file: what `Entry` holds besides its body. */
+interface AnswerMeta {
+  key: string;
+  status: number;
+  headers: [string, string][];
+  requestTime: number;
+  responseTime: number;
+  dateValue: number | null;
+  ageValue: number;
+  lifetime: number;
+  staleWhileRevalidate: number;
+  staleIfError: number;
+  noCache: boolean;
+  mustRevalidate: boolean;
+  immutable: boolean;
+  etag: string | null;
+  lastModified: string | null;
+  selectNames: readonly string[];
+  selectValues: readonly (string | null)[];
+  owner: string;
+}
+
+/** The meta part of a variant index: the key and the names that select its variants. */
+interface IndexMeta {
+  key: string;
+  names: readonly string[];
+}
+
+function frame(kind: number, meta: unknown, body: Uint8Array | null): Uint8Array<ArrayBuffer> {
+  const m = enc.encode(JSON.stringify(meta));
+  const blen = body === null ? 0 : body.length;
+  const out = new Uint8Array(HEADER_SIZE + m.length + blen);
+  const v = new DataView(out.buffer);
+  v.setUint32(0, MAGIC, true);
+  out[4] = VERSION;
+  out[5] = kind;
+  v.setUint32(8, m.length, true);
+  v.setUint32(12, fnv1a(m), true);
+  v.setFloat64(16, blen, true);
+  out.set(m, HEADER_SIZE);
+  if (body !== null) out.set(body, HEADER_SIZE + m.length);
+  return out;
+}
+
+/** The file bytes of entry `e` stored under `key`. */
+export function encodeAnswer(key: string, e: Entry): Uint8Array<ArrayBuffer> {
+  const meta: AnswerMeta = {
+    key,
+    status: e.status,
+    headers: e.headers,
+    requestTime: e.requestTime,
+    responseTime: e.responseTime,
+    dateValue: Number.isNaN(e.dateValue) ? null : e.dateValue,
+    ageValue: e.ageValue,
+    lifetime: e.lifetime,
+    staleWhileRevalidate: e.staleWhileRevalidate,
+    staleIfError: e.staleIfError,
+    noCache: e.noCache,
+    mustRevalidate: e.mustRevalidate,
+    immutable: e.immutable,
+    etag: e.etag,
+    lastModified: e.lastModified,
+    selectNames: e.selectNames,
+    selectValues: e.selectValues,
+    owner: e.owner,
+  };
+  return frame(KIND_ANSWER, meta, e.body);
+}
+
+/** The file bytes of the variant index of `key`. */
+export function encodeIndex(key: string, names: readonly string[]): Uint8Array<ArrayBuffer> {
+  const meta: IndexMeta = { key, names };
+  return frame(KIND_INDEX, meta, null);
+}
+
+/** What a file holds: an answer, a variant index, or nothing usable (`corrupt`). */
+export type Decoded =
+  | { readonly kind: "answer"; readonly key: string; readonly entry: Entry }
+  | { readonly kind: "index"; readonly key: string; readonly names: readonly string[] }
+  | { readonly kind: "corrupt" };
+
+const CORRUPT: Decoded = { kind: "corrupt" };
+
+/** The meta part's bytes, checked against the header; null when the file is not whole. */
+function metaOf(b: Uint8Array<ArrayBuffer>): { kind: number; meta: unknown; body: number } | null {
+  if (b.length < HEADER_SIZE) return null;
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  if (v.getUint32(0, true) !== MAGIC || b[4] !== VERSION) return null;
+  const kind = b[5];
+  if (kind !== KIND_ANSWER && kind !== KIND_INDEX) return null;
+  const mlen = v.getUint32(8, true);
+  const blen = v.getFloat64(16, true);
+  if (!Number.isSafeInteger(blen) || blen < 0 || HEADER_SIZE + mlen + blen !== b.length) {
+    return null;
+  }
+  const m = b.subarray(HEADER_SIZE, HEADER_SIZE + mlen);
+  if (fnv1a(m) !== v.getUint32(12, true)) return null;
+  try {
+    return { kind, meta: JSON.parse(dec.decode(m)), body: HEADER_SIZE + mlen };
+  } catch {
+    return null;
+  }
+}
+
+const isStr = (x: unknown): x is string => typeof x === "string";
+const isNum = (x: unknown): x is number => typeof x === "number";
+const isStrOrNull = (x: unknown) => x === null || typeof x === "string";
+
+/** Reads a whole file (see the module comment); the entry's body is a view of `b`. */
+export function decode(b: Uint8Array<ArrayBuffer>): Decoded {
+  const f = metaOf(b);
+  if (f === null || typeof f.meta !== "object" || f.meta === null) return CORRUPT;
+  if (f.kind === KIND_INDEX) {
+    const m = f.meta as IndexMeta;
+    if (!isStr(m.key) || !Array.isArray(m.names) || !m.names.every(isStr)) return CORRUPT;
+    if (f.body !== b.length) return CORRUPT;
+    return { kind: "index", key: m.key, names: m.names };
+  }
+  const m = f.meta as AnswerMeta;
+  if (
+    !isStr(m.key) || !isNum(m.status) || !Array.isArray(m.headers) ||
+    !m.headers.every((h) => Array.isArray(h) && h.length === 2 && isStr(h[0]) && isStr(h[1])) ||
+    !isNum(m.requestTime) || !isNum(m.responseTime) ||
+    !(m.dateValue === null || isNum(m.dateValue)) ||
+    !isNum(m.ageValue) || !isNum(m.lifetime) || !isNum(m.staleWhileRevalidate) ||
+    !isNum(m.staleIfError) || !isStrOrNull(m.etag) || !isStrOrNull(m.lastModified) ||
+    !Array.isArray(m.selectNames) || !m.selectNames.every(isStr) ||
+    !Array.isArray(m.selectValues) || m.selectValues.length !== m.selectNames.length ||
+    !m.selectValues.every(isStrOrNull) || !isStr(m.owner)
+  ) {
+    return CORRUPT;
+  }
+  const entry = new Entry({
+    status: m.status,
+    headers: m.headers,
+    body: b.subarray(f.body),
+    requestTime: m.requestTime,
+    responseTime: m.responseTime,
+    dateValue: m.dateValue ?? NaN,
+    ageValue: m.ageValue,
+    lifetime: m.lifetime,
+    staleWhileRevalidate: m.staleWhileRevalidate,
+    staleIfError: m.staleIfError,
+    noCache: m.noCache === true,
+    mustRevalidate: m.mustRevalidate === true,
+    immutable: m.immutable === true,
+    etag: m.etag,
+    lastModified: m.lastModified,
+    selectNames: m.selectNames,
+    selectValues: m.selectValues,
+    owner: m.owner,
+  });
+  return { kind: "answer", key: m.key, entry };
+}
+
+/** The key a file names, from its first bytes; null when they are not a whole header and meta. */
+export function keyOfHead(b: Uint8Array<ArrayBuffer>): string | null {
+  if (b.length < HEADER_SIZE) return null;
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  if (v.getUint32(0, true) !== MAGIC || b[4] !== VERSION) return null;
+  const mlen = v.getUint32(8, true);
+  if (HEADER_SIZE + mlen > b.length) return null;
+  const m = b.subarray(HEADER_SIZE, HEADER_SIZE + mlen);
+  if (fnv1a(m) !== v.getUint32(12, true)) return null;
+  try {
+    const meta = JSON.parse(dec.decode(m));
+    return isStr(meta?.key) ? meta.key : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,487 @@
+/**
+ * The disk tier: stored answers as files under `server.cache.path`, shared by every process of
+ * the host that names the same directory and kept across restarts (the format is in
+ * `disk_format.ts`). Layout under `PATH/v1/`: `XX/NAME` (XX: the first two hex digits of NAME)
+ * holds a key's answer, or its variant index when its answers vary; `XX/NAME-VNAME` holds one
+ * variant; `tmp/` holds files being written (renamed into place when whole); `locks/NAME` is a
+ * fill in progress (one member request per key per host); `evict.lock` is held by the one
+ * process that measures and trims the directory; `usage.json` is what it found last.
+ *
+ * Reads are synchronous (`Deno.readFileSync`, one system call round for a whole file), as
+ * nginx reads its cache files without thread pools: keep the path on local storage. Writes,
+ * removals and scans are asynchronous. Not for the memory tier (`store.ts`), which stays in
+ * front: a hit there touches no file.
+ */
+import { log } from "../observe/log.ts";
+import type { Series } from "../observe/metrics.ts";
+import {
+  decode,
+  encodeAnswer,
+  encodeIndex,
+  keyOfHead,
+  nameOf,
+  variantName,
+} from "./disk_format.ts";
+import type { Entry } from "./entry.ts";
+import { type LockFile, lockTime, tryLockFile } from "./lock_file.ts";
+import { purgeMatches, type PurgeTarget } from "./store.ts";
+import { type HeaderGet, varyMatches, varyValues } from "./vary.ts";
+
+/** A trim leaves the directory at this share of its budget. */
+const TRIM_TO = 0.9;
+/** A file's modification time (its place in the LRU order) is renewed at most this often. */
+const TOUCH_EVERY = 60_000;
+/** Store failures are logged at most this often. */
+const WARN_EVERY = 60_000;
+/** Files left in `tmp/` longer than this are a crashed writer's. */
+const TMP_STALE = 600_000;
+
+/** What one measurement of the directory found (`usage.json`). */
+interface Usage {
+  bytes: number;
+  entries: number;
+  at: number;
+}
+
+export interface DiskStoreOptions {
+  /** `server.cache.path`. */
+  readonly root: string;
+  /** `server.cache.disk_max_size`. */
+  readonly maxBytes: number;
+  /** `scalws_cache_store_errors_total`. */
+  readonly storeErrors?: Series;
+  /** How often a process checks the usage and trims when over budget; default 5 s. */
+  readonly checkEvery?: number;
+  /** A measurement older than this is redone; default 60 s. */
+  readonly measureEvery?: number;
+}
+
+/** The disk tier (see the module comment). */
+export class DiskStore {
+  readonly root: string;
+  readonly dir: string;
+  maxBytes: number;
+  private readonly storeErrors: Series | undefined;
+  private readonly checkEvery: number;
+  private readonly measureEvery: number;
+  private readonly touched = new Map<string, number>();
+  private lastWarn = -Infinity;
+  private usage: Usage = { bytes: 0, entries: 0, at: 0 };
+  /** Bytes and files this process wrote since `usage` was measured. */
+  private addedBytes = 0;
+  private addedEntries = 0;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private checking: Promise<void> | null = null;
+  /** This process has measured the directory since it started. */
+  private measured = false;
+  private seq = 0;
+  /** Store failures, for tests and the admin view. */
+  storeFailures = 0;
+
+  constructor(o: DiskStoreOptions) {
+    this.root = o.root;
+    this.dir = `${o.root}/v1`;
+    this.maxBytes = o.maxBytes;
+    this.storeErrors = o.storeErrors;
+    this.checkEvery = o.checkEvery ?? 5_000;
+    this.measureEvery = o.measureEvery ?? 60_000;
+    try {
+      Deno.mkdirSync(`${this.dir}/tmp`, { recursive: true, mode: 0o700 });
+      Deno.mkdirSync(`${this.dir}/locks`, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      // Stores fail and are counted then; the directory may also be fixed meanwhile.
+      log("warn", "cache_disk_unusable", { path: this.dir, error: String(err) });
+    }
+    this.readUsage();
+  }
+
+  /** Bytes on disk as last measured, plus what this process wrote since. */
+  get bytes(): number {
+    return this.usage.bytes + this.addedBytes;
+  }
+
+  /** Stored answers on disk as last measured, plus what this process wrote since. */
+  get entries(): number {
+    return this.usage.entries + this.addedEntries;
+  }
+
+  /** Starts the periodic check (measure, trim); stopped by `close`. */
+  start(): void {
+    if (this.timer !== undefined) return;
+    const timer = setInterval(() => void this.check(), this.checkEvery);
+    Deno.unrefTimer(timer);
+    this.timer = timer;
+    void this.check();
+  }
+
+  close(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private path(name: string): string {
+    return `${this.dir}/${name.slice(0, 2)}/${name}`;
+  }
+
+  /**
+   * The stored answer under `key` whose selection matches `h`, read from its file; null when
+   * there is none. A corrupt or truncated file is removed.
+   */
+  read(key: string, h: HeaderGet): Entry | null {
+    const name = nameOf(key);
+    const d = this.load(this.path(name));
+    if (d === null || d.key !== key) return null;
+    if (d.kind === "answer") {
+      if (d.entry.selectNames.length !== 0) return null;
+      this.touch(this.path(name));
+      d.entry.onDisk = true;
+      return d.entry;
+    }
+    const file = this.path(variantName(name, varyValues(d.names, h)));
+    const v = this.load(file);
+    if (v === null || v.kind !== "answer" || v.key !== key) return null;
+    const e = v.entry;
+    if (!varyMatches(e.selectNames, e.selectValues, h)) return null;
+    this.touch(file);
+    this.touch(this.path(name));
+    e.onDisk = true;
+    return e;
+  }
+
+  /** The file at `path` decoded; null when missing, removed when corrupt. */
+  private load(path: string) {
+    let b: Uint8Array<ArrayBuffer>;
+    try {
+      b = Deno.readFileSync(path) as Uint8Array<ArrayBuffer>;
+    } catch {
+      return null;
+    }
+    const d = decode(b);
+    if (d.kind === "corrupt") {
+      log("warn", "cache_disk_corrupt", { file: path });
+      try {
+        Deno.removeSync(path);
+      } catch { /* removed meanwhile */ }
+      return null;
+    }
+    return d;
+  }
+
+  /** Renews a file's place in the LRU order, at most once a minute per file. */
+  private touch(path: string): void {
+    const now = Date.now();
+    const last = this.touched.get(path);
+    if (last !== undefined && now - last < TOUCH_EVERY) return;
+    if (this.touched.size >= 65_536) this.touched.clear();
+    this.touched.set(path, now);
+    try {
+      const t = new Date(now);
+      Deno.utimeSync(path, t, t);
+    } catch { /* removed meanwhile */ }
+  }
+
+  /**
+   * Writes `e` under `key`: into `tmp/`, then renamed into place (readers see the whole file or
+   * none). Failures (a full or read-only disk) are counted and logged, never thrown.
+   */
+  write(key: string, e: Entry): Promise<void> {
+    const w = this.writeNow(key, e).finally(() => {
+      if (this.writes.get(key) === w) this.writes.delete(key);
+    });
+    this.writes.set(key, w);
+    return w;
+  }
+
+  private async writeNow(key: string, e: Entry): Promise<void> {
+    const name = nameOf(key);
+    try {
+      if (e.selectNames.length === 0) {
+        await this.put(this.path(name), encodeAnswer(key, e));
+      } else {
+        await this.put(this.path(variantName(name, e.selectValues)), encodeAnswer(key, e));
+        await this.put(this.path(name), encodeIndex(key, e.selectNames));
+      }
+      e.onDisk = true;
+    } catch (err) {
+      this.failed("store", key, err);
+      return;
+    }
+    if (this.bytes > this.maxBytes) void this.check();
+  }
+
+  private async put(path: string, bytes: Uint8Array<ArrayBuffer>): Promise<void> {
+    const tmp = `${this.dir}/tmp/${Deno.pid}-${++this.seq}`;
+    try {
+      await Deno.writeFile(tmp, bytes, { mode: 0o600 });
+      try {
+        await Deno.rename(tmp, path);
+      } catch (err) {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+        // The shard's directory does not exist yet (or tmp/ was removed: then this throws).
+        await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true, mode: 0o700 });
+        await Deno.rename(tmp, path);
+      }
+    } catch (err) {
+      await Deno.remove(tmp).catch(() => {});
+      throw err;
+    }
+    this.addedBytes += bytes.length;
+    this.addedEntries++;
+  }
+
+  private failed(what: string, target: string, err: unknown): void {
+    this.storeFailures++;
+    if (this.storeErrors !== undefined) this.storeErrors.value++;
+    const now = Date.now();
+    if (now - this.lastWarn < WARN_EVERY) return;
+    this.lastWarn = now;
+    log("warn", "cache_disk_store_failed", {
+      action: what,
+      target,
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+
+  /** Removes every variant stored under `key`; returns how many answers went. */
+  async removeKey(key: string): Promise<number> {
+    const name = nameOf(key);
+    const shard = `${this.dir}/${name.slice(0, 2)}`;
+    const files: string[] = [];
+    try {
+      for await (const f of Deno.readDir(shard)) {
+        if (f.name === name || f.name.startsWith(name + "-")) files.push(f.name);
+      }
+    } catch {
+      return 0;
+    }
+    let n = 0;
+    for (const f of files) n += await this.removeIfKey(`${shard}/${f}`, (k) => k === key);
+    return n;
+  }
+
+  /** Removes what `t` names; returns how many answers went. */
+  async purge(t: PurgeTarget): Promise<number> {
+    let n = 0;
+    for (const shard of await this.shards()) {
+      const files: string[] = [];
+      try {
+        for await (const f of Deno.readDir(shard)) files.push(f.name);
+      } catch {
+        continue;
+      }
+      for (const f of files) {
+        n += await this.removeIfKey(`${shard}/${f}`, (k) => purgeMatches(t, k));
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Removes `file` when the key inside satisfies `match` (or cannot be read: corrupt); 1 when
+   * it held an answer.
+   */
+  private async removeIfKey(file: string, match: (key: string) => boolean): Promise<number> {
+    let head: Uint8Array<ArrayBuffer>;
+    try {
+      using f = await Deno.open(file, { read: true });
+      const buf = new Uint8Array(65_536);
+      const got = await f.read(buf) ?? 0;
+      head = buf.subarray(0, got);
+      if (got === buf.length) {
+        // A long meta part (many header fields): the whole file then.
+        head = await Deno.readFile(file) as Uint8Array<ArrayBuffer>;
+      }
+    } catch {
+      return 0;
+    }
+    const key = keyOfHead(head);
+    if (key !== null && !match(key)) return 0;
+    try {
+      await Deno.remove(file);
+    } catch {
+      return 0;
+    }
+    // Answers are kind 1 (byte 5 of the header).
+    return key !== null && head[5] === 1 ? 1 : 0;
+  }
+
+  private async shards(): Promise<string[]> {
+    const out: string[] = [];
+    try {
+      for await (const d of Deno.readDir(this.dir)) {
+        if (d.isDirectory && d.name.length === 2) out.push(`${this.dir}/${d.name}`);
+      }
+    } catch { /* no directory: nothing stored */ }
+    return out;
+  }
+
+  // ---- one member request per key per host ----
+
+  /** Fill locks this process holds, by key. */
+  private readonly fills = new Map<string, LockFile>();
+  /** Writes under way, by key (a fill lock is released once its write is done). */
+  private readonly writes = new Map<string, Promise<void>>();
+
+  /** Records the fill lock this process took for `key` (see `releaseFill`). */
+  holdFill(key: string, lock: LockFile): void {
+    this.fills.get(key)?.release();
+    this.fills.set(key, lock);
+  }
+
+  /** Releases the fill lock of `key`, once the answer being written under it is on disk. */
+  releaseFill(key: string): void {
+    const lock = this.fills.get(key);
+    if (lock === undefined) return;
+    this.fills.delete(key);
+    const w = this.writes.get(key);
+    if (w === undefined) lock.release();
+    else void w.finally(() => lock.release());
+  }
+
+  private lockPath(key: string): string {
+    return `${this.dir}/locks/${nameOf(key)}`;
+  }
+
+  /**
+   * Takes the fill lock of `key` (no other process of the host is asking the member for it);
+   * null when another holds it (younger than `staleMs`). A directory that cannot hold locks
+   * counts as no contention (the fill goes on, unlocked).
+   */
+  lockFill(key: string, staleMs: number): LockFile | null | "unlocked" {
+    try {
+      return tryLockFile(this.lockPath(key), staleMs);
+    } catch (err) {
+      this.failed("lock", key, err);
+      return "unlocked";
+    }
+  }
+
+  /**
+   * Resolves when no process holds the fill lock of `key` any more, when the lock is older than
+   * `staleMs` (its holder died or hangs: the caller may take over), or after `maxMs`.
+   */
+  async waitFill(key: string, staleMs: number, maxMs: number): Promise<void> {
+    const path = this.lockPath(key);
+    const end = Date.now() + maxMs;
+    let pause = 2;
+    for (;;) {
+      const at = lockTime(path);
+      const now = Date.now();
+      if (at === null || now - at >= staleMs || now >= end) return;
+      await new Promise((r) => setTimeout(r, Math.min(pause, end - now)));
+      pause = Math.min(pause * 2, 50);
+    }
+  }
+
+  // ---- budget ----
+
+  private readUsage(): void {
+    try {
+      const u = JSON.parse(Deno.readTextFileSync(`${this.dir}/usage.json`));
+      if (
+        typeof u?.bytes === "number" && typeof u?.entries === "number" &&
+        typeof u?.at === "number" && u.at > this.usage.at
+      ) {
+        this.usage = { bytes: u.bytes, entries: u.entries, at: u.at };
+        this.addedBytes = 0;
+        this.addedEntries = 0;
+      }
+    } catch { /* not measured yet */ }
+  }
+
+  /**
+   * Reads the last measurement; measures and trims (under `evict.lock`, one process of the host
+   * at a time) when it is old or the directory is over budget.
+   */
+  check(): Promise<void> {
+    if (this.checking !== null) return this.checking;
+    this.checking = (async () => {
+      this.readUsage();
+      const old = !this.measured || Date.now() - this.usage.at >= this.measureEvery;
+      if (!old && this.bytes <= this.maxBytes) return;
+      await this.trimNow();
+    })().catch((err) => log("warn", "cache_disk_trim_failed", { error: String(err) }))
+      .finally(() => this.checking = null);
+    return this.checking;
+  }
+
+  /**
+   * Measures the directory and removes the least recently used files (oldest modification
+   * time: written or last served) until it is within 90% of its budget; leftovers of crashed
+   * writers go too. False when another process is doing it.
+   */
+  async trim(): Promise<boolean> {
+    await this.checking;
+    return this.trimNow();
+  }
+
+  private async trimNow(): Promise<boolean> {
+    let lock: LockFile | null;
+    try {
+      lock = tryLockFile(`${this.dir}/evict.lock`, 300_000);
+    } catch {
+      return false;
+    }
+    if (lock === null) return false;
+    try {
+      const files: { path: string; size: number; mtime: number }[] = [];
+      let bytes = 0;
+      for (const shard of await this.shards()) {
+        const names: string[] = [];
+        try {
+          for await (const f of Deno.readDir(shard)) if (f.isFile) names.push(f.name);
+        } catch {
+          continue;
+        }
+        for (const name of names) {
+          const path = `${shard}/${name}`;
+          try {
+            const st = await Deno.stat(path);
+            files.push({ path, size: st.size, mtime: st.mtime?.getTime() ?? 0 });
+            bytes += st.size;
+          } catch { /* removed meanwhile */ }
+        }
+      }
+      let entries = files.length;
+      if (bytes > this.maxBytes) {
+        files.sort((a, b) => a.mtime - b.mtime);
+        const goal = this.maxBytes * TRIM_TO;
+        for (const f of files) {
+          if (bytes <= goal) break;
+          try {
+            await Deno.remove(f.path);
+            bytes -= f.size;
+            entries--;
+          } catch { /* removed meanwhile */ }
+        }
+      }
+      await this.sweep(`${this.dir}/tmp`, TMP_STALE);
+      await this.sweep(`${this.dir}/locks`, TMP_STALE);
+      const usage: Usage = { bytes, entries, at: Date.now() };
+      this.measured = true;
+      this.usage = usage;
+      this.addedBytes = 0;
+      this.addedEntries = 0;
+      const tmp = `${this.dir}/tmp/usage-${Deno.pid}-${++this.seq}`;
+      await Deno.writeTextFile(tmp, JSON.stringify(usage));
+      await Deno.rename(tmp, `${this.dir}/usage.json`);
+    } finally {
+      lock.release();
+    }
+    return true;
+  }
+
+  /** Removes files in `dir` older than `ageMs`. */
+  private async sweep(dir: string, ageMs: number): Promise<void> {
+    const now = Date.now();
+    try {
+      for await (const f of Deno.readDir(dir)) {
+        const p = `${dir}/${f.name}`;
+        const st = await Deno.stat(p).catch(() => null);
+        if (st !== null && now - (st.mtime?.getTime() ?? now) > ageMs) {
+          await Deno.remove(p).catch(() => {});
+        }
+      }
+    } catch { /* none */ }
+  }
+}
