@@ -12,8 +12,7 @@
  * removals and scans are asynchronous. Not for the memory tier (`store.ts`), which stays in
  * front: a hit there touches no file.
  */
-import { log } from "../observe/log.ts";
-import type { Series } from "../observe/metrics.ts";
+import { log, type Series } from "../observe/mod.ts";
 import {
   decode,
   encodeAnswer,
