@@ -6,6 +6,7 @@
  *   scalwsd ctl [--socket PATH] ... talk to a running instance's admin socket
  *   scalwsd controller --config F   start and manage instances on SO_REUSEPORT
  *   scalwsd ingress ...             Kubernetes ingress controller (one process)
+ *   scalwsd gateway ...             Kubernetes Gateway API controller (one process)
  */
 // Only what runs before the SIGUSR1 guard is imported statically: the guard may re-execute the
 // process, and the commands' module graph is loaded once, after it (dynamic imports below).
@@ -44,6 +45,10 @@ export const USAGE = `usage:
   scalwsd ingress --base-config FILE --config-out FILE [--kubeconfig FILE]
       [--ingress-class NAME] [--https-address ADDR] [--publish-status-address ADDR,...]
                                     Kubernetes ingress controller (docs/kubernetes.md)
+  scalwsd gateway --base-config FILE --config-out FILE [--kubeconfig FILE]
+      [--controller-name NAME] [--listen-host HOST] [--port-offset N]
+      [--publish-status-address ADDR,...]
+                                    Kubernetes Gateway API controller (docs/kubernetes.md)
   scalwsd run flags (the controller passes them to each instance):
       --instance-id ID              managed: listeners are bound on SIGUSR2, SIGHUP is ignored
       --generation N --cpus LIST --admin-socket PATH --metrics-address HOST:PORT
@@ -55,7 +60,7 @@ export const USAGE = `usage:
 export const VERSION = "0.1.0";
 
 /** The commands that run until stopped: SIGUSR1 must never open Deno's inspector in them. */
-const LONG_RUNNING = new Set(["run", "controller", "ingress"]);
+const LONG_RUNNING = new Set(["run", "controller", "ingress", "gateway"]);
 const NO_SERVE = new Set(["--help", "-h", "--version"]);
 
 async function main(argv: string[]): Promise<number> {
@@ -69,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
   if (sub === "ctl") return await (await import("./cli/ctl.ts")).ctl(rest);
   if (sub === "controller") return await (await import("./cli/controller.ts")).controller(rest);
   if (sub === "ingress") return await (await import("./cli/ingress.ts")).ingress(rest);
+  if (sub === "gateway") return await (await import("./cli/gateway.ts")).gateway(rest);
   if (sub !== "run" && sub !== "check") {
     console.error(`scalwsd: unknown command "${sub}"\n${USAGE}`);
     return 2;

@@ -11,17 +11,13 @@
 import { parseArgs } from "node:util";
 import YAML from "yaml";
 import { dirname } from "node:path";
-import { createAdminApp, SOURCE_HEADER } from "../admin/app.ts";
+import { createAdminApp } from "../admin/app.ts";
 import { AdminListeners } from "../admin/listeners.ts";
 import { ensureDir, Usr1Watch, writeFileAtomic } from "../src/base/mod.ts";
-import { ConfigError, CONTROLLER_PUT_HEADER } from "../src/config/mod.ts";
+import { ConfigError } from "../src/config/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
-import {
-  ingressConfig,
-  type IngressMember,
-  KubeWatch,
-  statusPatches,
-} from "../src/discovery/mod.ts";
+import { type KubeConnection, MemberPusher } from "./kube_sync.ts";
+import { ingressConfig, KubeWatch, statusPatches } from "../src/discovery/mod.ts";
 import { log } from "../src/observe/mod.ts";
 import { Server } from "../src/server/server.ts";
 
@@ -32,12 +28,7 @@ const USAGE = `usage: scalwsd ingress --base-config FILE --config-out FILE [--ku
   them, and serves it; endpoints change pool members through PUT, never a reload.
   --publish-status-address writes these IPs or host names to the Ingresses' status.loadBalancer.`;
 
-/** Where the API server is and how to talk to it. */
-export interface KubeConnection {
-  readonly server: string;
-  readonly headers: Record<string, string>;
-  readonly client?: Deno.HttpClient;
-}
+export type { KubeConnection };
 
 const SA = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -130,7 +121,6 @@ export async function startIngress(o: IngressOptions): Promise<Ingress> {
   let app: ReturnType<typeof createAdminApp> | undefined;
   let lastText = "";
   let writes = 0;
-  const lastMembers = new Map<string, string>();
   let pending: Promise<void> = Promise.resolve();
   let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -189,27 +179,8 @@ export async function startIngress(o: IngressOptions): Promise<Ingress> {
     return { text: YAML.stringify(doc, { lineWidth: 0 }), members: c.members };
   };
 
-  const putMembers = async (members: ReadonlyMap<string, readonly IngressMember[]>) => {
-    for (const [pool, list] of members) {
-      const body = JSON.stringify({ members: list });
-      if (lastMembers.get(pool) === body) continue;
-      const res = await app!.request(`/v1/upstreams/${pool}`, {
-        method: "PUT",
-        body,
-        headers: {
-          [SOURCE_HEADER]: "kubernetes",
-          ...(server!.controllerSocket ? { [CONTROLLER_PUT_HEADER]: "1" } : {}),
-        },
-      });
-      if (res.status === 200) lastMembers.set(pool, body);
-      else {log("error", "ingress_members_refused", {
-          pool,
-          status: res.status,
-          body: await res.text(),
-        });}
-    }
-    for (const pool of lastMembers.keys()) if (!members.has(pool)) lastMembers.delete(pool);
-  };
+  const pusher = new MemberPusher(() => app!, () => server!, "ingress_members_refused");
+  const putMembers = (members: Parameters<MemberPusher["push"]>[0]) => pusher.push(members);
 
   const sync = async () => {
     const { text, members } = await build();

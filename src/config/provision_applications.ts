@@ -73,6 +73,8 @@ function provisionApplication(
   const policies = provisionPolicies(field(value, "policies"), [...at, "policies"], pctx);
   const routes: RouteConfig[] = [];
   const placed: { route: RouteConfig; path: string }[] = [];
+  // In file order the first route that matches wins: a later twin is never reached, not an error.
+  const listed = field(value, "route_order") === "listed";
   const rawRoutes = raw?.routes ?? listField(value, "routes");
   for (let i = 0; i < rawRoutes.length; i++) {
     const routeAt: Path = [...at, "routes", i];
@@ -122,7 +124,7 @@ function provisionApplication(
       inherit: route.inherit ?? true,
     };
     const routePath = formatPath(routeAt);
-    for (const other of placed) {
+    for (const other of listed ? [] : placed) {
       const clash = routeClash(other.route, config);
       if (clash === "duplicate") {
         sink.errors.push(`${routePath}.path: duplicate route "${config.path}"`);
@@ -151,6 +153,7 @@ function provisionApplication(
         domains: raw.domains,
         runtime,
         routes,
+        ...(raw.route_order === "listed" ? { route_order: "listed" as const } : {}),
         ...(raw.max_body !== undefined ? { max_body: raw.max_body } : {}),
         ...(raw.limit_req !== undefined ? { limit_req: limitReq(raw.limit_req) } : {}),
         ...(raw.deny_paths !== undefined ? { deny_paths: raw.deny_paths } : {}),

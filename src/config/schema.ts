@@ -154,6 +154,9 @@ const name = () => checked(nameError);
 /** Cookie and header names. */
 export const token = () => checked(tokenError);
 const domain = () => checked(domainError, true);
+/** An application's domain: also `**.example.com`, any number of labels (Gateway API wildcards). */
+const appDomain = () =>
+  checked((s) => (s.startsWith("**.") ? domainError(s.slice(3)) : domainError(s)), true);
 
 function listenAddress() {
   return leaf((v) => {
@@ -625,10 +628,11 @@ export const routeSchema = z.object({
 /** An application; its runtime and each route are parsed on their own. */
 export const applicationSchema = z.object({
   name: name(),
-  domains: z.array(domain()).min(1, "at least one domain is required"),
+  domains: z.array(appDomain()).min(1, "at least one domain is required"),
   runtime: z.unknown().optional(),
   proxy: z.unknown().optional(),
   routes: z.array(z.unknown()).optional(),
+  route_order: z.enum(["specific", "listed"]).optional(),
   max_body: size().optional(),
   limit_req: limitReqSchema.optional(),
   deny_paths: denyPaths().optional(),

@@ -396,10 +396,15 @@ export type PolicyConfig =
 
 export interface ApplicationConfig {
   readonly name: string;
-  /** Lower-cased; `*.example.com` is a single-label wildcard. */
+  /**
+   * Lower-cased; `*.example.com` is a single-label wildcard, `**.example.com` matches any
+   * number of labels.
+   */
   readonly domains: readonly string[];
   readonly runtime: RuntimeConfig;
   readonly routes: readonly RouteConfig[];
+  /** `listed`: routes are tried in file order, the first whose conditions all hold wins. */
+  readonly route_order?: "listed";
   readonly max_body?: number;
   /** Replaces `server.limit_req` for this application. */
   readonly limit_req?: LimitReqConfig;

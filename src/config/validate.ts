@@ -171,7 +171,7 @@ function validateDefaultHost(
 ): void {
   const host = server.default_host;
   if (host === undefined) return;
-  if (host.startsWith("*.")) {
+  if (host.startsWith("*")) {
     sink.errors.push(`server.default_host: "${host}" must not be a wildcard`);
   } else if (complete && !domains.has(host)) {
     // When an application has errors its domains are unknown; its errors are reported instead.

@@ -23,12 +23,12 @@
  *   its hosts (the files are written by the caller).
  */
 import type { KubeObject } from "./k8s_watch.ts";
+import { type KubeMember, nameOf, poolName, serviceMembers } from "./kube_pool.ts";
+
+export { nameOf };
 
 /** A member for `PUT`. */
-export interface IngressMember {
-  readonly address: string;
-  readonly weight: number;
-}
+export type IngressMember = KubeMember;
 
 /** A certificate from a TLS Secret: PEM text and the hosts it serves. */
 export interface IngressCertificate {
@@ -67,19 +67,6 @@ export interface IngressObjects {
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
-
-function sanitize(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9_-]/g, "-");
-}
-
-/** A configuration name from parts; long ones are cut and end with a short hash. */
-export function nameOf(...parts: string[]): string {
-  const n = parts.map(sanitize).join("_");
-  if (n.length <= 63) return n;
-  let h = 0;
-  for (let i = 0; i < n.length; i++) h = (Math.imul(h, 31) + n.charCodeAt(i)) >>> 0;
-  return `${n.slice(0, 54)}_${h.toString(16).padStart(8, "0")}`;
-}
 
 function ann(o: KubeObject, key: string): string | undefined {
   const v = (o.metadata as Any).annotations?.[key];
@@ -155,7 +142,7 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
       );
       return undefined;
     }
-    const pool = nameOf("p", ns(ing), svcName, String(port.port));
+    const pool = poolName(ns(ing), svcName, port.port);
     if (upstreams[pool] === undefined) {
       const settings: Record<string, unknown> = { members_from: "api" };
       const lb = ann(ing, "scalwsd.io/load-balance");
@@ -290,26 +277,7 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
 
   const members = new Map<string, IngressMember[]>();
   for (const [pool, t] of poolTargets) {
-    const seen = new Set<string>();
-    const list: IngressMember[] = [];
-    for (const s of slices) {
-      const labels = (s.metadata as Any).labels ?? {};
-      if (ns(s) !== t.ns || labels["kubernetes.io/service-name"] !== t.svc) continue;
-      const sp = ((s as Any).ports ?? []).find((p: Any) => (p.name ?? "") === (t.port.name ?? ""));
-      if (sp === undefined || typeof sp.port !== "number") continue;
-      for (const e of ((s as Any).endpoints ?? []) as Any[]) {
-        // Ready only; terminating endpoints leave the list so their requests drain.
-        if (e.conditions?.ready === false || e.conditions?.terminating === true) continue;
-        for (const a of (e.addresses ?? []) as unknown[]) {
-          if (typeof a !== "string") continue;
-          const address = a.includes(":") ? `[${a}]:${sp.port}` : `${a}:${sp.port}`;
-          if (seen.has(address)) continue;
-          seen.add(address);
-          list.push({ address, weight: 1 });
-        }
-      }
-    }
-    members.set(pool, list.sort((a, b) => (a.address < b.address ? -1 : 1)));
+    members.set(pool, serviceMembers(slices, t.ns, t.svc, t.port.name));
   }
 
   return {

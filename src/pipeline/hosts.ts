@@ -1,15 +1,18 @@
 /**
  * Host lookup: exact names first, then single-label wildcards (`*.example.com` matches
- * `a.example.com`, not `a.b.example.com` nor `example.com`).
+ * `a.example.com`, not `a.b.example.com` nor `example.com`), then any-label wildcards
+ * (`**.example.com` matches `a.example.com` and `a.b.example.com`, the longest suffix first).
  */
 
 export class HostTable<T> {
   private readonly exact = new Map<string, T>();
   private readonly wildcard = new Map<string, T>();
+  private readonly deep = new Map<string, T>();
   constructor(private readonly fallback: T | undefined = undefined) {}
 
   add(domain: string, value: T): void {
-    if (domain.startsWith("*.")) this.wildcard.set(domain.slice(2), value);
+    if (domain.startsWith("**.")) this.deep.set(domain.slice(3), value);
+    else if (domain.startsWith("*.")) this.wildcard.set(domain.slice(2), value);
     else this.exact.set(domain, value);
   }
 
@@ -21,6 +24,12 @@ export class HostTable<T> {
     if (dot > 0) {
       const w = this.wildcard.get(host.slice(dot + 1));
       if (w !== undefined) return w;
+      if (this.deep.size > 0) {
+        for (let at = dot; at > 0; at = host.indexOf(".", at + 1)) {
+          const d = this.deep.get(host.slice(at + 1));
+          if (d !== undefined) return d;
+        }
+      }
     }
     return this.fallback;
   }

@@ -28,3 +28,18 @@ Deno.test("hostName strips the port and lower-cases", () => {
   assert.equal(hostName("a b"), "");
   assert.equal(hostName(""), "");
 });
+
+Deno.test("HostTable matches **. wildcards at any depth, the longest suffix first, last", () => {
+  const t = new HostTable<string>("fallback");
+  t.add("**.example.com", "deep");
+  t.add("**.b.example.com", "deeper");
+  t.add("*.example.com", "one");
+  t.add("x.b.example.com", "exact");
+  assert.equal(t.lookup("a.example.com"), "one");
+  assert.equal(t.lookup("a.c.example.com"), "deep");
+  assert.equal(t.lookup("a.b.example.com"), "deeper");
+  assert.equal(t.lookup("a.a.b.example.com"), "deeper");
+  assert.equal(t.lookup("x.b.example.com"), "exact");
+  assert.equal(t.lookup("example.com"), "fallback");
+  assert.equal(t.lookup("b.example.com"), "one");
+});

@@ -15,6 +15,7 @@ import { HostTable } from "../pipeline/hosts.ts";
 import { LimiterRegistry } from "../pipeline/rate_limit.ts";
 import type { LimitsStore } from "../pipeline/limits_store.ts";
 import { Router } from "../pipeline/router.ts";
+import { ListedRoutes } from "../pipeline/listed_routes.ts";
 import { RouteTable } from "../pipeline/route_table.ts";
 import { NotAllowedHandler } from "../pipeline/not_allowed.ts";
 import { PolicyCompiler } from "../pipeline/policies/compile.ts";
@@ -185,7 +186,9 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
       const conditional = app.routes.some((r) =>
         r.exact || r.methods !== undefined || r.headers !== undefined || r.query !== undefined
       );
-      const router = conditional
+      const router = app.route_order === "listed"
+        ? new ListedRoutes(routes, fallback)
+        : conditional
         ? new RouteTable(
           routes,
           fallback,

@@ -1,0 +1,177 @@
+/**
+ * The status of the Gateway API objects `scalwsd gateway` serves (pure): the `PATCH`es
+ * (`application/merge-patch+json` on the `/status` subresource) that bring GatewayClasses
+ * (`Accepted`), Gateways (`Accepted`, `Programmed`, `addresses`, per listener `Accepted`,
+ * `Programmed`, `ResolvedRefs`, `Conflicted`, `attachedRoutes`, `supportedKinds`) and
+ * HTTPRoutes (per parent of ours: `Accepted`, `ResolvedRefs`, with `observedGeneration`) to
+ * what the model says. An object already showing it gets no patch, so the watch event a patch
+ * causes ends the loop; a condition whose status did not change keeps its
+ * `lastTransitionTime`. An HTTPRoute's parents written by other controllers are kept.
+ */
+import type { KubeObject } from "./k8s_watch.ts";
+import { loadBalancerEntry } from "./ingress_status.ts";
+import { namespaceOf } from "./kube_pool.ts";
+import {
+  type Condition,
+  condition,
+  CONTROLLER_NAME,
+  GATEWAY_GROUP,
+  type GatewayModel,
+  keyOf,
+} from "./gateway_model.ts";
+
+// deno-lint-ignore no-explicit-any
+type Any = any;
+
+/** One status change to send. */
+export interface GatewayStatusPatch {
+  /** `gatewayclass/NAME`, `gateway/NS/NAME` or `httproute/NS/NAME`, for the log. */
+  readonly what: string;
+  readonly path: string;
+  readonly body: string;
+}
+
+const API = `/apis/${GATEWAY_GROUP}/v1`;
+
+/** Conditions with times: an unchanged status keeps the time it had. */
+function timed(conditions: readonly Condition[], old: unknown, now: string): Any[] {
+  const before = Array.isArray(old) ? old as Any[] : [];
+  return conditions.map((c) => {
+    const o = before.find((b) => b?.type === c.type);
+    return {
+      ...c,
+      lastTransitionTime: o !== undefined && o.status === c.status && o.lastTransitionTime
+        ? o.lastTransitionTime
+        : now,
+    };
+  });
+}
+
+/** The same, ignoring `lastTransitionTime` (and key order). */
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}
+
+function strip(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(strip);
+  if (typeof v === "object" && v !== null) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) {
+      if (k === "lastTransitionTime") continue;
+      const x = (v as Record<string, unknown>)[k];
+      if (x === undefined) continue;
+      out[k] = strip(x);
+    }
+    return out;
+  }
+  return v;
+}
+
+function path(kind: string, o: KubeObject): string {
+  const name = encodeURIComponent(o.metadata.name);
+  if (kind === "gatewayclasses") return `${API}/gatewayclasses/${name}/status`;
+  return `${API}/namespaces/${encodeURIComponent(namespaceOf(o))}/${kind}/${name}/status`;
+}
+
+/** The patches that bring every object of ours to the model's status. */
+export function gatewayStatusPatches(
+  model: GatewayModel,
+  o: {
+    readonly addresses?: readonly string[];
+    readonly now: string;
+  },
+): GatewayStatusPatch[] {
+  const out: GatewayStatusPatch[] = [];
+  for (const c of model.classes) {
+    const old = (c as Any).status?.conditions;
+    const want = [condition(c, "Accepted", true, "Accepted")];
+    if (same(old, want)) continue;
+    out.push({
+      what: `gatewayclass/${c.metadata.name}`,
+      path: path("gatewayclasses", c),
+      body: JSON.stringify({ status: { conditions: timed(want, old, o.now) } }),
+    });
+  }
+  const addresses = (o.addresses ?? []).map((a) => {
+    const e = loadBalancerEntry(a);
+    return "ip" in e ? { type: "IPAddress", value: a } : { type: "Hostname", value: a };
+  });
+  for (const gw of model.gateways) {
+    const g = gw.object;
+    const old = (g as Any).status ?? {};
+    const anyAccepted = gw.listeners.some((l) => l.usable);
+    const anyProgrammed = gw.listeners.some((l) => l.programmed);
+    const conditions = [
+      anyAccepted || gw.listeners.length === 0
+        ? condition(g, "Accepted", true, "Accepted")
+        : condition(g, "Accepted", false, "ListenersNotValid", "no listener is valid"),
+      anyProgrammed
+        ? condition(g, "Programmed", true, "Programmed")
+        : condition(g, "Programmed", false, "Invalid", "no listener is programmed"),
+    ];
+    const listeners = gw.listeners.map((l) => {
+      const was = ((old.listeners ?? []) as Any[]).find((x) => x?.name === l.name);
+      return {
+        name: l.name,
+        supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+        attachedRoutes: l.attachedRoutes,
+        conditions: timed(l.conditions, was?.conditions, o.now),
+      };
+    });
+    const want = {
+      addresses,
+      conditions: timed(conditions, old.conditions, o.now),
+      listeners,
+    };
+    if (
+      same(old.addresses ?? [], want.addresses) && same(old.conditions, want.conditions) &&
+      same(old.listeners, want.listeners)
+    ) continue;
+    out.push({
+      what: `gateway/${keyOf(g)}`,
+      path: path("gateways", g),
+      body: JSON.stringify({ status: want }),
+    });
+  }
+  return out;
+}
+
+/** The patches of the HTTPRoutes: ours per parent, others' parents kept. */
+export function routeStatusPatches(
+  model: GatewayModel,
+  routes: Iterable<KubeObject>,
+  o: { readonly now: string; readonly controllerName?: string },
+): GatewayStatusPatch[] {
+  const controller = o.controllerName ?? CONTROLLER_NAME;
+  const out: GatewayStatusPatch[] = [];
+  for (const route of routes) {
+    const ours = model.routeParents.get(keyOf(route)) ?? [];
+    const old: Any[] = (route as Any).status?.parents ?? [];
+    const mine = old.filter((p) => p?.controllerName === controller);
+    if (ours.length === 0 && mine.length === 0) continue;
+    const others = old.filter((p) => p?.controllerName !== controller);
+    const want = ours.map((p) => {
+      const ref = {
+        group: p.parentRef.group ?? GATEWAY_GROUP,
+        kind: p.parentRef.kind ?? "Gateway",
+        namespace: p.parentRef.namespace ?? namespaceOf(route),
+        name: p.parentRef.name,
+        ...(p.parentRef.sectionName !== undefined ? { sectionName: p.parentRef.sectionName } : {}),
+        ...(p.parentRef.port !== undefined ? { port: p.parentRef.port } : {}),
+      };
+      const was = mine.find((m) => same(m.parentRef, ref));
+      return {
+        parentRef: ref,
+        controllerName: controller,
+        conditions: timed(p.conditions, was?.conditions, o.now),
+      };
+    });
+    if (same(mine, want)) continue;
+    out.push({
+      what: `httproute/${keyOf(route)}`,
+      path: path("httproutes", route),
+      body: JSON.stringify({ status: { parents: [...others, ...want] } }),
+    });
+  }
+  return out;
+}
