@@ -1,5 +1,5 @@
 import type { Clock, Lock } from "../src/base/mod.ts";
-import type { LimitsStoreState } from "../src/pipeline/limits_store.ts";
+import type { LimitsStoreState } from "../src/pipeline/mod.ts";
 import type { Cache } from "../src/cache/cache.ts";
 import type { Config, MemberConfig } from "../src/config/mod.ts";
 import type { Registry } from "../src/observe/mod.ts";

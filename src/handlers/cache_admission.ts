@@ -12,7 +12,7 @@ import { parseTargeted } from "../cache/targeted.ts";
 import { varyValues } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/mod.ts";
 import type { Answer } from "../front/mod.ts";
-import type { Exchange, RequestFields } from "../pipeline/exchange.ts";
+import type { Exchange, RequestFields } from "../pipeline/mod.ts";
 import { HOP_BY_HOP } from "../wire/mod.ts";
 import { fieldsOf } from "./cache_answers.ts";
 

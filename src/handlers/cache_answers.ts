@@ -5,7 +5,7 @@
  */
 import type { Bytes } from "../cache/entry.ts";
 import { type Answer, FrontAnswer, type PullBody, pullStream } from "../front/mod.ts";
-import type { Exchange, RequestFields } from "../pipeline/exchange.ts";
+import type { Exchange, RequestFields } from "../pipeline/mod.ts";
 
 export const EMPTY: Bytes = new Uint8Array(0);
 

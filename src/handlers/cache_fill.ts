@@ -2,7 +2,7 @@
  * Bodies streamed through the cache: a miss copied aside while it goes to the client (`Fill`),
  * and the rest of a body that turned out too large to store (`Rest`).
  */
-import type { Exchange } from "../pipeline/exchange.ts";
+import type { Exchange } from "../pipeline/mod.ts";
 import type { Admission } from "./cache_admission.ts";
 
 /** Chunks already read, then the rest of a body, passed on unstored. */

@@ -8,7 +8,7 @@ import type { Entry } from "../cache/entry.ts";
 import { parseHttpDate } from "../cache/http_date.ts";
 import { parseRange } from "../cache/range.ts";
 import type { Answer } from "../front/mod.ts";
-import type { Exchange } from "../pipeline/exchange.ts";
+import type { Exchange } from "../pipeline/mod.ts";
 import { EMPTY } from "./cache_answers.ts";
 
 /** `If-Range` (RFC 9110 13.1.5): a strong ETag or the exact Last-Modified date. */

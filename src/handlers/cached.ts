@@ -29,8 +29,13 @@ import { varyMatches } from "../cache/vary.ts";
 import type { CacheConfig } from "../config/mod.ts";
 import type { Answer } from "../front/mod.ts";
 import { AccessLog, createMetrics, log, Registry } from "../observe/mod.ts";
-import { AppStats, Exchange, type Handler, type RequestFields } from "../pipeline/exchange.ts";
-import { normalizePath } from "../pipeline/path.ts";
+import {
+  AppStats,
+  Exchange,
+  type Handler,
+  normalizePath,
+  type RequestFields,
+} from "../pipeline/mod.ts";
 import { admission, makeEntry, refreshEntry, type StoreRules } from "./cache_admission.ts";
 import {
   discard,

@@ -17,7 +17,7 @@ import {
   type StderrSink,
 } from "../fastcgi/mod.ts";
 import { log } from "../observe/mod.ts";
-import type { Exchange, Handler } from "../pipeline/exchange.ts";
+import type { Exchange, Handler } from "../pipeline/mod.ts";
 import { type Clock, plain } from "../base/mod.ts";
 import { failureKind, type Member, type MemberTry, Outcome, type Pool } from "../upstream/mod.ts";
 import { type ClientBody, readWhole } from "./client_body.ts";

@@ -6,8 +6,7 @@
  */
 
 import { ParamsBuffer } from "../fastcgi/mod.ts";
-import type { Exchange } from "../pipeline/exchange.ts";
-import { pathStart } from "../pipeline/url.ts";
+import { type Exchange, pathStart } from "../pipeline/mod.ts";
 import type { Script } from "./php_script.ts";
 
 /** What the params are built from besides the exchange. */

@@ -1,7 +1,7 @@
 import type { Answer } from "../front/mod.ts";
 import type { AddressTarget, ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool } from "../http1/mod.ts";
-import type { Exchange, Handler } from "../pipeline/exchange.ts";
+import type { Exchange, Handler } from "../pipeline/mod.ts";
 import { type BodyRule, prepareBody, type PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed } from "./proxy_common.ts";
 import { Attempt, proxyLoop } from "./proxy_loop.ts";

@@ -1,6 +1,6 @@
 import type { Answer } from "../front/mod.ts";
 import type { BackendEntry } from "../config/mod.ts";
-import type { Exchange, Handler } from "../pipeline/exchange.ts";
+import type { Exchange, Handler } from "../pipeline/mod.ts";
 import { plain } from "../base/mod.ts";
 import { BackendSelector } from "../upstream/mod.ts";
 import type { PoolProxyHandler } from "./proxy_pool.ts";

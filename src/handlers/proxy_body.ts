@@ -1,6 +1,5 @@
 import type { BodyPull } from "../http1/mod.ts";
-import { requestBody } from "../pipeline/body_source.ts";
-import type { ClientRequest } from "../pipeline/exchange.ts";
+import { type ClientRequest, requestBody } from "../pipeline/mod.ts";
 import { ClientBody, readSmallBody, REPLAY_LIMIT } from "./client_body.ts";
 
 /** What the HTTP/1 client needs to know of an error to tell whether the client caused it. */

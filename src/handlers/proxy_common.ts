@@ -20,9 +20,8 @@ import type {
   UpstreamError,
   UpstreamResponse,
 } from "../http1/mod.ts";
-import type { Exchange } from "../pipeline/exchange.ts";
+import { type Exchange, requestIdHeader, requestIdHeaderLower } from "../pipeline/mod.ts";
 import { plain } from "../base/mod.ts";
-import { requestIdHeader, requestIdHeaderLower } from "../pipeline/request_id.ts";
 import { statusText } from "../wire/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";
 import { tunnel, upgradeHeaders } from "./websocket.ts";

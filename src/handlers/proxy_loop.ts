@@ -17,7 +17,7 @@ import {
   type UpstreamResponse,
   type UpstreamTiming,
 } from "../http1/mod.ts";
-import type { Exchange } from "../pipeline/exchange.ts";
+import type { Exchange } from "../pipeline/mod.ts";
 import { plain } from "../base/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";
 import {

@@ -1,7 +1,7 @@
 import type { Answer } from "../front/mod.ts";
 import type { ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool, UpstreamError, UpstreamResponse } from "../http1/mod.ts";
-import type { Exchange, Handler } from "../pipeline/exchange.ts";
+import type { Exchange, Handler } from "../pipeline/mod.ts";
 import { plain } from "../base/mod.ts";
 import {
   failureKind,

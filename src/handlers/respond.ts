@@ -8,7 +8,7 @@
 
 import type { RespondRuntime } from "../config/mod.ts";
 import type { Answer } from "../front/mod.ts";
-import type { Exchange, Handler } from "../pipeline/exchange.ts";
+import type { Exchange, Handler } from "../pipeline/mod.ts";
 
 /** Answers every request with the configured status, body and headers. */
 export class RespondHandler implements Handler {

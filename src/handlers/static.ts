@@ -1,5 +1,5 @@
 import type { StaticRuntime } from "../config/mod.ts";
-import type { Exchange, Handler } from "../pipeline/exchange.ts";
+import type { Exchange, Handler } from "../pipeline/mod.ts";
 import { plain } from "../base/mod.ts";
 import { contentType } from "./mime.ts";
 import { INSIDE_ROOT, SymlinkRule } from "./symlinks.ts";

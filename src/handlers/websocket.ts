@@ -10,7 +10,7 @@
  */
 import type { HeaderSource, Socket, UpstreamResponse } from "../http1/mod.ts";
 import { log } from "../observe/mod.ts";
-import type { ClientRequest, Exchange, FrontUpgrade, RequestFields } from "../pipeline/exchange.ts";
+import type { ClientRequest, Exchange, FrontUpgrade, RequestFields } from "../pipeline/mod.ts";
 import { type Answer, FrontAnswer } from "../front/mod.ts";
 import { ServerWebSocket } from "./ws_server.ts";
 import { plain } from "../base/mod.ts";

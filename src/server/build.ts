@@ -10,17 +10,21 @@ import { StaticHandler } from "../handlers/static.ts";
 import { PhpHandler } from "../handlers/php.ts";
 import { appPoolName } from "../apps/supervisor.ts";
 import type { Metrics } from "../observe/mod.ts";
-import { AppStats, type Handler } from "../pipeline/exchange.ts";
-import { HostTable } from "../pipeline/hosts.ts";
-import { LimiterRegistry } from "../pipeline/rate_limit.ts";
-import type { LimitsStore } from "../pipeline/limits_store.ts";
-import { Router } from "../pipeline/router.ts";
-import { ListedRoutes } from "../pipeline/listed_routes.ts";
-import { RouteTable } from "../pipeline/route_table.ts";
-import { NotAllowedHandler } from "../pipeline/not_allowed.ts";
-import { PolicyCompiler } from "../pipeline/policies/compile.ts";
-import { type Policy, PolicyHandler } from "../pipeline/policies/policy.ts";
-import { compileTrusted } from "../pipeline/trusted_proxies.ts";
+import {
+  AppStats,
+  compileTrusted,
+  type Handler,
+  HostTable,
+  LimiterRegistry,
+  type LimitsStore,
+  ListedRoutes,
+  NotAllowedHandler,
+  type Policy,
+  PolicyCompiler,
+  PolicyHandler,
+  Router,
+  RouteTable,
+} from "../pipeline/mod.ts";
 import { addressKey, type AddressRuntime, fastcgiKey, type Pool } from "../upstream/mod.ts";
 import type { Clock } from "../base/mod.ts";
 import type { AppEntry, Generation, RequestLimits, RouteEntry } from "./generation.ts";

@@ -14,7 +14,7 @@
 import type { ServedConnection } from "./deno_internal.ts";
 import type { CertificateSet } from "./sni.ts";
 import type { Hop, TlsFront } from "./tls_front.ts";
-import { IN_THE_CLEAR, type TlsLogFields } from "../pipeline/exchange.ts";
+import { IN_THE_CLEAR, type TlsLogFields } from "../pipeline/mod.ts";
 
 /**
  * A TLS listener's certificates as one connection saw them at its handshake; a reload that

@@ -13,15 +13,18 @@
  * @module
  */
 
-import { answerBytes } from "../pipeline/answer_bytes.ts";
+import {
+  answerBytes,
+  AppStats,
+  clientAddress,
+  Exchange,
+  hostName,
+  normalizePath,
+  type Policy,
+  type Session,
+} from "../pipeline/mod.ts";
 import { type AccessLog, log, type Metrics } from "../observe/mod.ts";
-import { AppStats, Exchange } from "../pipeline/exchange.ts";
-import { hostName } from "../pipeline/hosts.ts";
-import { normalizePath } from "../pipeline/path.ts";
-import { clientAddress } from "../pipeline/client_ip.ts";
-import type { Session } from "../pipeline/session.ts";
 import { plain } from "../base/mod.ts";
-import type { Policy } from "../pipeline/policies/policy.ts";
 import type { AppEntry, Generation } from "./generation.ts";
 import type { Answer } from "../front/mod.ts";
 import type { Http01Challenges } from "../acme/mod.ts";

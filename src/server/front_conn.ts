@@ -25,9 +25,13 @@ import {
 import { log } from "../observe/mod.ts";
 import type { ClientConn } from "./client_conn.ts";
 import type { Dispatcher } from "./dispatcher.ts";
-import type { Policy } from "../pipeline/policies/policy.ts";
-import { hostName } from "../pipeline/hosts.ts";
-import type { Protocol, Session, TlsLogFields } from "../pipeline/session.ts";
+import {
+  hostName,
+  type Policy,
+  type Protocol,
+  type Session,
+  type TlsLogFields,
+} from "../pipeline/mod.ts";
 
 const OVER_LIMIT = { "retry-after": "1", connection: "close" };
 

@@ -1,11 +1,13 @@
 import type { Config } from "../config/mod.ts";
-import type { Handler } from "../pipeline/exchange.ts";
-import type { AppStats } from "../pipeline/exchange.ts";
-import type { HostTable } from "../pipeline/hosts.ts";
-import type { Exchange } from "../pipeline/exchange.ts";
-import type { Router } from "../pipeline/router.ts";
-import type { Policy } from "../pipeline/policies/policy.ts";
-import type { RateLimiter } from "../pipeline/rate_limit.ts";
+import type {
+  AppStats,
+  Exchange,
+  Handler,
+  HostTable,
+  Policy,
+  RateLimiter,
+  Router,
+} from "../pipeline/mod.ts";
 import type { Pool } from "../upstream/mod.ts";
 
 /** The handler of one route (or an application's own runtime) and its body limit. */

@@ -4,9 +4,7 @@ import { ClientConn, CLOSED, HANDSHAKE, LINGERING, SERVING, type TlsState } from
 import { ConnTracker, GOAWAY_GRACE } from "./conn_tracker.ts";
 import { serveConnection, type ServedConnection } from "./deno_internal.ts";
 import type { Dispatcher } from "./dispatcher.ts";
-import type { TlsLogFields } from "../pipeline/exchange.ts";
-import type { Policy } from "../pipeline/policies/policy.ts";
-import { redirectPolicy } from "../pipeline/policies/redirect.ts";
+import { type Policy, redirectPolicy, type TlsLogFields } from "../pipeline/mod.ts";
 import { CertificateSet } from "./sni.ts";
 import { type Hop, TlsFront } from "./tls_front.ts";
 import { handshakeFailed, LogBudget } from "./tls_errors.ts";

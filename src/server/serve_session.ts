@@ -13,8 +13,14 @@
  */
 
 import { type Answer, type HeadLimits, WEB_FORM, webResponse } from "../front/mod.ts";
-import { type Ending, IN_THE_CLEAR, type Session, type TlsLogFields } from "../pipeline/session.ts";
-import { pathStart, urlAuthority } from "../pipeline/url.ts";
+import {
+  type Ending,
+  IN_THE_CLEAR,
+  pathStart,
+  type Session,
+  type TlsLogFields,
+  urlAuthority,
+} from "../pipeline/mod.ts";
 import { type ClientConn, UPGRADED } from "./client_conn.ts";
 
 /** Header lines and their bytes over the limits (only called when a limit is below Deno's). */

@@ -7,13 +7,16 @@ import {
   loadedError,
   type MemberConfig,
 } from "../config/mod.ts";
-import { setRequestIdHeader } from "../pipeline/request_id.ts";
+import {
+  LimiterRegistry,
+  LimitsStore,
+  type LimitsStoreState,
+  setRequestIdHeader,
+} from "../pipeline/mod.ts";
 import { AccessLog, createMetrics, log, type Metrics } from "../observe/mod.ts";
 import { AffinityKey, type PemReader, PoolRegistry } from "../upstream/mod.ts";
 import { type Clock, Lock, systemClock } from "../base/mod.ts";
 import { AppSupervisor } from "../apps/supervisor.ts";
-import { LimiterRegistry } from "../pipeline/rate_limit.ts";
-import { LimitsStore, type LimitsStoreState } from "../pipeline/limits_store.ts";
 import { buildGeneration, cacheOwners } from "./build.ts";
 import { Cache } from "../cache/cache.ts";
 import { Dispatcher } from "./dispatcher.ts";

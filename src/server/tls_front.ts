@@ -9,7 +9,7 @@ import {
 import type { CertificateSet } from "./sni.ts";
 import { handshakeFailed } from "./tls_errors.ts";
 import { readServerHello, type TlsSession } from "./server_hello.ts";
-import type { TlsLogFields } from "../pipeline/exchange.ts";
+import type { TlsLogFields } from "../pipeline/mod.ts";
 
 /**
  * The TCP side of a TLS listener. Deno 2.9.6 neither tells a TLS server a connection's SNI

@@ -8,7 +8,7 @@ import type { HeaderEdits, HeadersPolicy } from "../../config/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import { editHeaders } from "../request_view.ts";
 import type { Policy } from "./policy.ts";
-import { compileTemplate, render, type Rendered } from "./template.ts";
+import { compileTemplate, render, type Rendered } from "./render_template.ts";
 
 interface Compiled {
   readonly set: readonly (readonly [string, Rendered])[];

@@ -2,7 +2,7 @@
 import type { RedirectPolicy } from "../../config/mod.ts";
 import type { Exchange } from "../exchange.ts";
 import type { Policy } from "./policy.ts";
-import { compileTemplate, render } from "./template.ts";
+import { compileTemplate, render } from "./render_template.ts";
 
 /** The redirect answer for `ex`: no body, `Location` from the template. */
 export function redirectPolicy(cfg: RedirectPolicy): Policy {
