@@ -9,7 +9,7 @@ import {
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { EXPOSITION_CONTENT_TYPE, log } from "../src/observe/mod.ts";
-import { parsePurge } from "../src/cache/purge_request.ts";
+import { parsePurge } from "../src/cache/mod.ts";
 import type { AdminTarget } from "./target.ts";
 import { readyz } from "./metrics_app.ts";
 import { poolView } from "./views.ts";

@@ -1,6 +1,6 @@
 import type { Clock, Lock } from "../src/base/mod.ts";
 import type { LimitsStoreState } from "../src/pipeline/mod.ts";
-import type { Cache } from "../src/cache/cache.ts";
+import type { Cache } from "../src/cache/mod.ts";
 import type { Config, MemberConfig } from "../src/config/mod.ts";
 import type { Registry } from "../src/observe/mod.ts";
 import type { Pool } from "../src/upstream/mod.ts";

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import type { SiteJson } from "./ctl_format.ts";
 import { formatApps, formatCache, formatPool, formatPools, formatSites } from "./ctl_format.ts";
-import { purgeOfArgs } from "../src/cache/purge_request.ts";
+import { purgeOfArgs } from "../src/cache/mod.ts";
 import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
 import { parseMemberArgs } from "./member_args.ts";

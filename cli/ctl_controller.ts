@@ -2,7 +2,7 @@
 import { table } from "./ctl_format.ts";
 import { formatPool, formatPools } from "./ctl_format.ts";
 import { callSocket, SocketCallError } from "./socket_call.ts";
-import { purgeOfArgs } from "../src/cache/purge_request.ts";
+import { purgeOfArgs } from "../src/cache/mod.ts";
 import { parseMemberArgs } from "./member_args.ts";
 
 export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH [--json] COMMAND

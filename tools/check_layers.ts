@@ -52,7 +52,6 @@ export const LAYERS: readonly (readonly string[])[] = [
  * every other room is entered through its `mod.ts` only.
  */
 export const UNFACED: ReadonlySet<string> = new Set([
-  "cache",
   "handlers",
   "apps",
   "server",

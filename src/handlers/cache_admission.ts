@@ -2,14 +2,21 @@
  * Whether a member's answer is stored, and the entry it becomes (RFC 9111 section 3), and how
  * a 304 refreshes a stored entry (4.3.4). Pure apart from reading the answer's fields.
  */
-import { type CacheControl, parseCacheControl } from "../cache/cache_control.ts";
-import { type Bytes, Entry } from "../cache/entry.ts";
-import { freshnessLifetime, parseAge } from "../cache/freshness.ts";
-import { parseHttpDate } from "../cache/http_date.ts";
-import { updatedHeaders, withMemberDate } from "../cache/revalidation.ts";
-import { storability, UNKEYED_REFLECTED } from "../cache/storable.ts";
-import { parseTargeted } from "../cache/targeted.ts";
-import { varyValues } from "../cache/vary.ts";
+import {
+  type Bytes,
+  type CacheControl,
+  Entry,
+  freshnessLifetime,
+  parseAge,
+  parseCacheControl,
+  parseHttpDate,
+  parseTargeted,
+  storability,
+  UNKEYED_REFLECTED,
+  updatedHeaders,
+  varyValues,
+  withMemberDate,
+} from "../cache/mod.ts";
 import type { CacheConfig } from "../config/mod.ts";
 import type { Answer } from "../front/mod.ts";
 import type { Exchange, RequestFields } from "../pipeline/mod.ts";

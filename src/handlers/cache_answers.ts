@@ -3,7 +3,7 @@
  * Deno.serve) or a `FrontAnswer` (scalwsd's own front). Reading their fields, setting one,
  * swapping the body, reading a body whole up to a cap, and dropping one nobody will read.
  */
-import type { Bytes } from "../cache/entry.ts";
+import type { Bytes } from "../cache/mod.ts";
 import { type Answer, FrontAnswer, type PullBody, pullStream } from "../front/mod.ts";
 import type { Exchange, RequestFields } from "../pipeline/mod.ts";
 

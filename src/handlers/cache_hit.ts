@@ -3,10 +3,13 @@
  * range (14.2, with `If-Range`), a HEAD, or the whole answer, made in the form of the front
  * that serves the request (`ex.answer`: on scalwsd's own front the stored pairs and bytes).
  */
-import { NOT_MODIFIED_HEADERS, notModified } from "../cache/conditional.ts";
-import type { Entry } from "../cache/entry.ts";
-import { parseHttpDate } from "../cache/http_date.ts";
-import { parseRange } from "../cache/range.ts";
+import {
+  type Entry,
+  NOT_MODIFIED_HEADERS,
+  notModified,
+  parseHttpDate,
+  parseRange,
+} from "../cache/mod.ts";
 import type { Answer } from "../front/mod.ts";
 import type { Exchange } from "../pipeline/mod.ts";
 import { EMPTY } from "./cache_answers.ts";

@@ -9,23 +9,32 @@
 import {
   BYPASS,
   type Cache,
+  type CacheControl,
   type CacheCounters,
+  cacheKey,
+  clientRevalidates,
   COLLAPSED,
+  currentAge,
+  type Entry,
+  type Forward,
+  ForwardHeaders,
+  forwardStatus,
   HIT,
+  hitStatus,
+  inStaleWindow,
+  invalidates,
+  keyHost,
   MISS,
+  NO_CACHE_CONTROL,
+  parseCacheControl,
   RESULTS,
   REVALIDATED,
+  sameHostTarget,
+  selects,
   STALE,
-} from "../cache/cache.ts";
-import { type CacheControl, NO_CACHE_CONTROL, parseCacheControl } from "../cache/cache_control.ts";
-import { cacheKey, keyHost } from "../cache/cache_key.ts";
-import { type Forward, forwardStatus, hitStatus } from "../cache/cache_status.ts";
-import type { Entry } from "../cache/entry.ts";
-import { ForwardHeaders } from "../cache/forward_headers.ts";
-import { clientRevalidates, currentAge, inStaleWindow } from "../cache/freshness.ts";
-import { invalidates, sameHostTarget } from "../cache/invalidation.ts";
-import { selects, validators } from "../cache/revalidation.ts";
-import { varyMatches } from "../cache/vary.ts";
+  validators,
+  varyMatches,
+} from "../cache/mod.ts";
 import type { CacheConfig } from "../config/mod.ts";
 import type { Answer } from "../front/mod.ts";
 import { AccessLog, createMetrics, log, Registry } from "../observe/mod.ts";

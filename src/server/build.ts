@@ -1,5 +1,5 @@
 import type { CacheConfig, Config, RuntimeConfig } from "../config/mod.ts";
-import { type Cache, CacheCounters } from "../cache/cache.ts";
+import { type Cache, CacheCounters } from "../cache/mod.ts";
 import { CachedHandler } from "../handlers/cached.ts";
 import type { ConnPool } from "../http1/mod.ts";
 import { AddressProxyHandler } from "../handlers/proxy_address.ts";

@@ -18,7 +18,7 @@ import { AffinityKey, type PemReader, PoolRegistry } from "../upstream/mod.ts";
 import { type Clock, Lock, systemClock } from "../base/mod.ts";
 import { AppSupervisor } from "../apps/supervisor.ts";
 import { buildGeneration, cacheOwners } from "./build.ts";
-import { Cache } from "../cache/cache.ts";
+import { Cache } from "../cache/mod.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
 import { Listener } from "./listener.ts";
