@@ -5,39 +5,9 @@
  * then sends the suite's requests through scalwsd to real echo members.
  */
 import assert from "node:assert/strict";
-import { type Conformance, INFRA, startConformance, WEB } from "./_support/gateway_harness.ts";
+import { accepted, INFRA, startConformance, stepper, WEB } from "./_support/gateway_harness.ts";
 
 const SAME = `${INFRA}/same-namespace`;
-
-/** The suite's `GatewayAndHTTPRoutesMustBeAccepted` and `...ResolvedRefsConditionsTrue`. */
-async function accepted(c: Conformance, gateway: string, ...routes: string[]): Promise<void> {
-  for (const r of routes) {
-    await c.eventually(`${r} accepted by ${gateway}`, () => {
-      assert.equal(c.routeCondition(r, gateway, "Accepted")?.status, "True");
-      assert.equal(c.routeCondition(r, gateway, "ResolvedRefs")?.status, "True");
-    });
-  }
-  await c.eventually(`${gateway} programmed`, () => {
-    const g = c.get("Gateway", gateway);
-    assert.equal(
-      g.status.conditions.find((x: { type: string }) => x.type === "Programmed")?.status,
-      "True",
-    );
-    assert.deepEqual(g.status.addresses, [{ type: "IPAddress", value: "203.0.113.9" }]);
-  });
-}
-
-/** A step that removes its objects however it ends, so the next case starts clean. */
-function stepper(t: Deno.TestContext, c: Conformance) {
-  return (name: string, fn: () => Promise<void>) =>
-    t.step(name, async () => {
-      try {
-        await fn();
-      } finally {
-        await c.reset();
-      }
-    });
-}
 
 const V1 = "infra-backend-v1";
 const V2 = "infra-backend-v2";

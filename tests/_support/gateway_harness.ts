@@ -8,6 +8,7 @@
  * headers), and `scalwsd gateway` in the test process. A case applies its manifests, asserts,
  * then `reset()` removes them, so one server serves every case of a file.
  */
+import assert from "node:assert/strict";
 import YAML from "yaml";
 import { type Gateway, startGateway } from "../../cli/gateway.ts";
 import { kubeConnection } from "../../cli/ingress.ts";
@@ -366,4 +367,38 @@ export async function startConformance(): Promise<Conformance> {
     },
   };
   return self;
+}
+
+/** The suite's `GatewayAndHTTPRoutesMustBeAccepted` and `...ResolvedRefsConditionsTrue`. */
+export async function accepted(
+  c: Conformance,
+  gateway: string,
+  ...routes: string[]
+): Promise<void> {
+  for (const r of routes) {
+    await c.eventually(`${r} accepted by ${gateway}`, () => {
+      assert.equal(c.routeCondition(r, gateway, "Accepted")?.status, "True");
+      assert.equal(c.routeCondition(r, gateway, "ResolvedRefs")?.status, "True");
+    });
+  }
+  await c.eventually(`${gateway} programmed`, () => {
+    const g = c.get("Gateway", gateway);
+    assert.equal(
+      g.status.conditions.find((x: { type: string }) => x.type === "Programmed")?.status,
+      "True",
+    );
+    assert.deepEqual(g.status.addresses, [{ type: "IPAddress", value: "203.0.113.9" }]);
+  });
+}
+
+/** A step that removes its objects however it ends, so the next case starts clean. */
+export function stepper(t: Deno.TestContext, c: Conformance) {
+  return (name: string, fn: () => Promise<void>) =>
+    t.step(name, async () => {
+      try {
+        await fn();
+      } finally {
+        await c.reset();
+      }
+    });
 }

@@ -1,0 +1,511 @@
+/**
+ * `scalwsd gateway` against the Gateway API conformance suite's reference, TLS and status
+ * cases (ReferenceGrant given and taken away, invalid backendRefs answering `500`, disallowed
+ * route kinds, the HTTPS listener, certificateRefs, observedGeneration, attachedRoutes), plus
+ * listener conflicts: the suite's manifests on a fake API server, the statuses scalwsd writes
+ * back, and real requests through scalwsd.
+ */
+import assert from "node:assert/strict";
+import {
+  accepted,
+  type Conformance,
+  INFRA,
+  startConformance,
+  stepper,
+  WEB,
+} from "./_support/gateway_harness.ts";
+
+const SAME = `${INFRA}/same-namespace`;
+const V1 = "infra-backend-v1";
+const V2 = "infra-backend-v2";
+
+// deno-lint-ignore no-explicit-any
+type Obj = any;
+
+const condition = (conditions: Obj[] | undefined, type: string) =>
+  (conditions ?? []).find((c) => c.type === type);
+
+/** Waits until the route's condition `type` for `gateway` has `status` (and `reason`). */
+async function routeHas(
+  c: Conformance,
+  route: string,
+  gateway: string,
+  type: string,
+  status: string,
+  reason?: string,
+): Promise<void> {
+  await c.eventually(`${route} ${type} ${status} ${reason ?? ""}`, () => {
+    const x = c.routeCondition(route, gateway, type);
+    assert.equal(x?.status, status);
+    if (reason !== undefined) assert.equal(x.reason, reason);
+    assert.equal(x.observedGeneration, c.get("HTTPRoute", route).metadata.generation);
+  });
+}
+
+/** Waits until a listener's conditions hold (`[type, status, reason?]`) with attachedRoutes. */
+async function listenerHas(
+  c: Conformance,
+  gateway: string,
+  name: string,
+  want: [string, string, string?][],
+  attachedRoutes: number,
+): Promise<void> {
+  await c.eventually(`${gateway} listener ${name}`, () => {
+    const l = c.listener(gateway, name);
+    assert.ok(l, "no listener status yet");
+    assert.deepEqual(l.supportedKinds, [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+    for (const [type, status, reason] of want) {
+      const x = condition(l.conditions, type);
+      assert.equal(x?.status, status, `${type}`);
+      if (reason !== undefined) assert.equal(x.reason, reason);
+      assert.equal(x.observedGeneration, c.get("Gateway", gateway).metadata.generation);
+    }
+    assert.equal(l.attachedRoutes, attachedRoutes);
+  });
+}
+
+const httpsGateway = (name: string, ref: string, ns?: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ${name}, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners:
+  - name: https
+    port: 443
+    protocol: HTTPS
+    allowedRoutes: {namespaces: {from: All}}
+    tls: {certificateRefs: [${ref}${ns ? `, namespace: ${ns}` : ""}}]}
+`;
+
+Deno.test({
+  name: "scalwsd gateway passes the conformance suite's reference, TLS and status cases",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn(t) {
+    await using c = await startConformance();
+    const step = stepper(t, c);
+
+    await step("HTTPRouteReferenceGrant", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: reference-grant, namespace: ${WEB}}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA}}]
+  to: [{group: "", kind: Service, name: web-backend}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: reference-grant, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules: [{backendRefs: [{name: web-backend, namespace: ${WEB}, port: 8080}]}]
+`);
+      await accepted(c, SAME, `${INFRA}/reference-grant`);
+      await c.expect({ path: "/" }, { backend: "web-backend" });
+      // The grant goes: the backend is no longer permitted.
+      c.remove("ReferenceGrant", `${WEB}/reference-grant`);
+      await c.expect({ path: "/" }, { status: 500 });
+      await routeHas(
+        c,
+        `${INFRA}/reference-grant`,
+        SAME,
+        "ResolvedRefs",
+        "False",
+        "RefNotPermitted",
+      );
+    });
+
+    const invalid = async (name: string, ref: string, reason: string, path = "/") => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ${name}, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules: [{backendRefs: [${ref}]}]
+`);
+      await routeHas(c, `${INFRA}/${name}`, SAME, "Accepted", "True");
+      await routeHas(c, `${INFRA}/${name}`, SAME, "ResolvedRefs", "False", reason);
+      await c.expect({ path }, { status: 500 });
+    };
+
+    await step("HTTPRouteInvalidCrossNamespaceBackendRef", async () => {
+      await invalid(
+        "invalid-cross-namespace-backend-ref",
+        `{name: web-backend, namespace: ${WEB}, port: 8080}`,
+        "RefNotPermitted",
+      );
+    });
+
+    await step("HTTPRouteInvalidNonExistentBackendRef", async () => {
+      await invalid(
+        "invalid-nonexistent-backend-ref",
+        `{name: nonexistent, namespace: ${INFRA}, port: 8080}`,
+        "BackendNotFound",
+      );
+    });
+
+    await step("HTTPRouteInvalidBackendRefUnknownKind", async () => {
+      await invalid(
+        "invalid-backend-ref-unknown-kind",
+        "{group: unknownkind.example.com, kind: NonExistent, name: infra-backend-v1, port: 8080}",
+        "InvalidKind",
+        "/v2",
+      );
+    });
+
+    await step("HTTPRouteDisallowedKind", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: tlsroutes-only, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners:
+  - name: tls
+    port: 443
+    protocol: TLS
+    tls: {mode: Passthrough}
+    allowedRoutes: {namespaces: {from: Same}, kinds: [{kind: TLSRoute}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: disallowed-kind, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: tlsroutes-only, namespace: ${INFRA}}]
+  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
+`);
+      const gw = `${INFRA}/tlsroutes-only`;
+      await routeHas(c, `${INFRA}/disallowed-kind`, gw, "ResolvedRefs", "True");
+      await routeHas(
+        c,
+        `${INFRA}/disallowed-kind`,
+        gw,
+        "Accepted",
+        "False",
+        "NotAllowedByListeners",
+      );
+      await c.eventually("no route attached to tlsroutes-only", () => {
+        const l = c.listener(gw, "tls");
+        assert.equal(l.attachedRoutes, 0);
+        assert.equal(condition(l.conditions, "Accepted").reason, "UnsupportedProtocol");
+      });
+    });
+
+    await step("HTTPRouteHTTPSListener", async () => {
+      c.api.put(
+        "secrets",
+        await c.tlsSecret(INFRA, "tls-validity-checks-certificate", [
+          "example.org",
+          "second-example.org",
+          "unknown-example.org",
+          "*.wildcard.org",
+        ]),
+      );
+      const listener = (name: string, hostname?: string) =>
+        `  - name: ${name}
+    port: 443
+    protocol: HTTPS
+    ${hostname ? `hostname: "${hostname}"` : ""}
+    allowedRoutes: {namespaces: {from: Same}}
+    tls: {certificateRefs: [{group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA}}]}`;
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: same-namespace-with-https-listener, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners:
+${listener("https")}
+${listener("https-with-hostname", "second-example.org")}
+${listener("https-with-wildcard-hostname", "*.wildcard.org")}
+${listener("https-with-hostname-matching-wildcard", "fourth-example.wildcard.org")}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: httproute-https-test, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace-with-https-listener}]
+  hostnames: [example.org]
+  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: httproute-https-test-no-hostname, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace-with-https-listener, sectionName: https-with-hostname}]
+  rules: [{backendRefs: [{name: infra-backend-v2, port: 8080}]}]
+`);
+      const gw = `${INFRA}/same-namespace-with-https-listener`;
+      await accepted(
+        c,
+        gw,
+        `${INFRA}/httproute-https-test`,
+        `${INFRA}/httproute-https-test-no-hostname`,
+      );
+      const cases: [string, number, string?][] = [
+        ["example.org", 200, V1],
+        ["unknown-example.org", 404],
+        ["second-example.org", 200, V2],
+      ];
+      for (const [host, status, backend] of cases) {
+        await c.eventually(`https://${host}/ -> ${status}`, async () => {
+          const a = await c.sendTls(host, "/");
+          assert.equal(a.status, status);
+          assert.equal(a.echo?.backend, backend);
+        });
+      }
+      c.remove("Secret", `${INFRA}/tls-validity-checks-certificate`);
+    });
+
+    await step("HTTPRouteObservedGenerationBump", async () => {
+      const yaml = (backend: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: observed-generation-bump, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules: [{backendRefs: [{name: ${backend}, port: 8080}]}]
+`;
+      const route = `${INFRA}/observed-generation-bump`;
+      c.apply(yaml(V1));
+      await routeHas(c, route, SAME, "Accepted", "True");
+      await routeHas(c, route, SAME, "ResolvedRefs", "True");
+      const before = c.get("HTTPRoute", route).metadata.generation;
+      c.apply(yaml(V2));
+      assert.notEqual(c.get("HTTPRoute", route).metadata.generation, before);
+      await routeHas(c, route, SAME, "Accepted", "True");
+      await routeHas(c, route, SAME, "ResolvedRefs", "True");
+      await c.expect({ path: "/" }, { backend: V2 });
+    });
+
+    await step("GatewaySecretReferenceGrantSpecific", async () => {
+      c.api.put("secrets", await c.tlsSecret(WEB, "certificate", ["secret.example"]));
+      c.apply(
+        httpsGateway(
+          "gateway-secret-reference-grant-specific",
+          '{group: "", kind: Secret, name: certificate',
+          WEB,
+        ) + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: reference-grant-specific, namespace: ${WEB}}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA}}]
+  to: [{group: "", kind: Secret, name: certificate}]
+`,
+      );
+      await listenerHas(c, `${INFRA}/gateway-secret-reference-grant-specific`, "https", [
+        ["Programmed", "True", "Programmed"],
+        ["ResolvedRefs", "True"],
+      ], 0);
+    });
+
+    await step("GatewaySecretMissingReferenceGrant", async () => {
+      c.apply(
+        httpsGateway(
+          "gateway-secret-missing-reference-grant",
+          '{group: "", kind: Secret, name: certificate',
+          WEB,
+        ),
+      );
+      await listenerHas(c, `${INFRA}/gateway-secret-missing-reference-grant`, "https", [
+        ["ResolvedRefs", "False", "RefNotPermitted"],
+      ], 0);
+      c.remove("Secret", `${WEB}/certificate`);
+    });
+
+    await step("GatewayInvalidTLSConfiguration", async () => {
+      c.api.put(
+        "secrets",
+        await c.tlsSecret(INFRA, "tls-validity-checks-certificate", ["example.org"]),
+      );
+      c.apply(
+        [
+          httpsGateway(
+            "gateway-certificate-nonexistent-secret",
+            '{group: "", kind: Secret, name: nonexistent-certificate',
+          ),
+          httpsGateway(
+            "gateway-certificate-unsupported-group",
+            "{group: wrong.group.company.io, kind: Secret, name: tls-validity-checks-certificate",
+          ),
+          httpsGateway(
+            "gateway-certificate-unsupported-kind",
+            '{group: "", kind: WrongKind, name: tls-validity-checks-certificate',
+          ),
+          httpsGateway(
+            "gateway-certificate-malformed-secret",
+            '{group: "", kind: Secret, name: malformed-certificate',
+          ),
+        ].join("---\n") + `---
+apiVersion: v1
+kind: Secret
+type: kubernetes.io/tls
+metadata: {name: malformed-certificate, namespace: ${INFRA}}
+data: {tls.crt: SGVsbG8gd29ybGQK, tls.key: SGVsbG8gd29ybGQK}
+`,
+      );
+      for (
+        const g of [
+          "nonexistent-secret",
+          "unsupported-group",
+          "unsupported-kind",
+          "malformed-secret",
+        ]
+      ) {
+        await listenerHas(c, `${INFRA}/gateway-certificate-${g}`, "https", [
+          ["ResolvedRefs", "False", "InvalidCertificateRef"],
+          ["Programmed", "False"],
+        ], 0);
+      }
+      c.remove("Secret", `${INFRA}/tls-validity-checks-certificate`);
+    });
+
+    await step("GatewayObservedGenerationBump", async () => {
+      const yaml = (extra: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-observed-generation-bump, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners:
+  - {name: http, hostname: bar.com, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
+${extra}`;
+      const gw = `${INFRA}/gateway-observed-generation-bump`;
+      const latest = () =>
+        c.eventually(`${gw} conditions at its generation`, () => {
+          const g = c.get("Gateway", gw);
+          const conditions = [
+            ...g.status.conditions,
+            ...g.status.listeners.flatMap((l: Obj) => l.conditions),
+          ];
+          for (const x of conditions) assert.equal(x.observedGeneration, g.metadata.generation);
+          assert.equal(g.status.listeners.length, g.spec.listeners.length);
+        });
+      c.apply(yaml(""));
+      await latest();
+      const before = c.get("Gateway", gw).metadata.generation;
+      c.apply(yaml(
+        "  - {name: alternate, hostname: foo.com, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}",
+      ));
+      assert.notEqual(c.get("Gateway", gw).metadata.generation, before);
+      await latest();
+    });
+
+    await step("GatewayWithAttachedRoutes", async () => {
+      const selector = "{kinds: [{kind: HTTPRoute}], namespaces: {from: Selector, selector: " +
+        `{matchLabels: {kubernetes.io/metadata.name: ${INFRA}}}}}`;
+      const route = (name: string, gw: string, extra = "", backend = V1) => `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ${name}, namespace: ${INFRA}}
+spec:
+  ${extra}
+  parentRefs: [{kind: Gateway, name: ${gw}, namespace: ${INFRA}}]
+  rules: [{backendRefs: [{name: ${backend}, port: 8080}]}]
+`;
+      c.apply(
+        `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-with-one-attached-route, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: ${selector}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-with-two-attached-routes, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners: [{name: http, port: 80, protocol: HTTP, hostname: foo.example.com, allowedRoutes: ${selector}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: unresolved-gateway-with-one-attached-unresolved-route, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners:
+  - name: tls
+    port: 443
+    protocol: HTTPS
+    allowedRoutes: ${selector}
+    tls: {certificateRefs: [{group: "", kind: Secret, name: does-not-exist}], mode: Terminate}
+` + route("http-route-1", "gateway-with-one-attached-route") +
+          route("http-route-2", "gateway-with-two-attached-routes") +
+          route("http-route-3", "gateway-with-two-attached-routes") +
+          route(
+            "http-route-not-accepted",
+            "gateway-with-two-attached-routes",
+            'hostnames: ["not-accepted.test.com"]',
+          ) +
+          `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: http-route-4, namespace: ${INFRA}}
+spec:
+  parentRefs: [{kind: Gateway, name: unresolved-gateway-with-one-attached-unresolved-route, namespace: ${INFRA}, sectionName: tls}]
+  rules: [{backendRefs: [{name: does-not-exist, port: 8080}]}]
+`,
+      );
+      await listenerHas(c, `${INFRA}/gateway-with-one-attached-route`, "http", [
+        ["Accepted", "True"],
+        ["ResolvedRefs", "True"],
+      ], 1);
+      await listenerHas(c, `${INFRA}/gateway-with-two-attached-routes`, "http", [
+        ["Accepted", "True"],
+        ["ResolvedRefs", "True"],
+      ], 2);
+      await routeHas(
+        c,
+        `${INFRA}/http-route-not-accepted`,
+        `${INFRA}/gateway-with-two-attached-routes`,
+        "Accepted",
+        "False",
+        "NoMatchingListenerHostname",
+      );
+      const unresolved = `${INFRA}/unresolved-gateway-with-one-attached-unresolved-route`;
+      await listenerHas(
+        c,
+        unresolved,
+        "tls",
+        [["Programmed", "False"], ["ResolvedRefs", "False"]],
+        1,
+      );
+      await routeHas(c, `${INFRA}/http-route-4`, unresolved, "ResolvedRefs", "False");
+    });
+
+    await step("listener conflicts: HostnameConflict and ProtocolConflict", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: conflicts, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners:
+  - {name: first, port: 80, protocol: HTTP, hostname: conflict.test}
+  - {name: second, port: 80, protocol: HTTP, hostname: conflict.test}
+  - name: tls-on-80
+    port: 80
+    protocol: HTTPS
+    tls: {certificateRefs: [{name: none}]}
+`);
+      const gw = `${INFRA}/conflicts`;
+      await c.eventually("conflicted listeners", () => {
+        const reason = (l: string) => condition(c.listener(gw, l)?.conditions, "Conflicted");
+        assert.equal(reason("first").status, "False");
+        assert.equal(reason("second").status, "True");
+        assert.equal(reason("second").reason, "HostnameConflict");
+        assert.equal(reason("tls-on-80").status, "True");
+        assert.equal(reason("tls-on-80").reason, "ProtocolConflict");
+        assert.equal(condition(c.listener(gw, "second").conditions, "Programmed").status, "False");
+      });
+    });
+  },
+});
