@@ -4,7 +4,7 @@ import type { Cache } from "../src/cache/mod.ts";
 import type { Config, MemberConfig } from "../src/config/mod.ts";
 import type { Registry } from "../src/observe/mod.ts";
 import type { Pool } from "../src/upstream/mod.ts";
-import type { AppView } from "../src/apps/supervisor.ts";
+import type { AppView } from "../src/apps/mod.ts";
 
 /** A pool's member source as the server keeps it (times in ms). */
 export interface MemberSourceView {

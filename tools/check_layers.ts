@@ -52,8 +52,6 @@ export const LAYERS: readonly (readonly string[])[] = [
  * every other room is entered through its `mod.ts` only.
  */
 export const UNFACED: ReadonlySet<string> = new Set([
-  "handlers",
-  "apps",
   "server",
   "controller",
   "admin",

@@ -1,14 +1,16 @@
 import type { CacheConfig, Config, RuntimeConfig } from "../config/mod.ts";
 import { type Cache, CacheCounters } from "../cache/mod.ts";
-import { CachedHandler } from "../handlers/cached.ts";
+import {
+  AddressProxyHandler,
+  BackendsHandler,
+  CachedHandler,
+  PhpHandler,
+  PoolProxyHandler,
+  RespondHandler,
+  StaticHandler,
+} from "../handlers/mod.ts";
 import type { ConnPool } from "../http1/mod.ts";
-import { AddressProxyHandler } from "../handlers/proxy_address.ts";
-import { PoolProxyHandler } from "../handlers/proxy_pool.ts";
-import { BackendsHandler } from "../handlers/proxy_backends.ts";
-import { RespondHandler } from "../handlers/respond.ts";
-import { StaticHandler } from "../handlers/static.ts";
-import { PhpHandler } from "../handlers/php.ts";
-import { appPoolName } from "../apps/supervisor.ts";
+import { appPoolName } from "../apps/mod.ts";
 import type { Metrics } from "../observe/mod.ts";
 import {
   AppStats,

@@ -16,7 +16,7 @@ import {
 import { AccessLog, createMetrics, log, type Metrics } from "../observe/mod.ts";
 import { AffinityKey, type PemReader, PoolRegistry } from "../upstream/mod.ts";
 import { type Clock, Lock, systemClock } from "../base/mod.ts";
-import { AppSupervisor } from "../apps/supervisor.ts";
+import { AppSupervisor } from "../apps/mod.ts";
 import { buildGeneration, cacheOwners } from "./build.ts";
 import { Cache } from "../cache/mod.ts";
 import { Dispatcher } from "./dispatcher.ts";
