@@ -33,6 +33,12 @@ export interface BenchLayout {
   nodePort?: number;
   /** The `limited-get-64` scenario: redis-server's socket (scalwsd's `limits_store`). */
   redisSocket?: string;
+  /**
+   * The traced scenarios: scalwsd's `server.tracing` on, exporting to member b's `/post`
+   * (which discards bodies), `sample_ratio: 0` and `trust_client: true`, so that exactly the
+   * requests carrying {@link BENCH_TRACEPARENT} are traced.
+   */
+  tracing?: boolean;
   /** The TLS scenarios: scalwsd's and nginx's own TLS listeners. */
   tls?: TlsLayout;
 }
@@ -343,6 +349,9 @@ ${
     l.redisSocket === undefined
       ? ""
       : `  limits_store: { redis: { address: "unix:${l.redisSocket}" }, on_error: local }\n`
+  }${
+    l.tracing !== true ? "" : `  tracing: { endpoint: "http://127.0.0.1:${b}${PATHS.post}", ` +
+      `sample_ratio: 0, trust_client: true }\n`
   }
 upstreams:
   one:
@@ -469,6 +478,28 @@ export function varnishArgs(l: BenchLayout): string[] {
     "-j",
     "none",
   ];
+}
+
+/** The sampled W3C context the traced scenarios send (a fixed trace, a fixed parent). */
+export const BENCH_TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+/**
+ * wrk script: every 100th request of a thread carries {@link BENCH_TRACEPARENT}; both request
+ * texts are built once per thread, so the per-request Lua returns a prebuilt string.
+ */
+export function tracedLua(every: number): string {
+  return `local plain, traced
+local n = 0
+function init(args)
+  plain = wrk.format()
+  traced = wrk.format(nil, nil, { ["traceparent"] = "${BENCH_TRACEPARENT}" })
+end
+function request()
+  n = n + 1
+  if n % ${every} == 0 then return traced end
+  return plain
+end
+`;
 }
 
 /** wrk script: POST of `bytes` bytes, built once per thread. */

@@ -29,6 +29,7 @@ import {
   TLS_BODY,
   TLS_HOST,
   type TlsLayout,
+  tracedLua,
   varnishArgs,
   varnishVcl,
 } from "./configs.ts";
@@ -484,6 +485,7 @@ async function prepare(l: BenchLayout): Promise<void> {
   await Deno.writeTextFile(`${dir}/scalwsd.yaml`, scalwsdYaml(l));
   await Deno.writeTextFile(`${dir}/post.lua`, postLua(POST_BYTES));
   await Deno.writeTextFile(`${dir}/cookie.lua`, cookieLua(l.affinity));
+  await Deno.writeTextFile(`${dir}/traced-1pct.lua`, tracedLua(100));
   if (l.fpmSocket !== undefined) {
     await Deno.mkdir(`${dir}/www/php`, { recursive: true });
     await Deno.writeTextFile(`${dir}/www/php/hello.php`, HELLO_PHP);
@@ -569,6 +571,7 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     ...(fpm !== undefined ? { fpmSocket: `${dir}/fpm.sock` } : {}),
     ...(node !== undefined ? { nodePort: pnode } : {}),
     ...(redisServer !== undefined ? { redisSocket: `${dir}/redis.sock` } : {}),
+    ...(wants("get-64-traced") || wants("get-64-traced-1pct") ? { tracing: true } : {}),
     ...(tls !== undefined ? { tls } : {}),
   };
   const ports: Record<ServerName, number> = {
@@ -1056,6 +1059,22 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
         `Redis round trips per request ${redisTrips.map((t) => t.toFixed(2)).join(", ")} ` +
         `(scripts run during each measured run over its requests)`,
     );
+  }
+  const tracedLines: string[] = [];
+  for (const [name, target] of [["get-64-traced", 1.15], ["get-64-traced-1pct", 1.03]] as const) {
+    const v = rate(name);
+    if (v?.cpuUsPerReq === undefined || single?.cpuUsPerReq === undefined) continue;
+    const x = v.cpuUsPerReq / single.cpuUsPerReq;
+    tracedLines.push(
+      `  ${name}: cpu/req ${x.toFixed(2)}x (target at most ${target})` +
+        `${x > target ? "  (over the target)" : ""}, p99 ${(v.p99Ms / single.p99Ms).toFixed(2)}x`,
+    );
+  }
+  if (tracedLines.length > 0) {
+    console.log(
+      "\nscalwsd tracing against get-64 (get-64 itself runs with tracing on, unsampled):",
+    );
+    console.log(tracedLines.join("\n"));
   }
   if (poolLines.length > 0) {
     console.log("\nscalwsd pools against the single-address form (get-64):");

@@ -1,4 +1,4 @@
-import { type CertKind, PATHS } from "./configs.ts";
+import { BENCH_TRACEPARENT, type CertKind, PATHS } from "./configs.ts";
 
 /**
  * The proxies compared; Varnish only in the scenarios that name it (the cache ones). `floor` is
@@ -20,7 +20,7 @@ export interface Scenario {
   /** Extra request headers (`-H`). */
   headers?: readonly string[];
   /** A wrk Lua script written by the bench. */
-  script?: "post" | "cookie";
+  script?: "post" | "cookie" | "traced-1pct";
   /** Servers it runs against; all but Varnish when absent. */
   servers?: readonly ServerName[];
   /** Counts the requests that reached member a during the run (the miss storm). */
@@ -134,6 +134,25 @@ export const SCENARIOS: readonly Scenario[] = [
     path: PATHS.small,
     connections: 64,
     headers: ["Host: limited.bench"],
+    servers: ["scalwsd"],
+  },
+  {
+    name: "get-64-traced",
+    what: "get-64 with every request traced (server.tracing; each request carries a sampled " +
+      "traceparent, which scalwsd continues), spans exported to member b: against get-64, the " +
+      "cost of sample_ratio 1.0",
+    path: PATHS.small,
+    connections: 64,
+    headers: [`traceparent: ${BENCH_TRACEPARENT}`],
+    servers: ["scalwsd"],
+  },
+  {
+    name: "get-64-traced-1pct",
+    what: "get-64 with 1 request in 100 traced (a wrk script): against get-64, the cost of " +
+      "sample_ratio 0.01",
+    path: PATHS.small,
+    connections: 64,
+    script: "traced-1pct",
     servers: ["scalwsd"],
   },
   {

@@ -29,6 +29,8 @@
  *   status texts) sits below `http1`, `fastcgi` and `front`, which all read and write it.
  * - `acme` (the ACME client, certificate storage and renewal) sits with `http1`: it needs
  *   `config` and below, and `server` drives it.
+ * - `tracing` (OpenTelemetry spans and their export) sits with `http1` too: it needs `config`
+ *   and `observe`; the pipeline and the handlers fill in its spans.
  */
 export const LAYERS: readonly (readonly string[])[] = [
   ["base"],
@@ -36,7 +38,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["observe"],
   ["config"],
   ["wire"],
-  ["http1", "acme", "redis"],
+  ["http1", "acme", "redis", "tracing"],
   ["fastcgi"],
   ["upstream", "discovery", "front"],
   ["pipeline", "cache"],

@@ -72,4 +72,5 @@ export type {
   RewritePolicy,
   RuntimeConfig,
   StaticRuntime,
+  TracingConfig,
 } from "./types.ts";

@@ -117,6 +117,18 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
         },
       }
       : {}),
+    ...(raw.tracing !== undefined
+      ? {
+        tracing: {
+          endpoint: raw.tracing.endpoint,
+          sample_ratio: raw.tracing.sample_ratio ?? 1,
+          service_name: raw.tracing.service_name ?? "scalwsd",
+          headers: { ...raw.tracing.headers },
+          trust_client: raw.tracing.trust_client ?? false,
+          queue_size: raw.tracing.queue_size ?? 2048,
+        },
+      }
+      : {}),
     deny_paths: raw.deny_paths ?? [],
     include: raw.include ?? [],
     cache: {

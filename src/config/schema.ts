@@ -295,6 +295,23 @@ const listenerSchema = z.object({
   }).optional(),
 }).strict();
 
+/** `server.tracing.endpoint`: an `http://` or `https://` URL, taken as it is (path included). */
+function otlpEndpoint(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ValueError(`invalid endpoint "${text}": must be an http:// or https:// URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ValueError(`invalid endpoint "${text}": must be an http:// or https:// URL`);
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new ValueError(`invalid endpoint "${text}": user information is not allowed`);
+  }
+  return text;
+}
+
 /** `limit_req` of the server or an application. */
 const limitReqSchema = z.object({ rate: rate(), burst: int(0, 1_000_000).optional() }).strict();
 
@@ -351,6 +368,19 @@ export const serverSchema = z.object({
       timeout: duration(1, 10_000).optional(),
     }).strict(),
     on_error: oneOf(["allow", "local", "deny"]).optional(),
+  }).strict().optional(),
+  tracing: z.object({
+    endpoint: leaf((v) => otlpEndpoint(string(v))),
+    sample_ratio: leaf((v) => {
+      if (typeof v !== "number" || !(v >= 0 && v <= 1)) {
+        throw new ValueError("must be a number between 0 and 1");
+      }
+      return v;
+    }).optional(),
+    service_name: text().optional(),
+    headers: z.record(headerName(), headerValue()).optional(),
+    trust_client: flag().optional(),
+    queue_size: int(1, 1_000_000).optional(),
   }).strict().optional(),
   deny_paths: denyPaths().optional(),
   cache: z.object({

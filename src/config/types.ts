@@ -521,6 +521,22 @@ export interface LimitsStoreConfig {
   readonly on_error: "allow" | "local" | "deny";
 }
 
+/** `server.tracing`: OpenTelemetry spans exported over OTLP/HTTP (JSON). */
+export interface TracingConfig {
+  /** The collector's traces URL, used as written (`http://127.0.0.1:4318/v1/traces`). */
+  readonly endpoint: string;
+  /** Share of requests without a believed parent that are traced, 0 to 1; default 1. */
+  readonly sample_ratio: number;
+  /** The resource's `service.name`; default `scalwsd`. */
+  readonly service_name: string;
+  /** Sent with every export (an API key, say); default none. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Believe every client's `traceparent`, not only `trusted_proxies`'; default false. */
+  readonly trust_client: boolean;
+  /** Finished spans waiting for export; more are dropped and counted. Default 2048. */
+  readonly queue_size: number;
+}
+
 /** A request rate per client address: a token bucket of `burst + 1` tokens. */
 export interface LimitReqConfig {
   /** Requests per second. */
@@ -598,6 +614,8 @@ export interface ServerConfig {
    * process counts for itself.
    */
   readonly limits_store?: LimitsStoreConfig;
+  /** OpenTelemetry tracing; absent: none (nothing is traced, nothing is sent). */
+  readonly tracing?: TracingConfig;
   /** Normalised path prefixes answered 404 before routing, for every application. */
   readonly deny_paths: readonly string[];
   /** The one response store of the process. */

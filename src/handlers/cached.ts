@@ -120,6 +120,7 @@ function backgroundExchange(ex: Exchange, headers: ForwardHeaders): Exchange {
     start: performance.now(),
     log: OFF,
     bodyTimeout: ex.bodyTimeout,
+    span: null,
   });
   bg.forwardWith(headers);
   // Read by the cache alone, never written to a client: a `Response` on either front.

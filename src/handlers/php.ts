@@ -22,6 +22,8 @@ import { type Clock, plain } from "../base/mod.ts";
 import { failureKind, type Member, type MemberTry, Outcome, type Pool } from "../upstream/mod.ts";
 import { type ClientBody, readWhole } from "./client_body.ts";
 import { isNoBody, prepareBody, PreparedBody } from "./proxy_body.ts";
+import { AttemptSpan } from "./attempt_span.ts";
+import type { MemberAddress } from "../net/mod.ts";
 import { clientBodyFailed, errorStatus, reason, toResponse } from "./proxy_common.ts";
 import { buildParams } from "./php_params.ts";
 import { resolveScript, STATIC } from "./php_script.ts";
@@ -46,6 +48,8 @@ class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink {
   readonly stats: SendStats;
   lines = 0;
   protected open = true;
+  /** The attempt's client span when the request is traced, else null. */
+  trace: AttemptSpan | null = null;
 
   constructor(readonly ex: Exchange, rt: PhpRuntime, readonly where: string) {
     this.connectTimeout = rt.connect_timeout;
@@ -71,6 +75,7 @@ class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink {
 
   bodyFinished(ok: boolean, bytes: number, cancelled = false): void {
     this.ended(ok, cancelled);
+    if (this.trace !== null) this.trace.bodyEnded(!ok && !cancelled);
     this.ex.sent(bytes);
     if (this.ex.deferred) this.ex.complete();
   }
@@ -104,7 +109,10 @@ class PoolPhpAttempt extends PhpAttempt implements MemberTry {
     if (!this.open) return;
     this.open = false;
     this.pool.release(this.member);
-    if (!cancelled) this.pool.report(this, ok ? Outcome.BODY_DONE : Outcome.BODY_BROKEN);
+    if (cancelled) return;
+    if (this.pool.report(this, ok ? Outcome.BODY_DONE : Outcome.BODY_BROKEN)) {
+      this.trace?.ejected(this.member.address, this.pool.name);
+    }
   }
 }
 
@@ -212,14 +220,34 @@ export class PhpHandler implements Handler {
   private async single(ex: Exchange, params: ParamsBuffer, body: PreparedBody): Promise<Answer> {
     const attempt = new PhpAttempt(ex, this.runtime, this.address);
     ex.attempt(this.address);
+    const f = this.runtime.fastcgi;
+    const trace = ex.span === null || f.kind !== "address"
+      ? null
+      : traceAttempt(attempt, params, params.length, {
+        address: f.address,
+        pool: "",
+        n: 1,
+        why: "",
+      });
     let res: UpstreamResponse;
     try {
       res = await fcgiSend(this.target as ConnPool, request(ex, params, body), attempt);
     } catch (err) {
-      if (err instanceof FcgiQueueFull) return this.queueFull(ex, err);
+      if (err instanceof FcgiQueueFull) {
+        trace?.failed("queue_full");
+        return this.queueFull(ex, err);
+      }
       if (!(err instanceof UpstreamError)) throw err;
-      if (err.kind === "client") return clientBodyFailed(ex, body.clientFailure(err) || 400);
+      if (err.kind === "client") {
+        trace?.failed("client_body");
+        return clientBodyFailed(ex, body.clientFailure(err) || 400);
+      }
+      trace?.failed(failureKind(err));
       return this.failed(ex, err);
+    }
+    if (trace !== null) {
+      trace.answered(res.status);
+      trace.delivered();
     }
     return toResponse(ex, res, undefined);
   }
@@ -263,11 +291,20 @@ export class PhpHandler implements Handler {
       });
     }
     let last: UpstreamError | null = null;
+    // Tracing: where the params end before an attempt's own context, and why the last failed.
+    const base = params.length;
+    let why = "";
     for (;;) {
       const member = pool.choose(r);
       if (member === undefined) break;
       ex.attempt(member.address);
       const attempt = new PoolPhpAttempt(ex, this.runtime, pool, member, r.epoch);
+      const trace = ex.span === null ? null : traceAttempt(attempt, params, base, {
+        address: member.parsed,
+        pool: pool.name,
+        n: r.attempts,
+        why,
+      });
       let res: UpstreamResponse;
       try {
         res = await fcgiSend(member.conns, request(ex, params, body), attempt);
@@ -275,13 +312,18 @@ export class PhpHandler implements Handler {
         attempt.release();
         if (err instanceof FcgiQueueFull || err instanceof FcgiQueueTimeout) {
           // The member is busy, not failing: no verdict, no retry elsewhere.
+          trace?.failed(err instanceof FcgiQueueFull ? "queue_full" : "queue_timeout");
           pool.finish(r, null);
           if (err instanceof FcgiQueueFull) return this.queueFull(ex, err);
           return this.failed(ex, err);
         }
         if (!(err instanceof UpstreamError)) throw err;
-        if (err.kind === "client") return clientBodyFailed(ex, body.clientFailure(err) || 400);
-        pool.report(attempt, err.phase === "connect" ? Outcome.CONNECT_FAILED : Outcome.NO_ANSWER);
+        if (err.kind === "client") {
+          trace?.failed("client_body");
+          return clientBodyFailed(ex, body.clientFailure(err) || 400);
+        }
+        const outcome = err.phase === "connect" ? Outcome.CONNECT_FAILED : Outcome.NO_ANSWER;
+        if (pool.report(attempt, outcome)) trace?.ejected(member.address, pool.name);
         last = err;
         log("warn", "fastcgi_failed", {
           tenant: ex.stats.tenant,
@@ -289,19 +331,55 @@ export class PhpHandler implements Handler {
           member: member.address,
           error: err.message,
         });
-        if (pool.retry(r, failureKind(err))) continue;
+        const again = pool.retry(r, failureKind(err));
+        if (trace !== null) {
+          why = failureKind(err);
+          if (again) trace.retry(why);
+          trace.failed(why);
+        }
+        if (again) continue;
         break;
       }
       attempt.streaming = res.body instanceof ReadableStream;
       // A script's own 5xx is the application's answer, not the member failing.
       const s = res.status;
-      pool.report(attempt, s === 502 || s === 503 || s === 504 ? 500 : s);
+      const ejected = pool.report(attempt, s === 502 || s === 503 || s === 504 ? 500 : s);
+      if (trace !== null) {
+        if (ejected) trace.ejected(member.address, pool.name);
+        trace.answered(s);
+        trace.delivered();
+      }
       return toResponse(ex, res, pool.finish(r, member));
     }
     pool.finish(r, null);
     const status = last === null ? 502 : errorStatus(last);
     return answer(ex, status, reason(status));
   }
+}
+
+/**
+ * Starts a traced attempt's client span and puts its context in the params after `base` (the
+ * request's own params): `HTTP_TRACEPARENT`, and `HTTP_TRACESTATE` when there is one.
+ */
+function traceAttempt(
+  attempt: PhpAttempt,
+  params: ParamsBuffer,
+  base: number,
+  o: { address: MemberAddress; pool: string; n: number; why: string },
+): AttemptSpan {
+  const ex = attempt.ex;
+  const trace = attempt.trace = AttemptSpan.start(ex.span!, {
+    method: ex.req.method,
+    protocol: "fastcgi",
+    address: o.address,
+    pool: o.pool,
+    attempt: o.n,
+    retryReason: o.why,
+  });
+  params.length = base;
+  params.add("HTTP_TRACEPARENT", trace.traceparent());
+  if (trace.span.traceState !== "") params.add("HTTP_TRACESTATE", trace.span.traceState);
+  return trace;
 }
 
 function request(ex: Exchange, params: ParamsBuffer, body: PreparedBody): FcgiRequest {

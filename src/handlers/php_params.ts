@@ -86,8 +86,11 @@ export function buildParams(out: ParamsBuffer, ex: Exchange, p: ParamsInput): vo
   out.add("REDIRECT_STATUS", "200");
   out.add("CONTENT_TYPE", req.headers.get("content-type") ?? "");
   out.add("CONTENT_LENGTH", p.contentLength >= 0 ? String(p.contentLength) : "");
+  // A traced request: each attempt adds its own context (`traceContextParams`).
+  const traced = ex.span !== null;
   req.headers.forEach((value, name) => {
     if (name === "proxy" || name === "content-type" || name === "content-length") return;
+    if (traced && (name === "traceparent" || name === "tracestate")) return;
     if (name === "host" || name.includes("_")) return;
     out.add(cgiName(name), value);
   });

@@ -1,6 +1,7 @@
 import type { Answer } from "../front/mod.ts";
 import type { AddressTarget, ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool } from "../http1/mod.ts";
+import type { MemberAddress } from "../net/mod.ts";
 import type { Exchange, Handler } from "../pipeline/mod.ts";
 import { type BodyRule, prepareBody, type PreparedBody } from "./proxy_body.ts";
 import { clientBodyFailed } from "./proxy_common.ts";
@@ -12,11 +13,14 @@ class AddressAttempt extends Attempt {
   readonly conns: ConnPool;
   readonly authority: string;
   readonly upgrade: boolean;
+  readonly address: MemberAddress;
+  readonly poolName = "";
 
   constructor(h: AddressProxyHandler, ex: Exchange, readonly body: PreparedBody) {
     super(ex, h.runtime);
     this.conns = h.conns;
     this.authority = h.target.authority;
+    this.address = h.target.address;
     this.upgrade = h.runtime.websocket && isWebSocketUpgrade(ex.req);
   }
 

@@ -24,6 +24,7 @@ import { type Exchange, requestIdHeader, requestIdHeaderLower } from "../pipelin
 import { plain } from "../base/mod.ts";
 import { statusText } from "../wire/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";
+import type { AttemptSpan } from "./attempt_span.ts";
 import { tunnel, upgradeHeaders } from "./websocket.ts";
 
 /** What `outbound` reads of an attempt. */
@@ -35,6 +36,8 @@ export interface AttemptTarget {
   readonly body: PreparedBody;
   /** A WebSocket handshake passed on. */
   readonly upgrade: boolean;
+  /** The attempt's client span when the request is traced, else null. */
+  readonly trace: AttemptSpan | null;
 }
 
 /** The head of one attempt: the client's request as the member should see it. */
@@ -49,6 +52,8 @@ class Head implements HeadSource {
   readonly requestIdHeader: string;
   readonly requestIdLower: string;
   readonly requestId: string;
+  readonly traceparent: string | undefined;
+  readonly tracestate: string | undefined;
 
   constructor(a: AttemptTarget) {
     const ex = a.ex;
@@ -64,6 +69,10 @@ class Head implements HeadSource {
     this.requestIdHeader = requestIdHeader();
     this.requestIdLower = requestIdHeaderLower();
     this.requestId = ex.requestId;
+    // A traced request: the member gets this attempt as its parent.
+    const trace = a.trace;
+    this.traceparent = trace === null ? undefined : trace.traceparent();
+    this.tracestate = trace === null ? undefined : trace.span.traceState;
   }
 }
 

@@ -17,6 +17,9 @@ import {
   type UpstreamResponse,
   type UpstreamTiming,
 } from "../http1/mod.ts";
+import type { MemberAddress } from "../net/mod.ts";
+import { failureKind } from "../upstream/mod.ts";
+import { AttemptSpan } from "./attempt_span.ts";
 import type { Exchange } from "../pipeline/mod.ts";
 import { plain } from "../base/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";
@@ -43,6 +46,12 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
   abstract readonly authority: string;
   abstract readonly body: PreparedBody;
   abstract readonly upgrade: boolean;
+  /** The member's address (the attempt span's `server.address`). */
+  abstract readonly address: MemberAddress;
+  /** The pool's name; "" for a single address. */
+  abstract readonly poolName: string;
+  /** The attempt's client span when the request is traced, else null. */
+  trace: AttemptSpan | null = null;
 
   constructor(readonly ex: Exchange, readonly rt: ProxyRuntime) {
     this.connectTimeout = rt.connect_timeout;
@@ -67,6 +76,7 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
 
   bodyFinished(ok: boolean, bytes: number, cancelled = false, surplus = false): void {
     this.ended(ok, cancelled);
+    if (this.trace !== null) this.trace.bodyEnded(!ok && !cancelled);
     // Bytes past the answer's end: a lying Content-Length, never cached.
     if (surplus) this.ex.memberOverran();
     this.ex.sent(bytes);
@@ -89,8 +99,21 @@ export async function proxyLoop(first: Attempt): Promise<Answer> {
   let last = first;
   let a: Attempt | null = first;
   let status = 502;
+  // Tracing: the attempt's number and why the previous one was given up.
+  let n = 0;
+  let why = "";
   while (a !== null) {
     last = a;
+    n++;
+    const span = ex.span;
+    const trace = span === null ? null : a.trace = AttemptSpan.start(span, {
+      method: ex.req.method,
+      protocol: "http",
+      address: a.address,
+      pool: a.poolName,
+      attempt: n,
+      retryReason: why,
+    });
     let res: UpstreamResponse;
     try {
       res = await send(a.conns, outbound(a), a);
@@ -98,15 +121,35 @@ export async function proxyLoop(first: Attempt): Promise<Answer> {
       a.release();
       if (!(err instanceof UpstreamError)) throw err;
       // The client's body failed: neutral for the member, never retried.
-      if (err.kind === "client") return clientBodyFailed(ex, a.body.clientFailure(err) || 400);
+      if (err.kind === "client") {
+        trace?.failed("client_body");
+        return clientBodyFailed(ex, a.body.clientFailure(err) || 400);
+      }
       status = errorStatus(err);
-      a = a.failed(err) ? a.next() : null;
+      const again = a.failed(err);
+      if (trace !== null) {
+        why = failureKind(err);
+        if (again) trace.retry(why);
+        trace.failed(why);
+      }
+      a = again ? a.next() : null;
       continue;
     }
-    if (!a.answered(res)) return toResponse(ex, res, a.delivered());
+    const again = a.answered(res);
+    trace?.answered(res.status);
+    if (!again) {
+      trace?.delivered();
+      if (res.upgrade !== undefined) trace?.bodyEnded(false);
+      return toResponse(ex, res, a.delivered());
+    }
     // Another member gets the request; this answer is dropped (released first, so the
     // cancelled body does not count a second failure).
     a.release();
+    if (trace !== null) {
+      why = "status";
+      trace.retry(why);
+      trace.dropped();
+    }
     if (res.reader !== undefined) res.reader.cancel();
     else if (res.body instanceof ReadableStream) res.body.cancel().catch(() => {});
     status = res.status;

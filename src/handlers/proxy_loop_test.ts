@@ -40,6 +40,8 @@ function member(status: number): ConnPool {
 class Scripted extends Attempt {
   readonly authority = "m";
   readonly upgrade = false;
+  readonly address = { kind: "unix", path: "/m", canonical: "unix:/m" } as const;
+  readonly poolName = "";
   readonly body = prepareBody(
     { req: new Request("http://a.test/"), bodyTimeout: 0 },
     { maxBody: 1000, keep: false, keepWithin: 0 },

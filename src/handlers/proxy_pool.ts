@@ -1,6 +1,7 @@
 import type { Answer } from "../front/mod.ts";
 import type { ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool, UpstreamError, UpstreamResponse } from "../http1/mod.ts";
+import type { MemberAddress } from "../net/mod.ts";
 import type { Exchange, Handler } from "../pipeline/mod.ts";
 import { plain } from "../base/mod.ts";
 import {
@@ -48,6 +49,12 @@ class PoolAttempt extends Attempt implements MemberTry {
   get authority(): string {
     return this.member.authority;
   }
+  get address(): MemberAddress {
+    return this.member.parsed;
+  }
+  get poolName(): string {
+    return this.call.handler.pool.name;
+  }
   get body(): PreparedBody {
     return this.call.body;
   }
@@ -57,7 +64,8 @@ class PoolAttempt extends Attempt implements MemberTry {
 
   failed(err: UpstreamError): boolean {
     const pool = this.call.handler.pool;
-    pool.report(this, err.phase === "connect" ? Outcome.CONNECT_FAILED : Outcome.NO_ANSWER);
+    const outcome = err.phase === "connect" ? Outcome.CONNECT_FAILED : Outcome.NO_ANSWER;
+    if (pool.report(this, outcome)) this.trace?.ejected(this.member.address, pool.name);
     return pool.retry(this.call.request, failureKind(err));
   }
 
@@ -65,7 +73,7 @@ class PoolAttempt extends Attempt implements MemberTry {
     const pool = this.call.handler.pool;
     const s = res.status;
     this.streaming = res.reader !== undefined || res.body instanceof ReadableStream;
-    pool.report(this, s);
+    if (pool.report(this, s)) this.trace?.ejected(this.member.address, pool.name);
     return (s === 502 || s === 503 || s === 504) && pool.retry(this.call.request, "status");
   }
 
@@ -90,7 +98,10 @@ class PoolAttempt extends Attempt implements MemberTry {
     pool.release(this.member);
     // A body that broke after the head is a failure, so a member that always cuts its
     // bodies gets ejected; a client that stopped reading says nothing about the member.
-    if (!cancelled) pool.report(this, ok ? Outcome.BODY_DONE : Outcome.BODY_BROKEN);
+    if (cancelled) return;
+    if (pool.report(this, ok ? Outcome.BODY_DONE : Outcome.BODY_BROKEN)) {
+      this.trace?.ejected(this.member.address, pool.name);
+    }
   }
 }
 

@@ -54,6 +54,13 @@ export interface HeadSource {
   readonly requestIdHeader?: string;
   readonly requestIdLower?: string;
   readonly requestId?: string;
+  /**
+   * The attempt's W3C `traceparent` when the request is traced: sent instead of the client's
+   * `traceparent` and `tracestate`, with `tracestate` when not empty. Absent: the client's
+   * are passed on as received.
+   */
+  readonly traceparent?: string;
+  readonly tracestate?: string;
 }
 
 /** A request to send to a member. */

@@ -65,6 +65,7 @@ const H_CONNECTION = 3;
 const H_XFF = 4;
 const H_XFP = 5;
 const H_XFH = 6;
+const H_TRACE = 7;
 
 /** Client headers that are not copied as they are. */
 const SPECIAL = new Map<string, number>([
@@ -83,6 +84,9 @@ const SPECIAL = new Map<string, number>([
   ["x-forwarded-for", H_XFF],
   ["x-forwarded-proto", H_XFP],
   ["x-forwarded-host", H_XFH],
+  // Replaced by the attempt's own context when the request is traced.
+  ["traceparent", H_TRACE],
+  ["tracestate", H_TRACE],
 ]);
 
 /** State of one pass over the client's headers; one instance, reused (the code is synchronous). */
@@ -96,6 +100,8 @@ class Pass {
   connection: string | null = null;
   /** The request id header's lower-case name: the client's own is not copied. */
   rid = "";
+  /** The attempt sends its own trace context: the client's is not copied. */
+  traced = false;
 }
 
 const pass = new Pass();
@@ -126,6 +132,9 @@ function collect(this: Pass, value: string, name: string): void {
     case H_XFH:
       this.xfh = value;
       break;
+    case H_TRACE:
+      if (!this.traced) this.lines += name + ": " + value + "\r\n";
+      break;
   }
 }
 
@@ -135,6 +144,7 @@ function headerLines(src: HeadSource, drop: Set<string> | null): string {
   p.upgrade = src.upgrade;
   p.drop = drop;
   p.rid = src.requestIdLower ?? "";
+  p.traced = src.traceparent !== undefined;
   p.xff =
     p.xfp =
     p.xfh =
@@ -208,6 +218,10 @@ export function buildRequestHead(
   const xfh = trusted && seenXfh !== null ? seenXfh : src.clientHost;
   if (xfh !== "") s += "X-Forwarded-Host: " + xfh + "\r\n";
   if (src.requestIdHeader) s += src.requestIdHeader + ": " + src.requestId + "\r\n";
+  if (src.traceparent !== undefined) {
+    s += "traceparent: " + src.traceparent + "\r\n";
+    if (src.tracestate) s += "tracestate: " + src.tracestate + "\r\n";
+  }
   if (framing >= 0) s += "Content-Length: " + framing + "\r\n";
   else if (framing === FRAMING_CHUNKED) s += "Transfer-Encoding: chunked\r\n";
   if (src.upgrade) s += "Connection: upgrade\r\n";

@@ -31,6 +31,8 @@ export interface AccessRecord {
   user_agent: string | null;
   referer: string | null;
   request_id: string;
+  /** The request's trace id when `server.tracing` traced it; null: not traced (not written). */
+  trace_id: string | null;
   /** `TLSv1.2`, `TLSv1.3` (`TLS` when not known), `-` in the clear. */
   tls: string;
   /** The cipher suite's IANA name; `-` in the clear or when not known. */
@@ -109,6 +111,8 @@ export class AccessLog {
       r.user_agent === null ? "null" : JSON.stringify(r.user_agent)
     },"referer":${r.referer === null ? "null" : JSON.stringify(r.referer)},"request_id":${
       JSON.stringify(r.request_id)
+    }${
+      r.trace_id === null ? "" : `,"trace_id":"${r.trace_id}"`
     },"tls":"${r.tls}","tls_cipher":"${r.tls_cipher}","tls_resumed":${r.tls_resumed},"sni":${
       JSON.stringify(r.sni)
     }}\n`;

@@ -61,6 +61,8 @@ export interface Metrics {
   readonly limitsStoreErrors: Family<Series>;
   /** Time for the shared store's `limit_req` decisions, failures included. */
   readonly limitsStoreLatency: Family<HistogramSeries>;
+  /** `server.tracing`: finished spans never exported (queue full, export failed). */
+  readonly tracingDropped: Family<Series>;
 }
 
 function cacheTiers(registry: Registry) {
@@ -253,6 +255,12 @@ export function createMetrics(registry = new Registry()): Metrics {
       "Time to get a limit_req decision from the shared store, failures included.",
       [],
       [0.0002, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+    ),
+    tracingDropped: registry.counter(
+      "scalws_tracing_spans_dropped_total",
+      "Finished spans dropped instead of exported: the queue was full (the collector slow or " +
+        "down) or their export failed.",
+      [],
     ),
   };
 }

@@ -19,6 +19,7 @@ import { EditedHeaders } from "./edited_headers.ts";
 import { hostName } from "./hosts.ts";
 import { keepable, newRequestId, requestIdHeaderLower } from "./request_id.ts";
 import type { ClientRequest, Session, TlsLogFields } from "./session.ts";
+import { type Span, STATUS_ERROR } from "../tracing/mod.ts";
 
 export { IN_THE_CLEAR } from "./session.ts";
 export type { ClientRequest, FrontUpgrade, RequestFields, TlsLogFields } from "./session.ts";
@@ -94,7 +95,16 @@ export interface ExchangeInit {
   readonly log: AccessLog;
   /** `server.limits.body_read_timeout` in ms (0: none). */
   readonly bodyTimeout: number;
+  /** The request's server span when `server.tracing` traces it, else null. */
+  readonly span: Span | null;
 }
+
+/** `network.protocol.version` by the session's protocol. */
+const PROTOCOL_VERSION: Record<string, string> = {
+  "HTTP/1.0": "1.0",
+  "HTTP/1.1": "1.1",
+  "HTTP/2": "2",
+};
 
 /** How the exchange is completed: when the answer is passed on (the default), ... */
 const AT_ANSWER = 0;
@@ -143,6 +153,13 @@ export class Exchange {
   /** The direct peer's port (PHP's `REMOTE_PORT`); 0: unknown (a Unix socket). */
   readonly remotePort: number;
   readonly #log: AccessLog;
+  /**
+   * The request's server span when it is traced, else null: started by the dispatcher, ended
+   * by `complete()`; attempts on members hang their client spans under it.
+   */
+  readonly span: Span | null;
+  /** The matched route's path (`http.route`); "" before routing. */
+  #route = "";
   /** How `answer` makes answers: the session's form, or `Response`s for a wrapper. */
   #form: AnswerForm;
   #done = false;
@@ -201,6 +218,46 @@ export class Exchange {
     this.start = init.start;
     this.#log = init.log;
     this.bodyTimeout = init.bodyTimeout;
+    const span = this.span = init.span;
+    if (span !== null) this.#traceRequest(span);
+  }
+
+  /** The server span's attributes known when the request arrives. */
+  #traceRequest(span: Span): void {
+    const req = this.req;
+    span.name = req.method;
+    span.set("http.request.method", req.method);
+    span.set("url.path", this.#path);
+    span.set("url.scheme", this.secure ? "https" : "http");
+    span.set("server.address", hostName(this.authority));
+    if (this.serverPort > 0) span.set("server.port", this.serverPort);
+    span.set("client.address", this.client);
+    span.set("network.protocol.version", PROTOCOL_VERSION[this.session.protocol]);
+    const ua = req.headers.get("user-agent");
+    if (ua !== null) span.set("user_agent.original", ua);
+    span.set("scalws.tenant", this.stats.tenant);
+    span.set("scalws.app", this.stats.app);
+  }
+
+  /** The server span's attributes known at the end, then its end. */
+  #traceAnswer(span: Span): void {
+    const route = this.#route;
+    if (route !== "") {
+      span.name = this.req.method + " " + route;
+      span.set("http.route", route);
+    }
+    if (this.#status > 0) span.set("http.response.status_code", this.#status);
+    span.set("scalws.cache", this.#cache);
+    if (this.#status >= 500) {
+      span.status = STATUS_ERROR;
+      span.set("error.type", String(this.#status));
+    }
+    span.finish();
+  }
+
+  /** The route the request matched: its configured path (the server span's `http.route`). */
+  routed(path: string): void {
+    this.#route = path;
   }
 
   // The request as it goes to the member -------------------------------------------------
@@ -432,6 +489,8 @@ export class Exchange {
     this.#done = true;
     const seconds = (performance.now() - this.start) / 1000;
     this.stats.record(this.#status, seconds);
+    const span = this.span;
+    if (span !== null) this.#traceAnswer(span);
     const log = this.#log;
     if (log.enabled) {
       const req = this.req;
@@ -455,6 +514,7 @@ export class Exchange {
         user_agent: h.get("user-agent"),
         referer: h.get("referer"),
         request_id: this.requestId,
+        trace_id: span === null ? null : span.traceId,
         tls: this.tls.tls,
         tls_cipher: this.tls.cipher,
         tls_resumed: this.tls.resumed,

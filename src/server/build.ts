@@ -27,6 +27,7 @@ import {
   Router,
   RouteTable,
 } from "../pipeline/mod.ts";
+import type { Tracer } from "../tracing/mod.ts";
 import { addressKey, type AddressRuntime, fastcgiKey, type Pool } from "../upstream/mod.ts";
 import type { Clock } from "../base/mod.ts";
 import type { AppEntry, Generation, RequestLimits, RouteEntry } from "./generation.ts";
@@ -44,6 +45,8 @@ export interface BuildDeps {
   readonly limiters?: LimiterRegistry;
   /** `server.limits_store`: where `limit_req` decisions are taken; absent: in the process. */
   readonly limitsStore?: LimitsStore;
+  /** `server.tracing`'s tracer; absent: requests are not traced. */
+  readonly tracer?: Tracer;
 }
 
 /** Deno.serve's own limit: heads over it get its 400 before scalwsd sees them. */
@@ -146,10 +149,16 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
   const limiters = deps.limiters ?? new LimiterRegistry(deps.clock);
   const compiler = new PolicyCompiler({ clock: deps.clock, limiters });
   // No policies: the handler itself, so a route without policies pays nothing new.
-  const entry = (handler: Handler, maxBody: number, policies: Policy[]): RouteEntry => ({
+  const entry = (
+    handler: Handler,
+    maxBody: number,
+    policies: Policy[],
+    path: string,
+  ): RouteEntry => ({
     handler: policies.length === 0 ? handler : new PolicyHandler(policies, handler),
     maxBody,
     policies,
+    path,
   });
   for (const tenant of cfg.tenants) {
     for (const app of tenant.applications) {
@@ -186,9 +195,9 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
           : make(r.runtime, maxBody, appPoolName(tenant.name, app.name, i));
         const handler = cached(raw, r.cache ?? app.cache, r.runtime);
         const list = r.inherit ? [...app.policies, ...r.policies] : r.policies;
-        return { ...r, value: entry(handler, maxBody, compiler.compile(list)) };
+        return { ...r, value: entry(handler, maxBody, compiler.compile(list), r.path) };
       });
-      const fallback = entry(appHandler, appMax, compiler.compile(app.policies));
+      const fallback = entry(appHandler, appMax, compiler.compile(app.policies), "/");
       const conditional = app.routes.some((r) =>
         r.exact || r.methods !== undefined || r.headers !== undefined || r.query !== undefined
       );
@@ -199,7 +208,12 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
           routes,
           fallback,
           (allow, first) =>
-            entry(new NotAllowedHandler(allow), first.value.maxBody, first.value.policies.slice()),
+            entry(
+              new NotAllowedHandler(allow),
+              first.value.maxBody,
+              first.value.policies.slice(),
+              first.value.path,
+            ),
         )
         : new Router(routes, fallback);
       const appEntry: AppEntry = {
@@ -228,5 +242,6 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
     trusted: compileTrusted(cfg.server.trusted_proxies),
     handlers,
     limits: requestLimits(cfg),
+    tracer: deps.tracer ?? null,
   });
 }

@@ -153,8 +153,8 @@ export class Dispatcher {
   }
 
   /**
-   * Every request is counted once, here: the place where a per-request tracing span starts
-   * (the exchange's `complete()` is where it ends, with the route, status and cache verdict).
+   * Every request is counted once, here. Its tracing span starts where its exchange is made
+   * (`exchange()`, which knows whether the peer is trusted) and ends in `complete()`.
    */
   private begin(s: Session): void {
     this.requests++;
@@ -172,6 +172,8 @@ export class Dispatcher {
     const rawPath = q < 0 ? target : target.slice(0, q);
     const peer = s.peer;
     const peerTrusted = kind === ROUTED && gen.trusted(peer);
+    const start = performance.now();
+    const tracer = gen.tracer;
     return new Exchange({
       session: s,
       path: kind === UNROUTED
@@ -182,9 +184,14 @@ export class Dispatcher {
       peerTrusted,
       client: peerTrusted ? clientAddress(peer, s.req.headers, gen.trusted) : peer,
       stats,
-      start: performance.now(),
+      start,
       log: this.log,
       bodyTimeout: gen.limits.bodyTimeout,
+      // The request's server span, ended by `complete()`: a client's context is believed from a
+      // trusted proxy, or from anyone with `trust_client`.
+      span: tracer === null
+        ? null
+        : tracer.start(s.req.headers, tracer.trustClient || gen.trusted(peer), start),
     });
   }
 
@@ -234,6 +241,7 @@ export class Dispatcher {
   /** The route and its handler, once the request passed the screen. */
   private routed(ex: Exchange, app: AppEntry): Answer | Promise<Answer> {
     const route = app.router.match(ex.path, ex);
+    if (ex.span !== null) ex.routed(route.path);
     return tooLarge(ex, route.maxBody) ?? route.handler.handle(ex);
   }
 

@@ -9,6 +9,7 @@ import type {
   Router,
 } from "../pipeline/mod.ts";
 import type { Pool } from "../upstream/mod.ts";
+import type { Tracer } from "../tracing/mod.ts";
 
 /** The handler of one route (or an application's own runtime) and its body limit. */
 export interface RouteEntry {
@@ -18,6 +19,8 @@ export interface RouteEntry {
   readonly maxBody: number;
   /** The route's compiled policies (empty when none). */
   readonly policies: readonly Policy[];
+  /** The route's `path` as configured; `/` for the application's own runtime (`http.route`). */
+  readonly path: string;
 }
 
 /** `Router` (paths only) or `RouteTable` (paths with conditions). */
@@ -65,4 +68,6 @@ export interface Generation {
   readonly trusted: (ip: string) => boolean;
   readonly handlers: readonly Handler[];
   readonly limits: RequestLimits;
+  /** `server.tracing`: samples requests and exports their spans; null: no tracing. */
+  readonly tracer: Tracer | null;
 }

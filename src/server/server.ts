@@ -17,6 +17,7 @@ import { AccessLog, createMetrics, log, type Metrics } from "../observe/mod.ts";
 import { AffinityKey, type PemReader, PoolRegistry } from "../upstream/mod.ts";
 import { type Clock, Lock, systemClock } from "../base/mod.ts";
 import { AppSupervisor } from "../apps/mod.ts";
+import { Tracer } from "../tracing/mod.ts";
 import { buildGeneration, cacheOwners } from "./build.ts";
 import { Cache } from "../cache/mod.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -49,6 +50,8 @@ export interface ServerOptions {
   readonly firstGenerationId?: number;
   /** How often the console's per-member rates and p99 are sampled; default 10 s. */
   readonly historyIntervalMs?: number;
+  /** How long a finished span waits at most before its export (ms); default 5 s (tests). */
+  readonly tracingBatchDelay?: number;
   /** The controller's control socket, for an instance it started (`--controller-socket`). */
   readonly controllerSocket?: string;
   /** Where the file's relative paths resolve (`--base-dir`); default the file's directory. */
@@ -96,6 +99,10 @@ export class Server {
   private readonly limiters: LimiterRegistry;
   /** `server.limits_store` of the current generation; kept while its settings stay the same. */
   private limitsStore: LimitsStore | undefined;
+  /** `server.tracing` of the current generation; kept while its settings stay the same. */
+  private tracer: Tracer | undefined;
+  /** Tracers replaced by a reload, closing 5 s later (or at shutdown). */
+  private readonly retiredTracers = new Map<Tracer, ReturnType<typeof setTimeout>>();
   /** Addresses actually bound, by listener name (port 0 resolved). */
   readonly bound = new Map<string, Deno.NetAddr>();
   /** HTTP-01 challenges answered on plain listeners for `tls.acme` orders. */
@@ -248,6 +255,17 @@ export class Server {
       : keepStore
       ? this.limitsStore
       : new LimitsStore(wantStore, this.metrics);
+    const wantTracing = loaded.config.server.tracing;
+    const keepTracer = this.tracer !== undefined && wantTracing !== undefined &&
+      JSON.stringify(this.tracer.config) === JSON.stringify(wantTracing);
+    const tracer = wantTracing === undefined
+      ? undefined
+      : keepTracer
+      ? this.tracer
+      : new Tracer(wantTracing, {
+        dropped: this.metrics.tracingDropped.with(),
+        batchDelay: this.options.tracingBatchDelay,
+      });
     let gen: Generation;
     try {
       gen = buildGeneration(loaded.config, this.nextId, {
@@ -258,9 +276,11 @@ export class Server {
         limiters: this.limiters,
         limitsStore: store,
         cache: this.cache,
+        tracer,
       });
     } catch (err) {
       if (store !== this.limitsStore) store?.close();
+      if (tracer !== this.tracer) tracer?.close();
       this.registry.discard(plan);
       this.apps.discard(apps);
       throw err;
@@ -270,6 +290,19 @@ export class Server {
       const old = this.limitsStore;
       if (old !== undefined) Deno.unrefTimer(setTimeout(() => old.close(), 5_000));
       this.limitsStore = store;
+    }
+    if (tracer !== this.tracer) {
+      // Requests of the old generation end their spans there: it exports them, then stops.
+      const old = this.tracer;
+      if (old !== undefined) {
+        const timer = setTimeout(() => {
+          this.retiredTracers.delete(old);
+          old.close();
+        }, 5_000);
+        Deno.unrefTimer(timer as unknown as number);
+        this.retiredTracers.set(old, timer);
+      }
+      this.tracer = tracer;
     }
     this.nextId++;
     setRequestIdHeader(loaded.config.server.request_id.header);
@@ -429,6 +462,9 @@ export class Server {
     this.registry.closeAll();
     this.limitsStore?.close();
     this.cache.disk?.close();
+    for (const timer of this.retiredTracers.values()) clearTimeout(timer);
+    await Promise.all([this.tracer, ...this.retiredTracers.keys()].map((t) => t?.close()));
+    this.retiredTracers.clear();
     this.accessLog.close();
   }
 

@@ -300,28 +300,30 @@ export class Pool {
   /**
    * Records how an attempt ended (`Outcome`, or the member's status): counts it by class and
    * feeds passive health. A 502, 503 or 504 is a failure; another answer a success, or, when
-   * its body streams, whatever the body's end reports.
+   * its body streams, whatever the body's end reports. Returns true when this outcome ejected
+   * the member (a tracing event).
    */
-  report(t: MemberTry, outcome: number): void {
+  report(t: MemberTry, outcome: number): boolean {
     const m = t.member;
     if (outcome >= 100) {
       m.countAttempt(outcome);
-      if (outcome === 502 || outcome === 503 || outcome === 504) this.failed(m, t.epoch);
-      else if (t.streaming) t.verdictPending = true;
+      if (outcome === 502 || outcome === 503 || outcome === 504) return this.failed(m, t.epoch);
+      if (t.streaming) t.verdictPending = true;
       else this.succeeded(m, t.epoch);
-      return;
+      return false;
     }
     if (outcome === Outcome.BODY_DONE || outcome === Outcome.BODY_BROKEN) {
-      if (!t.verdictPending) return;
+      if (!t.verdictPending) return false;
       t.verdictPending = false;
       if (outcome === Outcome.BODY_DONE) this.succeeded(m, t.epoch);
-      else this.failed(m, t.epoch);
-      return;
+      else return this.failed(m, t.epoch);
+      return false;
     }
     m.countAttempt(0);
-    this.failed(m, t.epoch);
+    const ejected = this.failed(m, t.epoch);
     // Live-traffic connect failures count towards active health's `fall` too.
     if (outcome === Outcome.CONNECT_FAILED && this.prober !== null) this.prober.record(m, false);
+    return ejected;
   }
 
   /**
@@ -361,22 +363,24 @@ export class Pool {
     return this.affinity.cookie(r.held, answered.affinity, r.facts.secure);
   }
 
-  /** Records a member failure; logs and republishes only when the ejection state flipped. */
-  private failed(m: Member, epoch: number): void {
+  /**
+   * Records a member failure; logs and republishes only when the ejection state flipped.
+   * Returns true when it ejected the member.
+   */
+  private failed(m: Member, epoch: number): boolean {
     const now = this.deps.clock.now();
-    if (m.health.failure(epoch, now, this.settings.passive_health)) {
-      this.availability.bump();
-      if (m.health.isEjected(now)) this.availability.expireAt(m.health.ejectedUntil);
-      m.publishHealth(now);
-      if (m.health.isEjected(now)) {
-        this.history.event(now, "ejected", m.address);
-        log("warn", "member_ejected", {
-          pool: this.name,
-          member: m.address,
-          until: new Date(m.health.ejectedUntil).toISOString(),
-        });
-      }
-    }
+    if (!m.health.failure(epoch, now, this.settings.passive_health)) return false;
+    this.availability.bump();
+    if (m.health.isEjected(now)) this.availability.expireAt(m.health.ejectedUntil);
+    m.publishHealth(now);
+    if (!m.health.isEjected(now)) return false;
+    this.history.event(now, "ejected", m.address);
+    log("warn", "member_ejected", {
+      pool: this.name,
+      member: m.address,
+      until: new Date(m.health.ejectedUntil).toISOString(),
+    });
+    return true;
   }
 
   /** Records a member success; logs and republishes only when it restored the member. */

@@ -81,6 +81,7 @@ export function testExchange(target = "/x", o: TestExchangeOptions = {}): Exchan
     start: performance.now(),
     log: OFF,
     bodyTimeout: 0,
+    span: null,
   });
 }
 
