@@ -7,7 +7,7 @@ import https from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
 import { Buffer } from "node:buffer";
-import { handshakeFailed } from "../src/server/tls_errors.ts";
+import { handshakeFailed } from "../src/server/mod.ts";
 
 /** Largest body read from a remote admin request (the API refuses bigger ones with 413). */
 const MAX_BODY = 2 * 1024 * 1024 + 1;

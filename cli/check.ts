@@ -3,9 +3,7 @@
  * every problem as `FILE:LINE:COLUMN: PATH: MESSAGE` (exit 1), or its warnings and `ok` (exit 0).
  */
 import { ConfigError, loadConfig, type LoadFiles, placeProblems } from "../src/config/mod.ts";
-import { preflight } from "../src/server/preflight.ts";
-import { openFilesCheck } from "../src/server/open_files.ts";
-import { storedListWarnings } from "../src/server/stored_lists.ts";
+import { openFilesCheck, preflight, storedListWarnings } from "../src/server/mod.ts";
 
 /** What `scalwsd check` finds in a file: error lines (none: the file is ok) and warning lines. */
 export interface CheckResult {

@@ -1,10 +1,14 @@
 import { parseArgs } from "node:util";
 import { Usr1Watch } from "../src/base/mod.ts";
 import { ConfigError } from "../src/config/mod.ts";
-import { loadControllerConfig } from "../src/controller/config.ts";
-import { createControlApp, serveControlSocket } from "../src/controller/control_app.ts";
-import { Controller } from "../src/controller/controller.ts";
-import { findExecutable, selfCommand } from "../src/controller/launch.ts";
+import {
+  Controller,
+  createControlApp,
+  findExecutable,
+  loadControllerConfig,
+  selfCommand,
+  serveControlSocket,
+} from "../src/controller/mod.ts";
 import { log } from "../src/observe/mod.ts";
 
 const CONTROLLER_USAGE = `usage: scalwsd controller --config CONTROLLER_FILE

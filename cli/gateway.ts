@@ -11,8 +11,7 @@
 import { parseArgs } from "node:util";
 import YAML from "yaml";
 import { dirname } from "node:path";
-import { createAdminApp } from "../admin/app.ts";
-import { AdminListeners } from "../admin/listeners.ts";
+import { AdminListeners, createAdminApp } from "../admin/mod.ts";
 import { ensureDir, Usr1Watch, writeFileAtomic } from "../src/base/mod.ts";
 import { ConfigError } from "../src/config/mod.ts";
 import {
@@ -24,7 +23,7 @@ import {
   routeStatusPatches,
 } from "../src/discovery/mod.ts";
 import { log } from "../src/observe/mod.ts";
-import { Server } from "../src/server/server.ts";
+import { Server } from "../src/server/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
 import { kubeConnection } from "./ingress.ts";
 import { type KubeConnection, MemberPusher, patchStatus } from "./kube_sync.ts";

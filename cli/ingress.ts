@@ -11,15 +11,14 @@
 import { parseArgs } from "node:util";
 import YAML from "yaml";
 import { dirname } from "node:path";
-import { createAdminApp } from "../admin/app.ts";
-import { AdminListeners } from "../admin/listeners.ts";
+import { AdminListeners, createAdminApp } from "../admin/mod.ts";
 import { ensureDir, Usr1Watch, writeFileAtomic } from "../src/base/mod.ts";
 import { ConfigError } from "../src/config/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
 import { type KubeConnection, MemberPusher } from "./kube_sync.ts";
 import { ingressConfig, KubeWatch, statusPatches } from "../src/discovery/mod.ts";
 import { log } from "../src/observe/mod.ts";
-import { Server } from "../src/server/server.ts";
+import { Server } from "../src/server/mod.ts";
 
 const USAGE = `usage: scalwsd ingress --base-config FILE --config-out FILE [--kubeconfig FILE]
     [--ingress-class NAME] [--https-address ADDR] [--publish-status-address ADDR[,ADDR...]]

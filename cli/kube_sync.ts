@@ -4,12 +4,11 @@
  * `x-scalws-source: kubernetes`; a list already set is not sent again), and send status
  * patches to the API server (failures are logged, never thrown).
  */
-import type { createAdminApp } from "../admin/app.ts";
-import { SOURCE_HEADER } from "../admin/app.ts";
+import { type createAdminApp, SOURCE_HEADER } from "../admin/mod.ts";
 import { CONTROLLER_PUT_HEADER } from "../src/config/mod.ts";
 import type { KubeMember } from "../src/discovery/mod.ts";
 import { log } from "../src/observe/mod.ts";
-import type { Server } from "../src/server/server.ts";
+import type { Server } from "../src/server/mod.ts";
 
 /** Where the API server is and how to talk to it. */
 export interface KubeConnection {

@@ -2,9 +2,8 @@ import { Usr1Watch } from "../src/base/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
 import { ConfigError } from "../src/config/mod.ts";
 import { log, LoopLagMonitor, MemoryTrimmer, processReleaser } from "../src/observe/mod.ts";
-import { AdminListeners } from "../admin/listeners.ts";
-import { Server } from "../src/server/server.ts";
-import { openFilesAtStart } from "../src/server/open_files.ts";
+import { AdminListeners } from "../admin/mod.ts";
+import { openFilesAtStart, Server } from "../src/server/mod.ts";
 import { DEFAULT_DRAIN_TIMEOUT, type RunOptions } from "./run_options.ts";
 
 /** Exit status of an instance whose drain hit `--drain-timeout` with requests still in flight. */

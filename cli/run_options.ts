@@ -4,7 +4,7 @@
  * drain deadline.
  */
 import { type HostPort, parseDuration, parseListenAddress, ValueError } from "../src/config/mod.ts";
-import { parseCpuList } from "../src/controller/config.ts";
+import { parseCpuList } from "../src/controller/mod.ts";
 
 /** `parseArgs` options for the flags below (all strings). */
 export const RUN_FLAGS = {

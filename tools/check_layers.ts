@@ -50,15 +50,11 @@ export const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /**
- * Rooms whose files other rooms may still import directly, while their faces are being built;
- * every other room is entered through its `mod.ts` only.
+ * Rooms with no face: `cli/` holds the subcommands, and `main.ts` loads the one it runs by
+ * itself (a dynamic import), so that `scalwsd ctl` does not load the server. Every other room is
+ * entered through its `mod.ts` only.
  */
-export const UNFACED: ReadonlySet<string> = new Set([
-  "server",
-  "controller",
-  "admin",
-  "cli",
-]);
+export const UNFACED: ReadonlySet<string> = new Set(["cli"]);
 
 /** One import statement: the file and line holding it, and the specifier. */
 export interface Import {
