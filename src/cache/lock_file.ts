@@ -2,9 +2,7 @@
  * A lock shared by the processes of one host: a file created with `O_EXCL`, holding its
  * holder's pid, the time it was taken and a nonce. A lock older than `staleMs` belongs to a
  * holder that crashed or hung, and the next taker removes it. Synchronous: a take is three
- * system calls, cheap beside the member request it guards. Two takers that judge the same lock
- * stale at the same instant can both take it (the later remove wins); the callers here tolerate
- * that (one extra member request, one extra eviction pass).
+ * system calls, cheap beside the member request it guards.
  */
 
 const enc = new TextEncoder();
@@ -23,16 +21,23 @@ export class LockFile {
 
 /** When the lock at `path` was taken (ms), or null when there is none. */
 export function lockTime(path: string): number | null {
+  const held = readLock(path);
+  return held === null ? null : held.at;
+}
+
+/** The lock's text and when it was taken; null when there is none. */
+function readLock(path: string): { text: string; at: number } | null {
+  let text = "";
   try {
-    const text = Deno.readTextFileSync(path);
+    text = Deno.readTextFileSync(path);
     const at = Number(text.split(" ")[1]);
-    if (Number.isFinite(at) && at > 0) return at;
+    if (Number.isFinite(at) && at > 0) return { text, at };
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return null;
   }
   // Being written, or unreadable: judged by its modification time.
   try {
-    return Deno.statSync(path).mtime?.getTime() ?? 0;
+    return { text, at: Deno.statSync(path).mtime?.getTime() ?? 0 };
   } catch {
     return null;
   }
@@ -40,11 +45,14 @@ export function lockTime(path: string): number | null {
 
 /**
  * Takes the lock at `path`; null when someone holds it and it is younger than `staleMs`.
- * `now`: wall-clock ms (the lock is judged by every process on the host). Errors other than an
- * existing lock (a missing or read-only directory) are thrown.
+ * `now`: wall-clock ms (the lock is judged by every process on the host). A stale lock is moved
+ * aside (one rename: of two takers only one moves it) and checked to be the one judged stale; a
+ * fresh lock moved by mistake is put back. Errors other than an existing lock (a missing or
+ * read-only directory) are thrown.
  */
 export function tryLockFile(path: string, staleMs: number, now = Date.now()): LockFile | null {
-  const mine = `${Deno.pid} ${now} ${crypto.randomUUID()}`;
+  const nonce = crypto.randomUUID();
+  const mine = `${Deno.pid} ${now} ${nonce}`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const f = Deno.openSync(path, { write: true, createNew: true, mode: 0o600 });
@@ -57,11 +65,28 @@ export function tryLockFile(path: string, staleMs: number, now = Date.now()): Lo
     } catch (err) {
       if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
     }
-    const at = lockTime(path);
-    if (at !== null && now - at < staleMs) return null;
+    const held = readLock(path);
+    if (held !== null && now - held.at < staleMs) return null;
+    if (held === null) continue;
+    const aside = `${path}.${nonce}`;
     try {
-      Deno.removeSync(path);
-    } catch { /* removed by someone else meanwhile */ }
+      Deno.renameSync(path, aside);
+    } catch {
+      continue; // moved by another taker
+    }
+    let moved = "";
+    try {
+      moved = Deno.readTextFileSync(aside);
+    } catch { /* unreadable: compared as empty */ }
+    if (moved !== held.text) {
+      // Another taker's fresh lock: back in place unless a third one holds it by now.
+      try {
+        Deno.linkSync(aside, path);
+      } catch { /* held anyway */ }
+      Deno.removeSync(aside);
+      return null;
+    }
+    Deno.removeSync(aside);
   }
   return null;
 }

@@ -392,11 +392,13 @@ export class CachedHandler implements Handler {
    */
   private async hostFill(ex: Exchange, key: string, fwd: Forward): Promise<Answer | null> {
     const disk = this.cache.disk!;
+    const clock = this.cache.clock;
+    const since = clock.now();
+    // Bounded: a holder that keeps renewing (a takeover, then another) is waited for twice.
+    const end = Date.now() + 2 * this.fillTimeout;
     let lock = disk.lockFill(key, this.fillTimeout);
-    if (lock === null) {
-      const clock = this.cache.clock;
-      const since = clock.now();
-      await disk.waitFill(key, this.fillTimeout, this.fillTimeout);
+    while (lock === null) {
+      await disk.waitFill(key, this.fillTimeout, end - Date.now());
       const e = disk.read(key, ex.req.headers);
       if (e !== null) {
         const age = currentAge(e, clock.now());
@@ -406,6 +408,7 @@ export class CachedHandler implements Handler {
           return this.serve(ex, e, age, status, COLLAPSED, true);
         }
       }
+      if (Date.now() >= end) return null;
       lock = disk.lockFill(key, this.fillTimeout);
     }
     if (lock !== null && lock !== "unlocked") disk.holdFill(key, lock);
