@@ -72,7 +72,7 @@ export interface Gateway {
 }
 
 const API = "/apis/gateway.networking.k8s.io/v1";
-const RESOURCES = {
+export const GATEWAY_WATCHES = {
   gatewayClasses: `${API}/gatewayclasses`,
   gateways: `${API}/gateways`,
   httpRoutes: `${API}/httproutes`,
@@ -101,7 +101,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const pusher = new MemberPusher(() => app!, () => server!, "gateway_members_refused");
 
   const watches = Object.fromEntries(
-    Object.entries(RESOURCES).map(([k, path]) => [
+    Object.entries(GATEWAY_WATCHES).map(([k, path]) => [
       k,
       new KubeWatch({
         server: o.kube.server,
@@ -111,7 +111,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
         onChange: () => schedule(),
       }),
     ]),
-  ) as Record<keyof typeof RESOURCES, KubeWatch>;
+  ) as Record<keyof typeof GATEWAY_WATCHES, KubeWatch>;
 
   const model = () =>
     gatewayModel({

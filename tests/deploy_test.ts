@@ -6,17 +6,19 @@
 import assert from "node:assert/strict";
 import YAML from "yaml";
 import { parseConfig } from "../src/config/load.ts";
+import { DEFAULT_PORT_OFFSET, GATEWAY_WATCHES } from "../cli/gateway.ts";
+import { CONTROLLER_NAME } from "../src/discovery/mod.ts";
 
 const DIR = new URL("../deploy/kubernetes/", import.meta.url).pathname;
 
 // deno-lint-ignore no-explicit-any
 type Obj = any;
 
-function manifests(): Obj[] {
+function manifests(dir = DIR): Obj[] {
   const out: Obj[] = [];
-  for (const e of [...Deno.readDirSync(DIR)].sort((a, b) => a.name < b.name ? -1 : 1)) {
+  for (const e of [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1)) {
     if (!e.name.endsWith(".yaml")) continue;
-    for (const doc of YAML.parseAllDocuments(Deno.readTextFileSync(DIR + e.name))) {
+    for (const doc of YAML.parseAllDocuments(Deno.readTextFileSync(dir + e.name))) {
       assert.deepEqual(doc.errors, [], e.name);
       const o = doc.toJS();
       if (o !== null) out.push(o);
@@ -102,6 +104,87 @@ Deno.test("deploy/kubernetes: manifests parse and reference the right ports, pat
   const writes = role.rules.filter((r: Obj) => r.resources.includes("ingresses/status"));
   assert.deepEqual(writes.map((r: Obj) => [r.apiGroups, r.resources, r.verbs]), [
     [["networking.k8s.io"], ["ingresses/status"], ["patch"]],
+  ]);
+  assert.equal(pod.serviceAccountName, sa.metadata.name);
+  assert.deepEqual(binding.subjects, [{
+    kind: "ServiceAccount",
+    name: sa.metadata.name,
+    namespace: ns,
+  }]);
+  assert.equal(binding.roleRef.name, role.metadata.name);
+});
+
+Deno.test("deploy/kubernetes/gateway: scalwsd gateway's manifests agree with it and with the base", () => {
+  const base = manifests();
+  const all = manifests(DIR + "gateway/");
+  const one = (kind: string) => {
+    const found = all.filter((o) => o.kind === kind);
+    assert.equal(found.length, 1, `one ${kind}`);
+    return found[0];
+  };
+  const ns = base.find((o) => o.kind === "Namespace").metadata.name;
+  const cm = base.find((o) => o.kind === "ConfigMap");
+  const dep = one("Deployment");
+  const svc = one("Service");
+  const pdb = one("PodDisruptionBudget");
+  const sa = one("ServiceAccount");
+  const role = one("ClusterRole");
+  const binding = one("ClusterRoleBinding");
+  assert.deepEqual(one("GatewayClass").spec, { controllerName: CONTROLLER_NAME });
+  for (const o of [dep, svc, pdb, sa]) assert.equal(o.metadata.namespace, ns, o.kind);
+
+  const pod = dep.spec.template.spec;
+  const c = pod.containers[0];
+  assert.equal(c.args[0], "gateway");
+  const arg = (flag: string) => c.args[c.args.indexOf(flag) + 1];
+  const offset = Number(arg("--port-offset") ?? DEFAULT_PORT_OFFSET);
+  const ports = Object.fromEntries(c.ports.map((p: Obj) => [p.name, p.containerPort]));
+  // Gateway listener ports 80 and 443 land on the container ports the Service targets.
+  assert.deepEqual(
+    svc.spec.ports.map((p: Obj) => [p.port, ports[p.targetPort] - offset]),
+    [[80, 80], [443, 443]],
+  );
+  // The base configuration (the ingress ConfigMap) is mounted; its plain listener is the one
+  // port 80 replaces, and the metrics listener carries the probes.
+  const mounts = Object.fromEntries(c.volumeMounts.map((m: Obj) => [m.name, m.mountPath]));
+  assert.equal(arg("--base-config"), `${mounts.base}/base.yaml`);
+  assert.equal(pod.volumes.find((v: Obj) => v.name === "base").configMap.name, cm.metadata.name);
+  const config = parseConfig(cm.data["base.yaml"], "base.yaml").config;
+  assert.equal(config.server.listeners[0].port, 80 + offset);
+  assert.equal(config.server.metrics.port, ports.metrics);
+  assert.ok(config.server.admin.socket!.startsWith(mounts.run + "/"));
+  assert.ok(arg("--config-out").startsWith(mounts.state + "/"));
+  assert.deepEqual(c.readinessProbe.httpGet, { path: "/readyz", port: "metrics" });
+
+  // Selectors, security, grace period: as the ingress Deployment.
+  const labels = dep.spec.template.metadata.labels;
+  assert.deepEqual(dep.spec.selector.matchLabels, labels);
+  assert.deepEqual(svc.spec.selector, labels);
+  assert.deepEqual(pdb.spec.selector.matchLabels, labels);
+  assert.equal(pod.securityContext.runAsNonRoot, true);
+  assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+  assert.deepEqual(c.securityContext.capabilities.drop, ["ALL"]);
+  assert.ok(pod.terminationGracePeriodSeconds > Number(c.lifecycle.preStop.exec.command[1]) + 30);
+
+  // RBAC: reads of exactly what scalwsd gateway watches; patches of the three status
+  // subresources only.
+  const reads = role.rules.filter((r: Obj) => r.verbs.includes("list"));
+  for (const r of reads) assert.deepEqual(r.verbs, ["get", "list", "watch"]);
+  const watched = Object.values(GATEWAY_WATCHES).map((p) => {
+    const parts = p.split("/");
+    return `${parts[1] === "api" ? "" : parts[2]}/${parts[parts.length - 1]}`;
+  }).sort();
+  assert.deepEqual(
+    reads.flatMap((r: Obj) => r.resources.map((x: string) => `${r.apiGroups[0]}/${x}`)).sort(),
+    watched,
+  );
+  const writes = role.rules.filter((r: Obj) => !r.verbs.includes("list"));
+  assert.deepEqual(writes.map((r: Obj) => [r.apiGroups, r.resources, r.verbs]), [
+    [
+      ["gateway.networking.k8s.io"],
+      ["gatewayclasses/status", "gateways/status", "httproutes/status"],
+      ["patch"],
+    ],
   ]);
   assert.equal(pod.serviceAccountName, sa.metadata.name);
   assert.deepEqual(binding.subjects, [{

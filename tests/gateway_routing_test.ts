@@ -5,6 +5,7 @@
  * then sends the suite's requests through scalwsd to real echo members.
  */
 import assert from "node:assert/strict";
+import { yamlBlocks } from "../tools/doc_examples.ts";
 import { accepted, INFRA, startConformance, stepper, WEB } from "./_support/gateway_harness.ts";
 
 const SAME = `${INFRA}/same-namespace`;
@@ -522,6 +523,33 @@ spec:
       for (const [host, want] of cases) {
         await c.expect({ host, path: "/" }, want === 404 ? { status: 404 } : { backend: want });
       }
+    });
+    await step("docs/kubernetes.md: the HTTPRoute example end to end", async () => {
+      const block = yamlBlocks(
+        await Deno.readTextFile(new URL("../docs/kubernetes.md", import.meta.url)),
+      )
+        .find((b) => b.kind === "kubernetes" && b.text.includes("kind: HTTPRoute"));
+      assert.ok(block, "docs/kubernetes.md has the example");
+      c.api.put("namespaces", { metadata: { name: "shop" } });
+      c.serviceOn("shop", "api", V1);
+      c.serviceOn("shop", "api-next", V2);
+      c.serviceOn("shop", "web", V3);
+      c.apply(block.text);
+      await accepted(c, "shop/web", "shop/store");
+      const host = "www.shop.example";
+      await c.expect({ host, path: "/api/items" }, { status: 200 });
+      const seen = new Map<string, number>();
+      for (let i = 0; i < 10; i++) {
+        const a = await c.send({ host, path: "/api/items" });
+        assert.equal(a.echo!.headers["x-env"], "prod");
+        seen.set(a.echo!.backend, (seen.get(a.echo!.backend) ?? 0) + 1);
+      }
+      assert.deepEqual(Object.fromEntries(seen), { [V1]: 9, [V2]: 1 });
+      const old = await c.send({ host, path: "/old" });
+      assert.equal(old.status, 301);
+      assert.equal(old.headers.get("location"), "http://www.shop.example/new");
+      await c.expect({ host, path: "/other" }, { backend: V3 });
+      await c.expect({ host: "other.shop.example", path: "/api/items" }, { status: 404 });
     });
   },
 });

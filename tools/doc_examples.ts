@@ -2,15 +2,19 @@
  * The YAML examples of a Markdown page: every fenced block whose info string starts with
  * `yaml`. `tests/docs_examples_test.ts` runs `scalwsd check` on each, so the docs cannot drift
  * from the loader. A block fenced ```yaml fragment is a part of a file and is not checked; one
- * fenced ```yaml controller is a controller file (`scalwsd controller --config`).
+ * fenced ```yaml controller is a controller file (`scalwsd controller --config`), one fenced
+ * ```yaml kubernetes holds Kubernetes manifests.
  */
 
 /** One fenced YAML block. */
 export interface YamlBlock {
   /** 1-based line of the opening fence. */
   readonly line: number;
-  /** `config` (a scalwsd file), `controller` (a controller file) or `fragment` (not checked). */
-  readonly kind: "config" | "controller" | "fragment";
+  /**
+   * `config` (a scalwsd file), `controller` (a controller file), `kubernetes` (Kubernetes
+   * manifests, checked by the tests that use them) or `fragment` (not checked).
+   */
+  readonly kind: "config" | "controller" | "kubernetes" | "fragment";
   /** The block's text, without the fences and the indentation of the opening fence. */
   readonly text: string;
 }
@@ -38,6 +42,8 @@ export function yamlBlocks(markdown: string): YamlBlock[] {
         ? "fragment"
         : words.includes("controller")
         ? "controller"
+        : words.includes("kubernetes")
+        ? "kubernetes"
         : "config";
       blocks.push({ line: i + 1, kind, text: body.join("\n") + "\n" });
     }

@@ -101,6 +101,8 @@ export interface Conformance extends AsyncDisposable {
   readonly gateway: Gateway;
   readonly pki: TestPki;
   readonly api: ReturnType<typeof fakeKubeApi<Kind>>;
+  /** A Service `namespace/name` whose one endpoint is the echo member of `backend`. */
+  serviceOn(ns: string, name: string, backend: string): void;
   /** The TLS Secret data of a certificate for these names. */
   tlsSecret(ns: string, name: string, names: string[]): Promise<Obj>;
   /** Applies YAML manifests (`{GATEWAY_CLASS_NAME}` is `scalwsd`) and remembers them. */
@@ -161,6 +163,21 @@ export async function startConformance(): Promise<Conformance> {
     members.push(server);
   }
   const api = fakeKubeApi(RESOURCES);
+  const serviceOn = (ns: string, name: string, ip: string) => {
+    api.put("services", {
+      metadata: { name, namespace: ns },
+      spec: { ports: [{ name: "first-port", port: 8080, targetPort: 3000 }] },
+    });
+    api.put("endpointSlices", {
+      metadata: {
+        name: `${name}-x1`,
+        namespace: ns,
+        labels: { "kubernetes.io/service-name": name },
+      },
+      ports: [{ name: "first-port", port }],
+      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    });
+  };
   for (
     const [ns, label] of [[INFRA, "infra"], [WEB, "backend"], [
       "gateway-conformance-app-backend",
@@ -199,21 +216,7 @@ export async function startConformance(): Promise<Conformance> {
       selector: { matchLabels: { "gateway-conformance": "backend" } },
     }),
   );
-  for (const b of BACKENDS) {
-    api.put("services", {
-      metadata: { name: b.name, namespace: b.ns },
-      spec: { ports: [{ name: "first-port", port: 8080, targetPort: 3000 }] },
-    });
-    api.put("endpointSlices", {
-      metadata: {
-        name: `${b.name}-x1`,
-        namespace: b.ns,
-        labels: { "kubernetes.io/service-name": b.name },
-      },
-      ports: [{ name: "first-port", port }],
-      endpoints: [{ addresses: [b.ip], conditions: { ready: true } }],
-    });
-  }
+  for (const b of BACKENDS) serviceOn(b.ns, b.name, b.ip);
   await Deno.writeTextFile(`${dir.path}/kubeconfig`, kubeconfigFor(api.url));
   await Deno.writeTextFile(
     `${dir.path}/base.yaml`,
@@ -237,6 +240,9 @@ export async function startConformance(): Promise<Conformance> {
     gateway,
     pki,
     api,
+    serviceOn(ns, name, backend) {
+      serviceOn(ns, name, BACKENDS.find((b) => b.name === backend)!.ip);
+    },
     async tlsSecret(ns, name, names) {
       const c = await pki.issue(`s${issued++}`, names);
       return {
