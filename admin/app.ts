@@ -1,3 +1,12 @@
+/**
+ * The admin API as a Hono app (`createAdminApp`): status, pools and members (run-time changes
+ * included), reloads, purges, limits, sites, with one error shape (`{"error": "..."}`), bodies
+ * capped at 2 MiB and the controller's source header. It reaches the server only through
+ * `AdminTarget`; the listeners are `listeners.ts`.
+ *
+ * @module
+ */
+
 import {
   BODY_TOO_LARGE,
   checkMembersBody,

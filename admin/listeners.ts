@@ -1,3 +1,11 @@
+/**
+ * The admin API's listeners: the admin socket or port and the unauthenticated metrics listener,
+ * opened from the configuration (or the controller's per-instance overrides) and replaced on
+ * reload. The API itself is `app.ts`.
+ *
+ * @module
+ */
+
 import { createAdminApp } from "./app.ts";
 import { metricsHandler } from "./metrics_app.ts";
 import { log } from "../src/observe/mod.ts";

@@ -1,3 +1,10 @@
+/**
+ * The metrics listener's handler: `/metrics` (the Prometheus text), `/readyz` and `/livez`, and
+ * nothing of the admin API.
+ *
+ * @module
+ */
+
 import { EXPOSITION_CONTENT_TYPE } from "../src/observe/mod.ts";
 import type { AdminTarget } from "./target.ts";
 

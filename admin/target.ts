@@ -1,3 +1,11 @@
+/**
+ * `AdminTarget`: what the admin API may ask of a running server (state, pools, member changes,
+ * reload, purge, limits), the one interface `Server` implements for it, so that `admin/` never
+ * imports the server's internals.
+ *
+ * @module
+ */
+
 import type { Clock, Lock } from "../src/base/mod.ts";
 import type { LimitsStoreState } from "../src/pipeline/mod.ts";
 import type { Cache } from "../src/cache/mod.ts";

@@ -1,3 +1,11 @@
+/**
+ * The JSON shapes of members and pools that the admin API and `scalwsd ctl` show: a member's state
+ * (`healthy`, `ejected`, `probation`, `down`), counters and health, a pool's members and source.
+ * Read-only views; nothing here changes a pool.
+ *
+ * @module
+ */
+
 import type { Member, Pool } from "../src/upstream/mod.ts";
 import type { MemberSourceView } from "./target.ts";
 

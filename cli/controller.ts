@@ -1,3 +1,10 @@
+/**
+ * `scalwsd controller --config FILE`: loads the controller's configuration and runs the controller
+ * (`src/controller/`) until a signal stops it; returns the exit status.
+ *
+ * @module
+ */
+
 import { parseArgs } from "node:util";
 import { Usr1Watch } from "../src/base/mod.ts";
 import { ConfigError } from "../src/config/mod.ts";

@@ -1,3 +1,11 @@
+/**
+ * `scalwsd ctl`: the operator's client of a running instance's admin socket (status, pools and
+ * their members, member changes, reload, cache purge), printed as text or JSON;
+ * `ctl_controller.ts` speaks to a controller instead.
+ *
+ * @module
+ */
+
 import { parseArgs } from "node:util";
 import type { SiteJson } from "./ctl_format.ts";
 import { formatApps, formatCache, formatPool, formatPools, formatSites } from "./ctl_format.ts";

@@ -1,3 +1,11 @@
+/**
+ * `scalwsd run`: starts one instance from a configuration file (the server, the admin listeners,
+ * log reopening on SIGUSR1), reloads on SIGHUP and drains on SIGTERM/SIGINT, returning the exit
+ * status.
+ *
+ * @module
+ */
+
 import { Usr1Watch } from "../src/base/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
 import { ConfigError } from "../src/config/mod.ts";

@@ -6,9 +6,10 @@
  * (type-only imports count too). It fails (exit 1) on an import against {@linkcode LAYERS}, on
  * any folder cycle, on any file cycle (files that import each other, directly or round a ring:
  * inside one room, since a ring across rooms is a folder cycle already) and on an import from
- * another room that does not go through that room's face, its `mod.ts` (tests and the
- * `_`-named support files only tests import are exempt), naming each offending `file:line`, and
- * prints the graph either way.
+ * another room that does not go through that room's face, its `mod.ts`, and on a module that
+ * does not open with a doc comment saying what it is for (tests and the `_`-named support files
+ * only tests import are exempt from both), naming each offending `file:line`, and prints the
+ * graph either way.
  *
  * Run: `deno run --allow-read tools/check_layers.ts` (part of `deno task ok` and CI).
  *
@@ -170,6 +171,15 @@ export interface CheckOptions {
   faces?: boolean;
   /** Rooms exempt from the face rule (default none). */
   unfaced?: ReadonlySet<string>;
+  /** Refuse a module (tests excepted) that does not open with a doc comment (default false). */
+  docs?: boolean;
+}
+
+/** Whether `text` opens with a doc comment that says something (`/** ... *\/`). */
+export function hasModuleDoc(text: string): boolean {
+  if (!text.startsWith("/**")) return false;
+  const end = text.indexOf("*/");
+  return end > 0 && /[A-Za-z]/.test(text.slice(3, end));
 }
 
 /** Builds the folder graph of `files` (path -> text) and checks it against `layers`. */
@@ -203,6 +213,13 @@ export function check(
   }
   const exempt = testOnly(paths, importers);
   for (const file of paths) {
+    if (options.docs && !exempt.has(file) && !hasModuleDoc(files.get(file)!)) {
+      violations.push({
+        file,
+        line: 1,
+        message: "no module doc: a module opens with a doc comment saying what it is for",
+      });
+    }
     const from = roomOf(file);
     if (from === undefined) continue;
     if (!rank.has(from) && !unknown.has(from)) {
@@ -371,7 +388,7 @@ export function format(report: Report): string {
   if (report.violations.length === 0) {
     lines.push(
       "layers: ok, no folder cycle, no file cycle, no import against the order, every room " +
-        "entered through its face",
+        "entered through its face, every module documented",
     );
   } else {
     lines.push(`layers: ${report.violations.length} problem(s)`);
@@ -398,7 +415,7 @@ async function readTree(root: string): Promise<Map<string, string>> {
 
 if (import.meta.main) {
   const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
-  const report = check(await readTree(root), LAYERS, { faces: true, unfaced: UNFACED });
+  const report = check(await readTree(root), LAYERS, { faces: true, unfaced: UNFACED, docs: true });
   console.log(format(report));
   if (report.violations.length > 0) Deno.exit(1);
 }

@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { check, findImports, format, LAYERS, resolve, roomOf } from "./check_layers.ts";
+import {
+  check,
+  findImports,
+  format,
+  hasModuleDoc,
+  LAYERS,
+  resolve,
+  roomOf,
+} from "./check_layers.ts";
 
 const ORDER = [["base"], ["net"], ["server"], ["admin"]];
 
@@ -157,4 +165,28 @@ Deno.test("check refuses an import from another room that does not go through it
       .map((v) => v.file),
     ["src/net/_private.ts", "src/net/ip.ts"],
   );
+});
+
+Deno.test("check refuses a module that does not open with a doc comment, tests excepted", () => {
+  const files = new Map([
+    ["src/base/clock.ts", "/** The clock every room reads. */\nexport const c = 1;"],
+    ["src/base/lock.ts", 'import "./clock.ts";\n/** A lock. */\nexport class Lock {}'],
+    ["src/base/empty.ts", "/** */\nexport const e = 1;"],
+    ["src/base/lock_test.ts", 'import "./lock.ts";'],
+    ["src/base/_gen.ts", "export const g = 1;"],
+    ["src/base/gen_test.ts", 'import "./_gen.ts";'],
+    ["main.ts", '// main\nimport "./src/base/clock.ts";'],
+  ]);
+  const order = [["base"], ["main"]];
+  assert.deepEqual(check(files, order).violations, []);
+  assert.deepEqual(
+    check(files, order, { docs: true }).violations.map((v) => `${v.file}:${v.line}`),
+    [
+      "main.ts:1",
+      "src/base/empty.ts:1",
+      "src/base/lock.ts:1",
+    ],
+  );
+  assert.ok(hasModuleDoc("/**\n * What it is for.\n *\n * @module\n */\n"));
+  assert.ok(!hasModuleDoc('// What it is for.\nimport "./a.ts";'));
 });

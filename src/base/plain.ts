@@ -1,3 +1,10 @@
+/**
+ * scalwsd's own short plain-text answers (`plain`: errors, an empty pool's 503) and the body sizes
+ * of answers it made itself, which the access log's `bytes` reads. No HTML, no templates.
+ *
+ * @module
+ */
+
 const TEXT = { "content-type": "text/plain; charset=utf-8" };
 
 const enc = new TextEncoder();

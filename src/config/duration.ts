@@ -1,3 +1,11 @@
+/**
+ * Durations in the configuration: `10s`, `500ms`, `1h30m` (units d, h, m, s, ms) or a number of
+ * seconds, parsed into milliseconds, and formatted back for messages and views. Refuses what it
+ * does not understand with a `ValueError`.
+ *
+ * @module
+ */
+
 import { ValueError } from "./errors.ts";
 
 const UNIT_MS: Readonly<Record<string, number>> = {

@@ -1,3 +1,11 @@
+/**
+ * The configuration's error classes: `ConfigError` (every problem of a file, each naming its path,
+ * and its line where the source map knows it) and `ValueError` (one value that does not parse),
+ * and `placeIn`, which prefixes a problem with where it was found.
+ *
+ * @module
+ */
+
 import { placeProblem, type SourceMap } from "./source_map.ts";
 
 /**

@@ -1,3 +1,10 @@
+/**
+ * Sizes in the configuration (`512`, `64KiB`, `10MB`): decimal and binary units written exactly,
+ * parsed into bytes; nginx's `10m` is refused, not guessed at.
+ *
+ * @module
+ */
+
 import { ValueError } from "./errors.ts";
 
 const UNIT_BYTES: Readonly<Record<string, number>> = {

@@ -1,3 +1,12 @@
+/**
+ * `runtime: {type: php}`: the handler that resolves a request's script under `root`
+ * (`php_script.ts`), serves other files as the static handler does, and runs scripts over FastCGI
+ * (`fastcgi/`) on one address or a pool with `protocol: fastcgi`, its STDERR kept per request for
+ * the log. The CGI params are `php_params.ts`'s.
+ *
+ * @module
+ */
+
 import type { Answer } from "../front/mod.ts";
 import type { PhpRuntime } from "../config/mod.ts";
 import {

@@ -1,3 +1,11 @@
+/**
+ * The proxy to a single address (`proxy: {address: ...}` or `url`): one attempt per request over
+ * that address's connection pool, with no retry, no health and nothing to report to a pool. The
+ * attempt loop is `proxy_loop.ts`'s.
+ *
+ * @module
+ */
+
 import type { Answer } from "../front/mod.ts";
 import type { AddressTarget, ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool } from "../http1/mod.ts";

@@ -1,3 +1,11 @@
+/**
+ * `backends:` on a route: the weighted split of requests over several pools
+ * (`upstream/backends.ts` chooses), each request then handled by its pool's proxy; status entries
+ * answer themselves.
+ *
+ * @module
+ */
+
 import type { Answer } from "../front/mod.ts";
 import type { BackendEntry } from "../config/mod.ts";
 import type { Exchange, Handler } from "../pipeline/mod.ts";

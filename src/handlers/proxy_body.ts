@@ -1,3 +1,11 @@
+/**
+ * The request body as the proxy sends it, prepared once for all attempts of a request
+ * (`PreparedBody`): none, bytes kept for a replay, or a stream sent once; and how a failed attempt
+ * tells whether the client caused it.
+ *
+ * @module
+ */
+
 import type { BodyPull } from "../http1/mod.ts";
 import { type ClientRequest, requestBody } from "../pipeline/mod.ts";
 import { ClientBody, readSmallBody, REPLAY_LIMIT } from "./client_body.ts";

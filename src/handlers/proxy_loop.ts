@@ -1,11 +1,13 @@
-import type { Answer } from "../front/mod.ts";
 /**
  * The attempt loop of every proxy form (single address, pool, weighted backends): send, and on
  * a failure let the attempt's decisions (the pool's, for a pool) say whether another member gets
  * the request. Like caddy's `ServeHTTP` -> `proxyLoopIteration`: the loop moves bytes, the
  * pool decides.
+ *
+ * @module
  */
 
+import type { Answer } from "../front/mod.ts";
 import type { ProxyRuntime } from "../config/mod.ts";
 import {
   type ConnPool,

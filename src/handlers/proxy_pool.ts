@@ -1,3 +1,11 @@
+/**
+ * The proxy to a pool (`proxy: {pool: ...}`): the pool chooses a member per attempt, hears each
+ * outcome and says whether another member gets the request; this file carries what the attempts of
+ * one request share. The loop itself is `proxy_loop.ts`'s.
+ *
+ * @module
+ */
+
 import type { Answer } from "../front/mod.ts";
 import type { ProxyRuntime } from "../config/mod.ts";
 import type { ConnPool, UpstreamError, UpstreamResponse } from "../http1/mod.ts";

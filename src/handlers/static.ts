@@ -1,3 +1,11 @@
+/**
+ * `runtime: {type: static}`: files under `root` with the `index` file for directories, symlink
+ * rules, content types, a strong ETag, conditional and range requests; small files read whole,
+ * larger ones streamed. A directory without its index file is not listed.
+ *
+ * @module
+ */
+
 import type { StaticRuntime } from "../config/mod.ts";
 import type { Exchange, Handler } from "../pipeline/mod.ts";
 import { plain } from "../base/mod.ts";

@@ -1,3 +1,11 @@
+/**
+ * Every metric family scalwsd exports (`createMetrics`), registered once per process with its
+ * name, help and labels, and the `process_*` families as the Prometheus client libraries name
+ * them. `docs/operations.md` lists them; a test compares the two.
+ *
+ * @module
+ */
+
 import process from "node:process";
 import { fdCounter } from "./process_fds.ts";
 import { type Family, type HistogramSeries, Registry, type Series } from "./metrics.ts";

@@ -1,3 +1,12 @@
+/**
+ * Builds one generation from a configuration (`buildGeneration`): hosts and routes, each route's
+ * policies and handler (proxy, php, static, respond, cached), rate limiters and the pools from the
+ * registry. Pure construction: nothing listens and nothing is swapped here (`server.ts` does
+ * that).
+ *
+ * @module
+ */
+
 import type { CacheConfig, Config, RuntimeConfig } from "../config/mod.ts";
 import { type Cache, CacheCounters } from "../cache/mod.ts";
 import {

@@ -1,3 +1,11 @@
+/**
+ * The process's open client connections (`ConnTracker`): counts per peer (`limit_conn`) and in all
+ * (`max_connections`), and one timer that closes connections past their handshake, header-read or
+ * idle timeout, and HTTP/2 connections told GOAWAY that stay. Requests only touch counters.
+ *
+ * @module
+ */
+
 import type { LimitsConfig } from "../config/mod.ts";
 import {
   type ClientConn,

@@ -1,3 +1,11 @@
+/**
+ * The shape of one generation: everything built from one configuration (hosts, routes with their
+ * handlers and limits, applications), swapped whole on reload; requests keep the generation they
+ * started with. Types only; `build.ts` builds it.
+ *
+ * @module
+ */
+
 import type { Config } from "../config/mod.ts";
 import type {
   AppStats,

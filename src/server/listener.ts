@@ -1,3 +1,12 @@
+/**
+ * One configured listener (`Listener`): binds its public socket, terminates TLS (directly or
+ * relayed through loopback TLS listeners chosen by SNI), tracks connections and their timeouts,
+ * and serves HTTP/1.1 with scalwsd's own front and HTTP/2 with Deno.serve, handing each request's
+ * session to the dispatcher. Reload swaps its certificates without closing the public socket.
+ *
+ * @module
+ */
+
 import { ConfigError, type ListenerConfig, loadCertificates } from "../config/mod.ts";
 import { log } from "../observe/mod.ts";
 import { ClientConn, CLOSED, HANDSHAKE, LINGERING, SERVING, type TlsState } from "./client_conn.ts";

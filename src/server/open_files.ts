@@ -1,12 +1,14 @@
-import type { Config } from "../config/mod.ts";
-import { hostSupport } from "./tls_direct.ts";
-
 /**
  * The process's open-file limit (RLIMIT_NOFILE) through libc over FFI: raised at start from the
  * soft limit to the hard one (as nginx's `worker_rlimit_nofile` would be set by hand), and
  * compared with what `server.limits.max_connections` needs. Linux only (glibc's `libc.so.6`);
  * elsewhere, or without `--allow-ffi`, nothing is read or changed.
+ *
+ * @module
  */
+
+import type { Config } from "../config/mod.ts";
+import { hostSupport } from "./tls_direct.ts";
 
 /** `RLIMIT_NOFILE` on Linux (x86_64 and arm64 alike). */
 const RLIMIT_NOFILE = 7;

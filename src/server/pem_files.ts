@@ -1,3 +1,10 @@
+/**
+ * The PEM files one build (start or reload) reads, each read once (`PemFiles`), so that the
+ * preflight checks and the pools built after them see the same text.
+ *
+ * @module
+ */
+
 import type { PemReader } from "../upstream/mod.ts";
 
 /**

@@ -1,3 +1,11 @@
+/**
+ * The checks a configuration passes before it is started or reloaded (`preflight`): the
+ * certificate and key files it names are read and parsed the way the build will, each failure
+ * naming its config path.
+ *
+ * @module
+ */
+
 import type { Config } from "../config/mod.ts";
 import type { PemReader } from "../upstream/mod.ts";
 

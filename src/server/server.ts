@@ -1,3 +1,11 @@
+/**
+ * One scalwsd instance (`Server`): its lifecycle states (`/readyz`), the current generation and
+ * its swap on reload, the listeners, the pools' registry, applications, caches and ACME, and the
+ * drain on shutdown. It implements `AdminTarget` for the admin API.
+ *
+ * @module
+ */
+
 import {
   type Config,
   ConfigError,

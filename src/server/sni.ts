@@ -1,3 +1,11 @@
+/**
+ * The certificates of one TLS listener by name (`CertificateSet`): exact name, then a single-label
+ * wildcard, else the first; one certificate per key type, chosen by what the ClientHello can use,
+ * ECDSA first; and strict SNI's check of a request's host.
+ *
+ * @module
+ */
+
 import type { KeyKind, LoadedCertificate } from "../config/mod.ts";
 import {
   OFFERS_SIGS,

@@ -1,6 +1,3 @@
-import { log } from "../observe/mod.ts";
-import type { CertificateSet } from "./sni.ts";
-
 /**
  * How a TLS listener terminates TLS, and the direct way's public socket.
  *
@@ -16,7 +13,12 @@ import type { CertificateSet } from "./sni.ts";
  *
  * `relay` (tls_front.ts): everything else, and every TLS listener where
  * `tcp_migrate_req` is 0 or the process runs without `--unstable-net` (which `reusePort` needs).
+ *
+ * @module
  */
+
+import { log } from "../observe/mod.ts";
+import type { CertificateSet } from "./sni.ts";
 
 /** Where `tcp_migrate_req` is read (per network namespace). */
 const MIGRATE_REQ = "/proc/sys/net/ipv4/tcp_migrate_req";

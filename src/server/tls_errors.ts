@@ -1,3 +1,10 @@
+/**
+ * Failed TLS handshakes in the event log: their reason in a few stable words (`tlsReason`), logged
+ * within a budget per window (`LogBudget`) so that a flood of them costs a few lines, and counted.
+ *
+ * @module
+ */
+
 import { log } from "../observe/mod.ts";
 
 /**

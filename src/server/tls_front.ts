@@ -1,3 +1,17 @@
+/**
+ * The TCP side of a TLS listener. Deno 2.9.6 neither tells a TLS server a connection's SNI
+ * name nor starts server-side TLS on an accepted socket, and its certificate resolver keeps
+ * each answer for the listener's life and builds a TLS configuration per handshake (no
+ * session resumption, about a third of the handshakes per second). So the public port is a
+ * plain TCP listener: the front reads the ClientHello, takes the SNI name, and passes the
+ * bytes on to a fixed-certificate `Deno.listenTls` on loopback, one per certificate. The
+ * client's address and SNI name are kept by the loopback port the hop comes from, and the
+ * TLS side claims them when it accepts. New certificates mean new loopback listeners and one
+ * assignment here: the public socket is never closed, so no connection is refused.
+ *
+ * @module
+ */
+
 import { log } from "../observe/mod.ts";
 import {
   FOUND,
@@ -10,18 +24,6 @@ import type { CertificateSet } from "./sni.ts";
 import { handshakeFailed } from "./tls_errors.ts";
 import { readServerHello, type TlsSession } from "./server_hello.ts";
 import type { TlsLogFields } from "../pipeline/mod.ts";
-
-/**
- * The TCP side of a TLS listener. Deno 2.9.6 neither tells a TLS server a connection's SNI
- * name nor starts server-side TLS on an accepted socket, and its certificate resolver keeps
- * each answer for the listener's life and builds a TLS configuration per handshake (no
- * session resumption, about a third of the handshakes per second). So the public port is a
- * plain TCP listener: the front reads the ClientHello, takes the SNI name, and passes the
- * bytes on to a fixed-certificate `Deno.listenTls` on loopback, one per certificate. The
- * client's address and SNI name are kept by the loopback port the hop comes from, and the
- * TLS side claims them when it accepts. New certificates mean new loopback listeners and one
- * assignment here: the public socket is never closed, so no connection is refused.
- */
 
 /** One client connection passed to a loopback TLS listener. */
 export class Hop<C> {

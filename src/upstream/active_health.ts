@@ -1,3 +1,12 @@
+/**
+ * Active health checks (`health_check:` on a pool): one jittered timer per pool (`Prober`), never
+ * on the request path, at most 16 probes at once; the default probe is an HTTP/1.1 GET of `path`
+ * (any status below 500 is alive) or, without it, a connect. Results go to each member's active
+ * health state.
+ *
+ * @module
+ */
+
 import type { HealthCheckConfig } from "../config/mod.ts";
 import { log } from "../observe/mod.ts";
 import { ActiveHealthState } from "./active_health_state.ts";

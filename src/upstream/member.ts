@@ -1,3 +1,11 @@
+/**
+ * A member of a pool (`Member`): its canonical address, connections, in-flight count, passive and
+ * active health and per-member series, the same object kept across reloads and run-time member
+ * changes that keep the address.
+ *
+ * @module
+ */
+
 import type { MemberAddress } from "../net/mod.ts";
 import { latencyBuckets } from "./pool_history.ts";
 import { type Connector, ConnPool } from "../http1/mod.ts";

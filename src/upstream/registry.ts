@@ -1,3 +1,11 @@
+/**
+ * The registry of pools and single-address connections (`PoolRegistry`), keyed by pool name and
+ * canonical address, so that a reload or a run-time member change keeps members, connections and
+ * health; a refused reload leaves no trace.
+ *
+ * @module
+ */
+
 import type { Config, MemberConfig } from "../config/mod.ts";
 import type { ConnPool } from "../http1/mod.ts";
 import { dropFcgiSeries, FcgiConns } from "../fastcgi/mod.ts";
