@@ -63,6 +63,39 @@ export function dropFcgiSeries(m: Metrics, upstream: string): void {
   m.fastcgiQueue.remove(upstream);
   m.fastcgiConnections.remove(upstream);
   m.fastcgiQueueWait.remove(upstream);
+  m.fastcgiClientGone.remove(upstream, "queued");
+  m.fastcgiClientGone.remove(upstream, "running");
+}
+
+/**
+ * A request's tie to its client: the front calls `leave` when the client went away before the
+ * answer; what is armed then runs once (drop the request from the queue, close its FastCGI
+ * connection so that PHP-FPM stops the script at its next output, as nginx does).
+ */
+export class ClientTie {
+  gone = false;
+  #undo: (() => void) | null = null;
+
+  readonly leave = (): void => {
+    if (this.gone) return;
+    this.gone = true;
+    const f = this.#undo;
+    this.#undo = null;
+    f?.();
+  };
+
+  /** What `leave` undoes from now on (null: nothing). */
+  arm(undo: (() => void) | null): void {
+    this.#undo = undo;
+  }
+}
+
+/** The client went away while its request waited or ran: nobody reads the answer. */
+export class FcgiClientGone extends Error {
+  override readonly name = "FcgiClientGone";
+  constructor(readonly queued: boolean) {
+    super(queued ? "the client left while its request waited" : "the client left");
+  }
 }
 
 /** Records what PHP-FPM's status page says about `address`; null forgets it. */
@@ -118,6 +151,8 @@ export interface FcgiSeries {
   readonly queue: Series;
   readonly connections: Series;
   readonly wait: HistogramSeries;
+  readonly goneQueued: Series;
+  readonly goneRunning: Series;
 }
 
 function admitLate(w: Waiter): void {
@@ -160,6 +195,8 @@ export class FcgiConns extends ConnPool {
       queue: m.fastcgiQueue.with(upstream),
       connections: m.fastcgiConnections.with(upstream),
       wait: m.fastcgiQueueWait.with(upstream),
+      goneQueued: m.fastcgiClientGone.with(upstream, "queued"),
+      goneRunning: m.fastcgiClientGone.with(upstream, "running"),
     };
     s.queue.value += this.waiting;
     s.connections.value += this.active;
@@ -182,9 +219,10 @@ export class FcgiConns extends ConnPool {
 
   /**
    * Waits for a slot in arrival order: true once it holds one, false when `timeoutMs` passed
-   * first. Throws `FcgiQueueFull` at once when `maxQueue` requests already wait.
+   * first or the client left (`tie`: it is then dropped from the queue and counted). Throws
+   * `FcgiQueueFull` at once when `maxQueue` requests already wait.
    */
-  wait(timeoutMs: number): Promise<boolean> {
+  wait(timeoutMs: number, tie?: ClientTie): Promise<boolean> {
     if (this.waiting >= this.maxQueue) throw new FcgiQueueFull(this.waiting);
     return new Promise<boolean>((resolve) => {
       const w: Waiter = { resolve, timer: undefined, since: performance.now(), done: false };
@@ -197,7 +235,26 @@ export class FcgiConns extends ConnPool {
       this.#queue.push(w);
       this.waiting++;
       if (this.series !== null) this.series.queue.value++;
+      tie?.arm(() => this.#drop(w));
     });
+  }
+
+  /** The client of a waiter left: out of the queue, never sent. */
+  #drop(w: Waiter): void {
+    if (w.done) return;
+    clearTimeout(w.timer);
+    this.waiting--;
+    const s = this.series;
+    if (s !== null) {
+      s.queue.value--;
+      s.goneQueued.value++;
+    }
+    admitLate(w);
+  }
+
+  /** A running request's client left (its connection is closed). */
+  abandoned(): void {
+    if (this.series !== null) this.series.goneRunning.value++;
   }
 
   /** Gives a slot back: the first waiter takes it (and any the limit now allows). */

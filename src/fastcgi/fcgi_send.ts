@@ -17,6 +17,7 @@ import {
   type SendOptions,
   UpstreamError,
   type UpstreamResponse,
+  type UpstreamTiming,
   watchdog,
   writeAll,
   writeRest,
@@ -34,7 +35,7 @@ import {
 import { RecordsIn, type StderrSink } from "./records_in.ts";
 import { type CgiHead, findCgiHeadEnd, MAX_CGI_HEAD, parseCgiHead } from "./parse_cgi_head.ts";
 import { FcgiBodySource } from "./read_stdout.ts";
-import { FcgiConns, FcgiQueueTimeout } from "./conns.ts";
+import { type ClientTie, FcgiClientGone, FcgiConns, FcgiQueueTimeout } from "./conns.ts";
 
 /** Bodies up to this size are read whole before the answer starts; larger ones stream. */
 export const SMALL_BODY = 65536;
@@ -56,9 +57,14 @@ export interface FcgiRequest {
   readonly bodyLength: number;
 }
 
-/** `send` options plus where STDERR goes. */
+/** `send` options plus where STDERR goes and the tie to the client. */
 export interface FcgiSendOptions extends SendOptions {
   readonly stderr?: StderrSink;
+  /**
+   * The client's tie (`FcgiConns` only): when the client leaves, a queued request is dropped
+   * (`FcgiClientGone`) and a running one has its connection closed.
+   */
+  readonly tie?: ClientTie;
 }
 
 /**
@@ -79,23 +85,42 @@ export async function fcgiSend(
   opts: FcgiSendOptions,
 ): Promise<UpstreamResponse> {
   let timeout = opts.responseTimeout;
+  const timing = opts.timing;
+  const start = performance.now();
   const gate = pool instanceof FcgiConns ? pool : null;
+  const tie = gate === null ? undefined : opts.tie;
+  if (tie?.gone) throw new FcgiClientGone(true);
   if (gate !== null && !gate.tryEnter()) {
-    const t0 = performance.now();
-    if (!await gate.wait(timeout)) throw new FcgiQueueTimeout(timeout);
-    timeout = Math.max(1, timeout - (performance.now() - t0));
+    if (!await gate.wait(timeout, tie)) {
+      if (tie?.gone) throw new FcgiClientGone(true);
+      throw new FcgiQueueTimeout(timeout);
+    }
+    tie?.arm(null);
+    timeout = Math.max(1, timeout - (performance.now() - start));
   }
   const keepConn = pool.maxIdle > 0;
   let conn = pool.acquire();
   let resent = false;
+  let connect = 0;
   for (;;) {
     if (conn === null) {
+      const c0 = performance.now();
       try {
         conn = await pool.open(opts.connectTimeout);
       } catch (err) {
         gate?.leave();
         throw err;
       }
+      connect += performance.now() - c0;
+    }
+    if (tie !== undefined) {
+      if (tie.gone) {
+        pool.release(conn, false);
+        gate!.abandoned();
+        throw new FcgiClientGone(false);
+      }
+      const c = conn;
+      tie.arm(() => c.close());
     }
     const reused = conn.idleFor >= 0;
     conn.sent = 0;
@@ -126,9 +151,15 @@ export async function fcgiSend(
         }
       }
       phase = PHASE_HEAD;
-      return await readAnswer(pool, conn, req, opts);
+      return await readAnswer(pool, conn, req, opts, timing, connect, start);
     } catch (err) {
       watchdog.disarm(conn);
+      if (tie?.gone) {
+        // Closed because the client left: no resend, no verdict on the application.
+        pool.release(conn, false);
+        gate!.abandoned();
+        throw new FcgiClientGone(false);
+      }
       const e = err instanceof UpstreamError
         ? err
         : phase === PHASE_WRITE
@@ -282,9 +313,16 @@ async function readAnswer(
   conn: Http1Conn,
   req: FcgiRequest,
   opts: FcgiSendOptions,
+  timing: UpstreamTiming | undefined,
+  connect: number,
+  start: number,
 ): Promise<UpstreamResponse> {
   const rec = new RecordsIn(conn, opts.stderr);
   const head = await readHead(rec);
+  if (timing !== undefined) {
+    timing.upstreamConnect = connect / 1000;
+    timing.upstreamHeader = (performance.now() - start) / 1000;
+  }
   const parts = new BodyParts();
   if (head.bodyFrom < head.bodyTo) parts.add(head.bodyFrom, head.bodyTo);
   const cgi = head.cgi;

@@ -9,7 +9,9 @@
 
 export {
   activityOf,
+  ClientTie,
   dropFcgiSeries,
+  FcgiClientGone,
   FcgiActivity,
   FcgiConns,
   FcgiQueueFull,

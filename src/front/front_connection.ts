@@ -96,6 +96,12 @@ export class FrontConnection implements BodyInput {
   private handedOver = false;
   /** Settles when a tunnel that took the connection is over. */
   private tunnel: Promise<void> | null = null;
+  /** The read `watchGone` started while a request is served: the loop takes it over. */
+  private watching: Promise<number | null> | null = null;
+  /** Told once if the client closes while its request is served (see `watchGone`). */
+  private onGone: (() => void) | null = null;
+  /** The current request's body, or null. */
+  private body: RequestBody | null = null;
 
   constructor(
     readonly conn: ClientSocket,
@@ -198,6 +204,7 @@ export class FrontConnection implements BodyInput {
   private async loop(): Promise<void> {
     let scan = 0;
     for (;;) {
+      if (this.watching !== null && !(await this.settleWatch())) return;
       if (this.start === this.end) {
         this.start = this.end = scan = 0;
         if (this.buf !== this.own) {
@@ -250,6 +257,7 @@ export class FrontConnection implements BodyInput {
       ? new RequestBody(this, head.chunked ? -1 : head.contentLength, head.expectContinue)
       : null;
     const req = new FrontRequest(head, body, this.secure);
+    this.body = body;
     let answer: Answer;
     try {
       const a = this.handler.serve(req, this);
@@ -257,6 +265,8 @@ export class FrontConnection implements BodyInput {
     } catch (err) {
       answer = this.handler.failed(err);
     }
+    this.onGone = null;
+    this.body = null;
     const bodyLeft = body !== null && !body.complete && !body.skipBuffered();
     // Draining: the answer closes the connection, unless the client already sent (pipelined)
     // more requests, which are answered first.
@@ -292,6 +302,7 @@ export class FrontConnection implements BodyInput {
 
   /** Reads and drops input until the peer closes or the tracker closes the connection. */
   private async discard(): Promise<void> {
+    if (this.watching !== null && !(await this.settleWatch())) return;
     this.start = this.end = 0;
     try {
       while ((await this.conn.read(this.buf)) !== null);
@@ -312,6 +323,7 @@ export class FrontConnection implements BodyInput {
 
   /** Reads more after `end`, moving to a pooled (or larger) buffer when full. */
   async fill(): Promise<boolean> {
+    if (this.watching !== null) return this.settleWatch();
     if (this.end === this.buf.length) {
       const kept = this.end - this.start;
       let next: Uint8Array;
@@ -335,6 +347,43 @@ export class FrontConnection implements BodyInput {
 
   readDirect(into: Uint8Array): Promise<number | null> {
     return this.conn.read(into);
+  }
+
+  /**
+   * Calls `onGone` once if the client closes the connection (EOF or an error) before the
+   * current request is answered: the read the loop would make next is started now. False
+   * when that cannot be watched: the request body is not read whole yet, a tunnel or a pooled
+   * buffer holds the connection, or the read is already made (then a pipelined request came,
+   * which is no close).
+   */
+  watchGone(onGone: () => void): boolean {
+    const b = this.body;
+    if (
+      this.closed || this.handedOver || this.watching !== null || this.buf !== this.own ||
+      this.end === this.buf.length || (b !== null && !b.complete)
+    ) return false;
+    this.onGone = onGone;
+    this.watching = this.conn.read(this.buf.subarray(this.end)).then(
+      (n) => this.watched(n),
+      () => this.watched(null),
+    );
+    return true;
+  }
+
+  private watched(n: number | null): number | null {
+    if (n === null) {
+      const f = this.onGone;
+      this.onGone = null;
+      f?.();
+    } else this.end += n;
+    return n;
+  }
+
+  /** Waits for the read `watchGone` started: false when the client closed. */
+  private async settleWatch(): Promise<boolean> {
+    const n = await this.watching;
+    this.watching = null;
+    return n !== null;
   }
 
   sendContinue(): Promise<void> {

@@ -15,8 +15,11 @@ import {
   type SendStats,
   UpstreamError,
   type UpstreamResponse,
+  type UpstreamTiming,
 } from "../http1/mod.ts";
 import {
+  ClientTie,
+  FcgiClientGone,
   FcgiQueueFull,
   FcgiQueueTimeout,
   type FcgiRequest,
@@ -55,6 +58,10 @@ class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink {
   readonly connectTimeout: number;
   readonly responseTimeout: number;
   readonly stats: SendStats;
+  /** Upstream connect and header times go to the exchange (the access log). */
+  readonly timing: UpstreamTiming;
+  /** The request's tie to its client (set by the handler when the front can watch it). */
+  tie: ClientTie | undefined = undefined;
   lines = 0;
   protected open = true;
   /** The attempt's client span when the request is traced, else null. */
@@ -64,6 +71,7 @@ class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink {
     this.connectTimeout = rt.connect_timeout;
     this.responseTimeout = rt.response_timeout;
     this.stats = ex.stats;
+    this.timing = ex;
   }
 
   onStderr(buf: Uint8Array, from: number, to: number): void {
@@ -204,8 +212,11 @@ export class PhpHandler implements Handler {
     const length = isNoBody(body) ? -1 : body.length;
     const params = new ParamsBuffer(1024);
     buildParams(params, ex, { script: found, root, path, contentLength: length, extra: rt.params });
-    if (pool === null) return this.single(ex, params, body);
-    return this.pooled(ex, pool, params, body);
+    // A client that leaves from now on is dropped from the queue, or its script aborted.
+    const tie = new ClientTie();
+    const watched = ex.session.watchGone(tie.leave);
+    if (pool === null) return this.single(ex, params, body, watched ? tie : undefined);
+    return this.pooled(ex, pool, params, body, watched ? tie : undefined);
   }
 
   /** The body with a known length (FastCGI needs CONTENT_LENGTH): one without is read whole. */
@@ -226,8 +237,14 @@ export class PhpHandler implements Handler {
     }
   }
 
-  private async single(ex: Exchange, params: ParamsBuffer, body: PreparedBody): Promise<Answer> {
+  private async single(
+    ex: Exchange,
+    params: ParamsBuffer,
+    body: PreparedBody,
+    tie: ClientTie | undefined,
+  ): Promise<Answer> {
     const attempt = new PhpAttempt(ex, this.runtime, this.address);
+    attempt.tie = tie;
     ex.attempt(this.address);
     const f = this.runtime.fastcgi;
     const trace = ex.span === null || f.kind !== "address"
@@ -245,6 +262,10 @@ export class PhpHandler implements Handler {
       if (err instanceof FcgiQueueFull) {
         trace?.failed("queue_full");
         return this.queueFull(ex, err);
+      }
+      if (err instanceof FcgiClientGone) {
+        trace?.failed("client_gone");
+        return answer(ex, 499, "Client Closed Request");
       }
       if (!(err instanceof UpstreamError)) throw err;
       if (err.kind === "client") {
@@ -291,6 +312,7 @@ export class PhpHandler implements Handler {
     pool: Pool,
     params: ParamsBuffer,
     body: PreparedBody,
+    tie: ClientTie | undefined,
   ): Promise<Answer> {
     const r = pool.start(ex, false);
     r.replayable = body.replayable;
@@ -314,16 +336,27 @@ export class PhpHandler implements Handler {
         n: r.attempts,
         why,
       });
+      attempt.tie = tie;
       let res: UpstreamResponse;
       try {
         res = await fcgiSend(member.conns, request(ex, params, body), attempt);
       } catch (err) {
         attempt.release();
-        if (err instanceof FcgiQueueFull || err instanceof FcgiQueueTimeout) {
-          // The member is busy, not failing: no verdict, no retry elsewhere.
-          trace?.failed(err instanceof FcgiQueueFull ? "queue_full" : "queue_timeout");
+        if (
+          err instanceof FcgiQueueFull || err instanceof FcgiQueueTimeout ||
+          err instanceof FcgiClientGone
+        ) {
+          // The member is busy, not failing (or the client left): no verdict, no retry.
+          trace?.failed(
+            err instanceof FcgiQueueFull
+              ? "queue_full"
+              : err instanceof FcgiClientGone
+              ? "client_gone"
+              : "queue_timeout",
+          );
           pool.finish(r, null);
           if (err instanceof FcgiQueueFull) return this.queueFull(ex, err);
+          if (err instanceof FcgiClientGone) return answer(ex, 499, "Client Closed Request");
           return this.failed(ex, err);
         }
         if (!(err instanceof UpstreamError)) throw err;

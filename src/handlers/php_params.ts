@@ -6,7 +6,7 @@
  */
 
 import { ParamsBuffer } from "../fastcgi/mod.ts";
-import { type Exchange, pathStart } from "../pipeline/mod.ts";
+import { type Exchange, pathStart, requestIdHeaderLower } from "../pipeline/mod.ts";
 import type { Script } from "./php_script.ts";
 
 /** What the params are built from besides the exchange. */
@@ -88,12 +88,15 @@ export function buildParams(out: ParamsBuffer, ex: Exchange, p: ParamsInput): vo
   out.add("CONTENT_LENGTH", p.contentLength >= 0 ? String(p.contentLength) : "");
   // A traced request: each attempt adds its own context (`traceContextParams`).
   const traced = ex.span !== null;
+  const rid = requestIdHeaderLower();
   req.headers.forEach((value, name) => {
     if (name === "proxy" || name === "content-type" || name === "content-length") return;
     if (traced && (name === "traceparent" || name === "tracestate")) return;
-    if (name === "host" || name.includes("_")) return;
+    if (name === "host" || name === rid || name.includes("_")) return;
     out.add(cgiName(name), value);
   });
+  // The request id as members get it (`server.request_id.header`): the access log's.
+  out.add(cgiName(rid), ex.requestId);
   // The authority the request was routed by: an absolute-form target's replaces Host (RFC 9112
   // section 3.2.2); HTTP/2 carries it in the URL only.
   if (ex.authority !== "") out.add("HTTP_HOST", ex.authority);

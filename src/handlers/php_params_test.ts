@@ -21,6 +21,7 @@ function exchange(
     serverPort: 0,
     serverAddr: "",
     remotePort: 0,
+    requestId: "0123456789abcdef0123456789abcdef",
   } as unknown as Exchange;
 }
 
@@ -45,6 +46,7 @@ Deno.test("buildParams: the CGI/1.1 set, HTTP_* without Proxy or underscores, ex
     proxy: "http://evil:1",
     "content-type": "application/x-www-form-urlencoded",
     "x-forwarded-for": "1.2.3.4",
+    "x-request-id": "spoofed",
     x_bad: "no",
   }, true);
   buildParams(out, ex, {
@@ -75,6 +77,8 @@ Deno.test("buildParams: the CGI/1.1 set, HTTP_* without Proxy or underscores, ex
   assert.equal(p.get("REMOTE_ADDR"), "203.0.113.7");
   assert.equal(p.get("HTTP_HOST"), "shop.test");
   assert.equal(p.get("HTTP_X_FORWARDED_FOR"), "1.2.3.4");
+  // The request id is scalwsd's (the access log's), not the client's header.
+  assert.equal(p.get("HTTP_X_REQUEST_ID"), "0123456789abcdef0123456789abcdef");
   assert.equal(p.get("HTTP_PROXY"), undefined);
   assert.equal(p.get("HTTP_X_BAD"), undefined);
   assert.equal(p.get("HTTP_CONTENT_TYPE"), undefined);

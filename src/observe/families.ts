@@ -65,6 +65,8 @@ export interface Metrics {
   readonly fastcgiQueueWait: Family<HistogramSeries>;
   /** Connections open to a FastCGI upstream, by upstream. */
   readonly fastcgiConnections: Family<Series>;
+  /** FastCGI requests whose client went away, by upstream and `when` (queued, running). */
+  readonly fastcgiClientGone: Family<Series>;
   /** `limit_req` decisions the shared store (Redis) did not give, by reason. */
   readonly limitsStoreErrors: Family<Series>;
   /** Time for the shared store's `limit_req` decisions, failures included. */
@@ -251,6 +253,11 @@ export function createMetrics(registry = new Registry()): Metrics {
       "scalws_fastcgi_connections",
       "Connections open to a FastCGI upstream (at most its max_conns).",
       ["upstream"],
+    ),
+    fastcgiClientGone: registry.counter(
+      "scalws_fastcgi_client_gone_total",
+      "FastCGI requests whose client went away: dropped from the queue, or aborted while the application ran.",
+      ["upstream", "when"],
     ),
     limitsStoreErrors: registry.counter(
       "scalws_limits_store_errors_total",

@@ -111,6 +111,12 @@ export interface Session {
   headLimit(limits: HeadLimits): number;
   /** `strict_sni`: the connection's certificate does not serve `host` (421). */
   misdirected(host: string): boolean;
+  /**
+   * Calls `onGone` once if the client goes away (closes its connection, resets its stream)
+   * before this request is answered; false when the front cannot tell now (HTTP/1.1: a body
+   * still unread or a pipelined request behind it).
+   */
+  watchGone(onGone: () => void): boolean;
   /** Bookkeeping: the request reached the dispatcher. */
   started(): void;
   /**

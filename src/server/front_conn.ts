@@ -132,6 +132,10 @@ export class FrontServe implements FrontHandler, Session {
     return this.c.misdirected(host);
   }
 
+  watchGone(onGone: () => void): boolean {
+    return this.upgrade !== null && this.upgrade.watchGone(onGone);
+  }
+
   /** The front counted it (`ConnObserver.requestStarted`). */
   started(): void {}
 

@@ -100,6 +100,14 @@ export class ServeSession implements Session {
     return this.conn !== null && this.conn.misdirected(host);
   }
 
+  /** Deno.serve aborts the request's signal when the client resets the stream or closes. */
+  watchGone(onGone: () => void): boolean {
+    const signal = this.req.signal;
+    if (signal.aborted) onGone();
+    else signal.addEventListener("abort", onGone, { once: true });
+    return true;
+  }
+
   started(): void {
     if (this.conn !== null) this.conn.requestStarted();
   }

@@ -44,6 +44,9 @@ class TestSession implements Session {
   misdirected(): boolean {
     return false;
   }
+  watchGone(): boolean {
+    return false;
+  }
   started(): void {}
   finish(_ex: unknown, answer: Answer): Answer {
     return answer;
