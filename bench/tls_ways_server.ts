@@ -9,7 +9,7 @@
  * `unstableSniResolver` hook), `node-tls` (node:tls createServer with SNICallback),
  * `node-wrap` (node:net, then `new tls.TLSSocket(socket, {isServer: true})`), `relay` (a
  * plain TCP port copying through JavaScript into a loopback Deno.listenTls, as scalwsd's
- * tls_front.ts does), `serve-h2` (Deno.serve, HTTP/2), `node-h2` (node:http2
+ * tls_relay.ts does), `serve-h2` (Deno.serve, HTTP/2), `node-h2` (node:http2
  * createSecureServer).
  */
 

@@ -13,7 +13,7 @@
 
 import type { ServedConnection } from "./deno_internal.ts";
 import type { CertificateSet } from "./sni.ts";
-import type { Hop, TlsFront } from "./tls_front.ts";
+import type { Hop, TlsRelay } from "./tls_relay.ts";
 import { IN_THE_CLEAR, type TlsLogFields } from "../pipeline/mod.ts";
 
 /**
@@ -28,8 +28,8 @@ export interface TlsState {
   handshakeTimeout: number;
   /** `tls.unknown_sni`: an SNI name no certificate has gets the first one, or an alert. */
   unknownSni: "first" | "refuse";
-  /** The listener's TCP front: who each loopback TLS connection really is. */
-  front: TlsFront<ClientConn> | null;
+  /** The listener's TCP relay: who each loopback TLS connection really is. */
+  relay: TlsRelay<ClientConn> | null;
 }
 
 /** The TLS handshake is running (bounded by `handshake_timeout`). */
@@ -89,7 +89,7 @@ export class ClientConn {
   /** HTTP/2 streams reset in flight in the second that began at `resetsSince`. */
   private resets = 0;
   private resetsSince = 0;
-  /** The TLS front's hop it came through (TLS listeners), which can cut it at any time. */
+  /** The TLS relay's hop it came through (TLS listeners), which can cut it at any time. */
   hop: Hop<ClientConn> | null = null;
   server: ServedConnection | null = null;
   #done: (() => void) | null = null;
@@ -191,7 +191,7 @@ export class ClientConn {
 
   /**
    * Closes the connection at once, in whatever phase. (Deno keeps the socket of a stalled TLS
-   * handshake open until the peer sends or closes; the TLS front's sockets are cut, which ends
+   * handshake open until the peer sends or closes; the TLS relay's sockets are cut, which ends
    * it for the client too.)
    */
   close(): void {
@@ -200,7 +200,7 @@ export class ClientConn {
     this.phase = CLOSED;
     const server = this.server;
     if (server !== null) {
-      // Deno cannot cancel a connection once its graceful shutdown began: the TLS front can.
+      // Deno cannot cancel a connection once its graceful shutdown began: the TLS relay can.
       if (goingAway && this.hop !== null) this.hop.cut();
       else server.kill();
       return;
@@ -210,7 +210,7 @@ export class ClientConn {
     } catch {
       ignore();
     }
-    // The TLS front keeps copying until both sides end: end them too (a refused handshake's
+    // The TLS relay keeps copying until both sides end: end them too (a refused handshake's
     // alert first).
     if (this.hop?.refused !== true) this.hop?.cut();
   }

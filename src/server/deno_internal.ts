@@ -2,7 +2,7 @@
  * The Deno internals scalwsd depends on, kept in this one file. Deno 2.9.6 has no public API to
  * choose a certificate by SNI (only `listenTls` with the internal `unstableSniResolver` symbol,
  * which TLS listeners no longer use: it builds a TLS configuration per handshake, never resumes
- * sessions and keeps each answer for the listener's life; see `tls_front.ts`),
+ * sessions and keeps each answer for the listener's life; see `tls_relay.ts`),
  * nor to serve HTTP on one accepted connection (only the internal `serveHttpOnConnection`, which
  * is what gives scalwsd per-connection timeouts and limits). `deno_internal_test.ts` fails loudly
  * when a Deno upgrade removes or changes any of them.

@@ -192,7 +192,7 @@ Deno.test("serveConnection still closes WebSockets (why HTTP/1.1 WebSockets go t
 
 Deno.test("Deno's TLS handshake still tells the server no SNI name (why TLS listeners have a front)", async () => {
   // When this fails, Deno reports the SNI name: a TLS listener could then accept, handshake and
-  // serve directly (cheaper than tls_front.ts's hop through loopback).
+  // serve directly (cheaper than tls_relay.ts's hop through loopback).
   const pki = await makePki();
   try {
     const a = await pki.issue("a", ["a.test"]);
@@ -215,7 +215,7 @@ Deno.test("Deno's TLS handshake still tells the server no SNI name (why TLS list
     assert.deepEqual(
       Object.keys(info).filter((k) => /name|sni/i.test(k)),
       [],
-      `Deno ${Deno.version.deno} reports ${JSON.stringify(info)}: use it instead of the TLS front`,
+      `Deno ${Deno.version.deno} reports ${JSON.stringify(info)}: use it instead of the TLS relay`,
     );
     assert.ok(!JSON.stringify(info).includes("a.test"));
   } finally {

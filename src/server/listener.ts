@@ -15,7 +15,7 @@ import { serveConnection, type ServedConnection } from "./deno_internal.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import { type Policy, redirectPolicy, type TlsLogFields } from "../pipeline/mod.ts";
 import { CertificateSet } from "./sni.ts";
-import { type Hop, TlsFront } from "./tls_front.ts";
+import { type Hop, TlsRelay } from "./tls_relay.ts";
 import { handshakeFailed, LogBudget } from "./tls_errors.ts";
 import { hostSupport, listenDirect, logTermination, termination } from "./tls_direct.ts";
 import { DRAIN_IDLE_GRACE, FrontConnection } from "../front/mod.ts";
@@ -27,7 +27,7 @@ import type { AcmeManager } from "../acme/mod.ts";
 const ACCEPT_RETRY = 100;
 /** How long a rebind waits for the old socket to be released (ms). */
 const REBIND_FOR = 2000;
-/** The loopback TLS listeners behind a TLS listener's front. */
+/** The loopback TLS listeners behind a TLS listener's relay. */
 const LOOPBACK = "127.0.0.1";
 /** The access log's TLS fields on a direct listener: Deno says nothing of the session. */
 const DIRECT_TLS_LOG: TlsLogFields = { tls: "TLS", cipher: "-", resumed: null, sni: "-" };
@@ -50,7 +50,7 @@ interface BackendState {
 }
 
 /** The loopback TLS listeners of one certificate set, one per certificate. */
-interface Backends {
+interface Loopbacks {
   readonly tls: TlsState;
   readonly ports: number[];
   readonly sockets: Deno.TlsListener[];
@@ -163,14 +163,14 @@ function tlsStateOf(
     strict: tls.strict_sni,
     handshakeTimeout: tls.handshake_timeout,
     unknownSni: tls.unknown_sni,
-    front: null,
+    relay: null,
   };
 }
 
 /**
  * One configured listener, plain HTTP or TLS (certificate by SNI, ALPN `h2` and `http/1.1`).
  *
- * A TLS listener is a TCP front (`tls_front.ts`) on the public port that reads each
+ * A TLS listener is a TCP relay (`tls_relay.ts`) on the public port that reads each
  * connection's SNI name and hands it to a fixed-certificate TLS listener on loopback, one per
  * certificate: the request path knows the SNI name (strict SNI), sessions resume, and new
  * certificates are new loopback listeners while the public socket stays open.
@@ -185,7 +185,7 @@ export class Listener {
   /** The bound address (port 0 resolved). */
   addr: Deno.NetAddr;
   /**
-   * The public socket: plain TCP, also for relayed TLS listeners (their front reads it); a
+   * The public socket: plain TCP, also for relayed TLS listeners (their relay reads it); a
    * `Deno.listenTls` for a direct one.
    */
   private socket: Deno.Listener;
@@ -198,9 +198,9 @@ export class Listener {
    * it closes, refusing nothing.
    */
   private readonly beside: boolean;
-  /** A TLS listener's front and its current loopback TLS listeners; null for plain HTTP. */
-  private front: TlsFront<ClientConn> | null = null;
-  private backends: Backends | null = null;
+  /** A TLS listener's relay and its current loopback TLS listeners; null for plain HTTP. */
+  private relay: TlsRelay<ClientConn> | null = null;
+  private loopbacks: Loopbacks | null = null;
   private readonly retiring: Promise<void>[] = [];
   private cfg: ListenerConfig;
   /**
@@ -212,7 +212,7 @@ export class Listener {
   private readonly tracker: ConnTracker;
   private closed = false;
   private loops: Promise<void>[] = [];
-  /** The accept loop of the public socket (a TLS listener's: its front's). */
+  /** The accept loop of the public socket (a TLS listener's: its relay's). */
   private accepting: Promise<void> = Promise.resolve();
   /** TLS handshakes under way: a drain lets them finish (for `GOAWAY_GRACE` at most). */
   private readonly handshakes = new Set<Promise<void>>();
@@ -277,24 +277,24 @@ export class Listener {
       this.loops.push(this.accepting);
       return;
     }
-    const backends = this.bindBackends(tls);
-    this.backends = backends;
+    const loopbacks = this.bindLoopbacks(tls);
+    this.loopbacks = loopbacks;
     const tracker = this.tracker;
     const d = this.dispatcher;
-    const front = new TlsFront({
+    const relay = new TlsRelay({
       socket: this.socket,
       name: this.cfg.name,
-      routes: { certs: tls.certs, ports: backends.ports },
+      routes: { certs: tls.certs, ports: loopbacks.ports },
       helloTimeout: () => this.tls?.handshakeTimeout ?? 10_000,
       refuseUnknown: () => this.tls?.unknownSni === "refuse",
       slot: () => tracker.slot(d.current.config.server.limits.max_connections),
       admit: (conn) => this.admit(conn),
       drop: (c) => this.forget(c),
     });
-    this.front = front;
-    tls.front = front;
-    this.accepting = front.done;
-    this.loops.push(front.done);
+    this.relay = relay;
+    tls.relay = relay;
+    this.accepting = relay.done;
+    this.loops.push(relay.done);
   }
 
   /**
@@ -303,8 +303,8 @@ export class Listener {
    * and with it the TLS sessions it can resume: renewing one certificate of a listener does not
    * cost the others' returning clients a full handshake.
    */
-  private bindBackends(tls: TlsState, reuse: Backends | null = null): Backends {
-    const b: Backends = { tls, ports: [], sockets: [], states: [] };
+  private bindLoopbacks(tls: TlsState, reuse: Loopbacks | null = null): Loopbacks {
+    const b: Loopbacks = { tls, ports: [], sockets: [], states: [] };
     const taken = new Set<number>();
     const fresh: Deno.TlsListener[] = [];
     try {
@@ -358,14 +358,14 @@ export class Listener {
    * was accepted.
    */
   private retire(
-    b: Backends,
-    next: Backends | null = null,
-    front: TlsFront<ClientConn> | null = this.front,
+    b: Loopbacks,
+    next: Loopbacks | null = null,
+    relay: TlsRelay<ClientConn> | null = this.relay,
   ): Promise<void> {
     const kept = new Set(next?.sockets ?? []);
     const ports = b.ports.filter((_, i) => !kept.has(b.sockets[i]));
     const sockets = b.sockets.filter((l) => !kept.has(l));
-    const wait = front === null ? Promise.resolve() : front.retire(ports, RETIRE_WAIT);
+    const wait = relay === null ? Promise.resolve() : relay.retire(ports, RETIRE_WAIT);
     const done = wait.then(() => this.closeSockets(sockets));
     this.retiring.push(done);
     return done;
@@ -411,21 +411,21 @@ export class Listener {
       }
       return;
     }
-    const front = this.front;
+    const relay = this.relay;
     if (this.beside) {
       this.replaceBeside(cfg, next);
       return;
     }
-    if (next !== null && before !== null && front !== null) {
-      this.reloadRelayed(cfg, next, front);
+    if (next !== null && before !== null && relay !== null) {
+      this.reloadRelayed(cfg, next, relay);
       return;
     }
     this.tls = next;
-    if (front !== null) {
-      front.close();
-      this.front = null;
-      if (this.backends !== null) this.retire(this.backends);
-      this.backends = null;
+    if (relay !== null) {
+      relay.close();
+      this.relay = null;
+      if (this.loopbacks !== null) this.retire(this.loopbacks);
+      this.loopbacks = null;
     } else this.socket.close();
     // The old socket is released once its pending accept is cancelled, a tick later.
     const deadline = Date.now() + REBIND_FOR;
@@ -451,14 +451,14 @@ export class Listener {
    * loopback listeners are rebound beside the old ones (kept where unchanged) and the old ones
    * retire once their connections are handed over.
    */
-  private reloadRelayed(cfg: ListenerConfig, next: TlsState, front: TlsFront<ClientConn>): void {
-    const old = this.backends!;
+  private reloadRelayed(cfg: ListenerConfig, next: TlsState, relay: TlsRelay<ClientConn>): void {
+    const old = this.loopbacks!;
     this.tls = next;
-    next.front = front;
-    this.backends = this.bindBackends(next, old);
-    front.route({ certs: next.certs, ports: this.backends.ports });
-    this.retire(old, this.backends);
-    const kept = this.backends.ports.filter((p) => old.ports.includes(p)).length;
+    next.relay = relay;
+    this.loopbacks = this.bindLoopbacks(next, old);
+    relay.route({ certs: next.certs, ports: this.loopbacks.ports });
+    this.retire(old, this.loopbacks);
+    const kept = this.loopbacks.ports.filter((p) => old.ports.includes(p)).length;
     log("info", "tls_certificates_loaded", { listener: cfg.name, kept });
   }
 
@@ -472,22 +472,22 @@ export class Listener {
     const before = this.tls;
     const mode = this.modeOf(next);
     if (next !== null && before !== null && this.mode === "relay" && mode === "relay") {
-      this.reloadRelayed(cfg, next, this.front!);
+      this.reloadRelayed(cfg, next, this.relay!);
       return;
     }
-    const [oldSocket, oldFront, oldBackends] = [this.socket, this.front, this.backends];
+    const [oldSocket, oldRelay, oldLoopbacks] = [this.socket, this.relay, this.loopbacks];
     this.tls = next;
     this.mode = mode;
     this.socket = this.bind(this.addr.port);
-    this.front = null;
-    this.backends = null;
+    this.relay = null;
+    this.loopbacks = null;
     this.start();
-    if (oldFront !== null) {
-      oldFront.close();
+    if (oldRelay !== null) {
+      oldRelay.close();
       // Its loopback listeners close once what it accepted has been handed to them.
-      if (oldBackends !== null) {
-        const handed = oldFront.handedOn(this.tls?.handshakeTimeout ?? RETIRE_WAIT);
-        this.retiring.push(handed.then(() => this.retire(oldBackends, null, oldFront)));
+      if (oldLoopbacks !== null) {
+        const handed = oldRelay.handedOn(this.tls?.handshakeTimeout ?? RETIRE_WAIT);
+        this.retiring.push(handed.then(() => this.retire(oldLoopbacks, null, oldRelay)));
       }
     } else {
       try {
@@ -509,7 +509,7 @@ export class Listener {
     const outside = at === null || at.direct === true;
     for (;;) {
       if (outside) {
-        // A relayed TLS listener's front waits for a slot before it accepts.
+        // A TLS listener's relay waits for a slot before it accepts.
         const wait = this.tracker.slot(
           this.dispatcher.current.config.server.limits.max_connections,
         );
@@ -533,7 +533,7 @@ export class Listener {
   }
 
   /**
-   * Starts tracking a connection the TLS front accepted: it counts for `limit_conn` and
+   * Starts tracking a connection the TLS relay accepted: it counts for `limit_conn` and
    * `max_connections`, and `handshake_timeout` runs, from the TCP accept on.
    */
   private admit(conn: Deno.Conn): ClientConn | null {
@@ -562,18 +562,18 @@ export class Listener {
       this.serve(this.track(conn, (conn.remoteAddr as Deno.NetAddr).hostname ?? "", null));
       return;
     }
-    const front = tls.front;
-    if (front === null) {
+    const relay = tls.relay;
+    if (relay === null) {
       // Terminated on the public socket: no hop, no SNI name.
       this.handshake(conn, tls, null);
       return;
     }
     const port = (conn.remoteAddr as Deno.NetAddr).port;
-    const hop = front.claim(port);
+    const hop = relay.claim(port);
     if (hop !== undefined) this.handshake(conn, tls, hop);
     else {
       // The loopback connect and this accept settle in either order.
-      front.claimSoon(port, tls.handshakeTimeout).then((h) => {
+      relay.claimSoon(port, tls.handshakeTimeout).then((h) => {
         if (h === undefined) conn.close();
         else this.handshake(conn, tls, h);
       });
@@ -609,7 +609,7 @@ export class Listener {
       },
       (err) => {
         if (client.phase === HANDSHAKE) {
-          // The TLS library's alert is on its way to the client through the front.
+          // The TLS library's alert is on its way to the client through the relay.
           if (hop !== null) hop.refused = true;
           handshakeFailed({ listener: this.cfg.name, peer, sni, err });
         } else if (!this.closed && performance.now() >= client.deadline) {
@@ -685,7 +685,7 @@ export class Listener {
    */
   async stopAccepting(): Promise<void> {
     this.closed = true;
-    if (this.front !== null) this.front.close();
+    if (this.relay !== null) this.relay.close();
     else {
       try {
         this.socket.close();
@@ -705,9 +705,9 @@ export class Listener {
    */
   async shutdown(graceMs = DRAIN_IDLE_GRACE): Promise<void> {
     await this.stopAccepting();
-    if (this.front !== null) {
+    if (this.relay !== null) {
       // Connections handed on but not yet accepted are still served.
-      if (this.backends !== null) await this.retire(this.backends);
+      if (this.loopbacks !== null) await this.retire(this.loopbacks);
       // A client whose handshake is done may have sent requests already: they are served,
       // or (HTTP/2) its connection gets GOAWAY naming what was processed, never just closed.
       // A handshake still stalled after a moment is closed below, as before.
@@ -739,8 +739,8 @@ export class Listener {
       }
     }
     await Promise.all(waits);
-    // The front may still be copying the last answers to their clients.
-    if (this.front !== null) await this.front.flushed();
+    // The relay may still be copying the last answers to their clients.
+    if (this.relay !== null) await this.relay.flushed();
     await Promise.all(this.retiring);
     await Promise.all(this.loops);
   }

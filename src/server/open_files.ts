@@ -86,7 +86,7 @@ export const RESERVED_FILES = 256;
 
 /**
  * Descriptors one client connection may hold at most: its own, and one member connection while
- * it is proxied; two more for a TLS listener that relays (tls_front.ts: the loopback pair).
+ * it is proxied; two more for a TLS listener that relays (tls_relay.ts: the loopback pair).
  */
 export function filesPerConnection(relayedTls: boolean): number {
   return relayedTls ? 4 : 2;

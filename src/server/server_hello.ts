@@ -1,6 +1,6 @@
 /**
  * What the server's first flight says of a TLS session, read from the bytes the relay
- * (tls_front.ts) passes to the client: the protocol version, the cipher suite and whether the
+ * (tls_relay.ts) passes to the client: the protocol version, the cipher suite and whether the
  * session was resumed. Deno 2.9.6 reports none of them (its handshake information is the ALPN
  * protocol only). Not a validator: the TLS library on both ends checks the bytes; anything not a
  * plain ServerHello in the first record gives null.

@@ -11,7 +11,7 @@
  * (`SO_REUSEPORT`) and the old one closed, which refuses nothing only when the kernel moves the
  * old socket's pending connections to the new one (`net.ipv4.tcp_migrate_req = 1`, Linux 5.14+).
  *
- * `relay` (tls_front.ts): everything else, and every TLS listener where
+ * `relay` (tls_relay.ts): everything else, and every TLS listener where
  * `tcp_migrate_req` is 0 or the process runs without `--unstable-net` (which `reusePort` needs).
  *
  * @module

@@ -3,7 +3,7 @@
  * name nor starts server-side TLS on an accepted socket, and its certificate resolver keeps
  * each answer for the listener's life and builds a TLS configuration per handshake (no
  * session resumption, about a third of the handshakes per second). So the public port is a
- * plain TCP listener: the front reads the ClientHello, takes the SNI name, and passes the
+ * plain TCP listener: the relay reads the ClientHello, takes the SNI name, and passes the
  * bytes on to a fixed-certificate `Deno.listenTls` on loopback, one per certificate. The
  * client's address and SNI name are kept by the loopback port the hop comes from, and the
  * TLS side claims them when it accepts. New certificates mean new loopback listeners and one
@@ -55,7 +55,7 @@ export class Hop<C> {
     readonly client: C | null,
   ) {}
 
-  /** Records the two sockets the front pumps between. */
+  /** Records the two sockets the relay pumps between. */
   joined(conn: Deno.Conn, up: Deno.Conn): void {
     this.pair = [conn, up];
   }
@@ -85,18 +85,18 @@ export class Hop<C> {
 }
 
 /** Where hops go: the certificates and, by certificate index, the loopback TLS ports. */
-export interface FrontRoutes {
+export interface RelayRoutes {
   readonly certs: CertificateSet;
   readonly ports: readonly number[];
 }
 
-/** Options of `TlsFront`. */
-export interface TlsFrontOptions<C> {
-  /** The public plain TCP listener; the front owns it from now on. */
+/** Options of `TlsRelay`. */
+export interface TlsRelayOptions<C> {
+  /** The public plain TCP listener; the relay owns it from now on. */
   readonly socket: Deno.Listener;
   /** The listener's name, for the log. */
   readonly name: string;
-  readonly routes: FrontRoutes;
+  readonly routes: RelayRoutes;
   /** The ClientHello must arrive within this (ms): `tls.handshake_timeout`. */
   readonly helloTimeout: () => number;
   /** `tls.unknown_sni`: whether an SNI name no certificate has is refused. */
@@ -170,7 +170,7 @@ async function pump(
 }
 
 /** The public half of a TLS listener: accepts, reads the SNI name, hops to loopback TLS. */
-export class TlsFront<C> {
+export class TlsRelay<C> {
   /** Hops by the loopback port they come from. */
   private readonly hops = new Map<number, Hop<C>>();
   /** Unclaimed hops by loopback TLS port; a retired port closes once it reaches 0. */
@@ -178,7 +178,7 @@ export class TlsFront<C> {
   private readonly idle = new Map<number, () => void>();
   /** TLS-side accepts that came before their hop was recorded, by loopback port. */
   private readonly early = new Map<number, (hop: Hop<C> | undefined) => void>();
-  private routes: FrontRoutes;
+  private routes: RelayRoutes;
   private closed = false;
   /** Copies from TLS sides to clients still running: a drain waits for them before exiting. */
   private readonly toClients = new Set<Promise<boolean>>();
@@ -188,7 +188,7 @@ export class TlsFront<C> {
   /** Settles when the accept loop has ended. */
   readonly done: Promise<void>;
 
-  constructor(private readonly opts: TlsFrontOptions<C>) {
+  constructor(private readonly opts: TlsRelayOptions<C>) {
     this.routes = opts.routes;
     this.done = this.acceptLoop();
   }
@@ -199,7 +199,7 @@ export class TlsFront<C> {
   }
 
   /** New connections go to `routes` from now on (one assignment). */
-  route(routes: FrontRoutes): void {
+  route(routes: RelayRoutes): void {
     this.routes = routes;
   }
 
@@ -345,7 +345,7 @@ export class TlsFront<C> {
       hop = await this.hop(conn, peer, client, mark);
     } finally {
       if (mark.reading) this.doneReading();
-      // Until the TLS side accepts it, the connection is the front's to forget.
+      // Until the TLS side accepts it, the connection is the relay's to forget.
       if (client !== null && (hop === null || !hop.claimed)) this.opts.drop(client);
     }
   }
