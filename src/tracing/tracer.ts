@@ -15,7 +15,7 @@
 import type { TracingConfig } from "../config/mod.ts";
 import { log, type Series } from "../observe/mod.ts";
 import { newSpanId, newTraceId } from "./ids.ts";
-import { encodeSpans } from "./otlp_json.ts";
+import { OtlpJsonEncoder } from "./otlp_json.ts";
 import { type AttributeValue, Span, SPAN_KIND_SERVER, type SpanSink, wallMs } from "./span.ts";
 import { keepTracestate, sampledFlag } from "./trace_context.ts";
 
@@ -52,6 +52,8 @@ export class Tracer implements SpanSink {
   private readonly resource: AttributeValue[];
   private readonly headers: Record<string, string>;
   private queue: Span[] = [];
+  /** One export at a time: its buffer is free again by the next. */
+  private readonly encoder = new OtlpJsonEncoder();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private exporting: Promise<void> | null = null;
   private closed = false;
@@ -174,7 +176,7 @@ export class Tracer implements SpanSink {
       const res = await fetch(this.config.endpoint, {
         method: "POST",
         headers: this.headers,
-        body: encodeSpans(this.resource, batch),
+        body: this.encoder.encode(this.resource, batch),
         signal: AbortSignal.timeout(EXPORT_TIMEOUT),
       });
       await res.body?.cancel();
