@@ -189,9 +189,11 @@ export class Dispatcher {
       bodyTimeout: gen.limits.bodyTimeout,
       // The request's server span, ended by `complete()`: a client's context is believed from a
       // trusted proxy, or from anyone with `trust_client`.
-      span: tracer === null
-        ? null
-        : tracer.start(s.req.headers, tracer.trustClient || gen.trusted(peer), start),
+      span: tracer === null ? null : tracer.start(
+        s.req.headers,
+        tracer.trustClient || (kind === ROUTED ? peerTrusted : gen.trusted(peer)),
+        start,
+      ),
     });
   }
 
