@@ -143,8 +143,13 @@ export async function startIngress(o: IngressOptions): Promise<Ingress> {
       endpointSlices: watches.endpointSlices.objects.values(),
       secrets: watches.secrets.objects.values(),
       ...(o.ingressClass ? { ingressClass: o.ingressClass } : {}),
+      tlsServed: o.httpsAddress !== undefined,
     });
     for (const w of c.warnings) log("warn", "ingress_warning", { warning: w });
+    for (const f of c.files) {
+      await ensureDir(dirname(`${dirname(o.configOut)}/${f.name}`));
+      await writeFileAtomic(`${dirname(o.configOut)}/${f.name}`, f.text, 0o600);
+    }
     const doc = { ...base };
     doc.upstreams = { ...(base.upstreams ?? {}), ...c.upstreams };
     doc.tenants = [...(base.tenants ?? []), ...c.tenants];

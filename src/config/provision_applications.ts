@@ -117,6 +117,7 @@ function provisionApplication(
         }
         : {}),
       ...(route.query !== undefined ? { query: { ...route.query } } : {}),
+      ...(route.scheme !== undefined ? { scheme: route.scheme } : {}),
       runtime: routeRuntime,
       ...(route.max_body !== undefined ? { max_body: route.max_body } : {}),
       ...(routeCache !== undefined ? { cache: routeCache } : {}),
@@ -201,6 +202,7 @@ const ROUTE_EXTRAS = [
   "methods",
   "headers",
   "query",
+  "scheme",
   "cache",
   "max_body",
 ] as const;
@@ -221,6 +223,8 @@ function sameRecord(
  */
 export function routeClash(a: RouteConfig, b: RouteConfig): string | undefined {
   if (a.path !== b.path || a.exact !== b.exact) return undefined;
+  // A scheme condition on one of them (or different ones) tells them apart.
+  if (a.scheme !== b.scheme) return undefined;
   if (!sameRecord(a.headers, b.headers) || !sameRecord(a.query, b.query)) return undefined;
   const plain = (r: RouteConfig) =>
     r.methods === undefined && r.headers === undefined && r.query === undefined;

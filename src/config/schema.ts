@@ -647,6 +647,7 @@ export const routeSchema = z.object({
     }),
     leaf(string),
   ).optional(),
+  scheme: z.enum(["http", "https"]).optional(),
   runtime: z.unknown().optional(),
   proxy: z.unknown().optional(),
   max_body: size().optional(),

@@ -274,6 +274,8 @@ export interface RouteConfig {
   readonly headers?: Readonly<Record<string, string>>;
   /** Query parameters that must be present with exactly these (decoded) values. */
   readonly query?: Readonly<Record<string, string>>;
+  /** `http`: only plain requests; `https`: only requests over TLS; absent: both. */
+  readonly scheme?: "http" | "https";
   /** The route's own runtime; the application's (the same object) when the route sets none. */
   readonly runtime: RuntimeConfig;
   /** Bytes; absent means the global limit. */

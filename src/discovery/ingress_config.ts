@@ -24,6 +24,8 @@
  */
 import type { KubeObject } from "./k8s_watch.ts";
 import { type KubeMember, nameOf, poolName, serviceMembers } from "./kube_pool.ts";
+import { checkPattern } from "../config/mod.ts";
+import { type IngressAnnotations, readAnnotations, regexPrefix } from "./nginx_annotations.ts";
 
 export { nameOf };
 
@@ -53,6 +55,8 @@ export interface IngressConfig {
   readonly defaultHost?: string;
   /** Problems found (a missing Service, a host claimed twice), for the log. */
   readonly warnings: readonly string[];
+  /** Files the configuration names (htpasswd files), relative to it; the caller writes them. */
+  readonly files: readonly { readonly name: string; readonly text: string }[];
 }
 
 /** The objects of the watched kinds. */
@@ -63,6 +67,11 @@ export interface IngressObjects {
   readonly secrets: Iterable<KubeObject>;
   /** Default `scalwsd`. */
   readonly ingressClass?: string;
+  /**
+   * TLS is served (`--https-address`): plain requests to a host of an Ingress's `spec.tls` are
+   * redirected to `https://` unless `nginx.ingress.kubernetes.io/ssl-redirect: "false"`.
+   */
+  readonly tlsServed?: boolean;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -103,7 +112,13 @@ interface PathEntry {
   readonly path: string;
   readonly exact: boolean;
   main?: Backend;
-  canary: { b: Backend; w: number }[];
+  /** The annotations of the Ingress that gave `main`. */
+  ann?: IngressAnnotations;
+  /** Plain requests are redirected to `https://`. */
+  ssl?: boolean;
+  /** `rewrite-target`: a regex rewrite. */
+  rewrite?: { match: string; to: string };
+  canary: { b: Backend; w: number; total: number; header?: string; headerValue?: string }[];
 }
 
 /** Builds the configuration sections and member lists from the objects. */
@@ -122,7 +137,11 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
   /** Pool -> namespace, service, service port object. */
   const poolTargets = new Map<string, { ns: string; svc: string; port: Any }>();
 
-  const poolFor = (ing: KubeObject, backend: Any): Backend | undefined => {
+  const poolFor = (
+    ing: KubeObject,
+    backend: Any,
+    poolSettings: Record<string, unknown>,
+  ): Backend | undefined => {
     const svcName = backend?.service?.name;
     const want = backend?.service?.port;
     if (typeof svcName !== "string" || want === undefined) return undefined;
@@ -144,17 +163,7 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
     }
     const pool = poolName(ns(ing), svcName, port.port);
     if (upstreams[pool] === undefined) {
-      const settings: Record<string, unknown> = { members_from: "api" };
-      const lb = ann(ing, "scalwsd.io/load-balance");
-      if (lb === "least_conn" || lb === "round_robin") settings.balance = lb;
-      if (lb === "hash") Object.assign(settings, { balance: "hash", hash: { by: "client_ip" } });
-      if (ann(ing, "scalwsd.io/affinity") === "cookie") {
-        Object.assign(settings, { balance: "hash", hash: { by: "cookie" } });
-      }
-      if (ann(ing, "scalwsd.io/backend-protocol")?.toUpperCase() === "HTTPS") {
-        settings.scheme = "https";
-      }
-      upstreams[pool] = settings;
+      upstreams[pool] = { members_from: "api", ...poolSettings };
       poolTargets.set(pool, { ns: ns(ing), svc: svcName, port });
     }
     return { pool };
@@ -162,23 +171,44 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
 
   // host -> path (with "=" or "^" for exact or prefix) -> main backend and canaries; host
   // owner namespace. Hostless rules go to DEFAULT_BACKEND_DOMAIN.
-  const hosts = new Map<string, { ns: string; paths: Map<string, PathEntry> }>();
+  const hosts = new Map<
+    string,
+    { ns: string; paths: Map<string, PathEntry>; limitReq?: IngressAnnotations["limitReq"] }
+  >();
+  const files: { name: string; text: string }[] = [];
   let defaultBackend: { ns: string; entry: PathEntry } | undefined;
   const certificates: IngressCertificate[] = [];
   const secrets = new Map<string, KubeObject>();
   for (const s of o.secrets) secrets.set(`${ns(s)}/${s.metadata.name}`, s);
   for (const ing of ours) {
-    const canaryText = ann(ing, "scalwsd.io/canary-weight");
-    const canary = canaryText === undefined ? undefined : Number(canaryText);
-    if (canary !== undefined && !(Number.isInteger(canary) && canary >= 0 && canary <= 100)) {
+    const spec = (ing as Any).spec ?? {};
+    const tlsHosts = new Set<string>();
+    for (const t of (spec.tls ?? []) as Any[]) {
+      for (const h of (t.hosts ?? []) as unknown[]) {
+        if (typeof h === "string") tlsHosts.add(h.toLowerCase());
+      }
+    }
+    const a = readAnnotations(ing, { hasTls: tlsHosts.size > 0, secrets, warnings });
+    const c = a.canary;
+    if (
+      c?.weight !== undefined &&
+      !(Number.isInteger(c.weight) && c.weight >= 0 && c.weight <= c.total)
+    ) {
       warnings.push(
-        `ingress ${ns(ing)}/${ing.metadata.name}: scalwsd.io/canary-weight must be 0..100`,
+        `ingress ${ns(ing)}/${ing.metadata.name}: ${
+          ann(ing, "scalwsd.io/canary-weight") !== undefined
+            ? "scalwsd.io/canary-weight must be 0..100"
+            : `canary-weight must be 0..${c.total}`
+        }`,
       );
       continue;
     }
-    const spec = (ing as Any).spec ?? {};
+    const canary = c === undefined
+      ? undefined
+      : { w: c.weight ?? 0, total: c.total, header: c.header, headerValue: c.headerValue };
+    if (a.authFile !== undefined) files.push(a.authFile);
     if (spec.defaultBackend !== undefined) {
-      const b = poolFor(ing, spec.defaultBackend);
+      const b = poolFor(ing, spec.defaultBackend, a.pool);
       if (b === undefined) {
         // poolFor said why (or the backend is a resource, which scalwsd cannot serve).
         if (spec.defaultBackend?.service === undefined) {
@@ -189,6 +219,7 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
       } else if (defaultBackend === undefined) {
         defaultBackend = { ns: ns(ing), entry: { path: "/", exact: false, canary: [] } };
         defaultBackend.entry.main = b;
+        defaultBackend.entry.ann = a;
       } else if (canary === undefined) {
         warnings.push(
           `ingress ${ns(ing)}/${ing.metadata.name}: defaultBackend ignored, ` +
@@ -207,16 +238,51 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
         );
         continue;
       }
+      if (canary === undefined && a.limitReq !== undefined) h.limitReq ??= a.limitReq;
+      const ssl = a.sslRedirect === "force" ||
+        (a.sslRedirect === "tls" && o.tlsServed === true && tlsHosts.has(host));
       for (const p of (rule.http?.paths ?? []) as Any[]) {
-        const b = poolFor(ing, p.backend);
+        const b = poolFor(ing, p.backend, a.pool);
         if (b === undefined) continue;
-        const path = normalisePath(p.path);
-        const exact = p.pathType === "Exact";
+        let path = normalisePath(p.path);
+        let exact = p.pathType === "Exact";
+        let rewrite: PathEntry["rewrite"];
+        if (a.regex && typeof p.path === "string") {
+          const r = regexPrefix(p.path);
+          if (r.partial) {
+            warnings.push(
+              `ingress ${ns(ing)}/${ing.metadata.name}: path "${p.path}" is routed as the prefix ` +
+                `${r.prefix}`,
+            );
+          }
+          path = r.prefix;
+          exact = false;
+          if (a.rewriteTarget !== undefined) {
+            const match = `^${p.path}`;
+            const problem = checkPattern(match);
+            if (typeof problem === "string") {
+              warnings.push(
+                `ingress ${ns(ing)}/${ing.metadata.name}: path "${p.path}": ${problem}; skipped`,
+              );
+              continue;
+            }
+            rewrite = { match, to: a.rewriteTarget };
+          }
+        }
         const key = `${exact ? "=" : "^"}${path}`;
         let entry = h.paths.get(key);
         if (entry === undefined) h.paths.set(key, entry = { path, exact, canary: [] });
-        if (canary !== undefined) entry.canary.push({ b, w: canary });
-        else entry.main ??= b;
+        if (canary !== undefined) entry.canary.push({ b, ...canary });
+        else if (entry.main === undefined) {
+          entry.main = b;
+          entry.ann = a;
+          entry.ssl = ssl;
+          if (rewrite !== undefined) entry.rewrite = rewrite;
+        } else if (entry.main.pool !== b.pool) {
+          warnings.push(
+            `ingress ${ns(ing)}/${ing.metadata.name}: path ${path} of ${host} is served already`,
+          );
+        }
       }
     }
     for (const t of ((ing as Any).spec?.tls ?? []) as Any[]) {
@@ -237,16 +303,78 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
     }
   }
 
-  const runtimeOf = (entry: PathEntry) => {
+  const runtimeOf = (entry: PathEntry): Record<string, unknown> | undefined => {
     if (entry.main === undefined && entry.canary.length === 0) return undefined;
-    if (entry.canary.length === 0) return { type: "proxy", upstream: { pool: entry.main!.pool } };
-    const share = entry.canary.reduce((n, c) => n + c.w, 0);
-    const backends = entry.canary.map((c) => ({ pool: c.b.pool, weight: c.w }));
+    if (entry.ann?.authBroken) return { type: "respond", status: 503, body: "unavailable\n" };
+    const proxy = entry.ann?.proxy ?? {};
+    const weighted = entry.canary.filter((c) => c.w > 0 || c.header === undefined);
+    if (weighted.length === 0) {
+      return entry.main === undefined
+        ? { type: "proxy", upstream: { pool: entry.canary[0].b.pool }, ...proxy }
+        : { type: "proxy", upstream: { pool: entry.main.pool }, ...proxy };
+    }
+    // Canary weights are out of their total (100 by default); the main backend has the rest.
+    const total = weighted[0].total;
+    const share = weighted.reduce((n, c) => n + c.w, 0);
+    const backends = weighted.map((c) => ({ pool: c.b.pool, weight: c.w }));
     if (entry.main !== undefined) {
-      backends.unshift({ pool: entry.main.pool, weight: Math.max(0, 100 - share) });
+      backends.unshift({ pool: entry.main.pool, weight: Math.max(0, total - share) });
     }
     if (!backends.some((x) => x.weight > 0)) backends[0] = { ...backends[0], weight: 1 };
-    return { type: "proxy", backends };
+    const scale = Math.max(...backends.map((b) => b.weight)) > 1000
+      ? 1000 / Math.max(...backends.map((b) => b.weight))
+      : 1;
+    return {
+      type: "proxy",
+      backends: scale === 1
+        ? backends
+        : backends.map((b) => ({ ...b, weight: Math.round(b.weight * scale) })),
+      ...proxy,
+    };
+  };
+
+  /** The routes of one path: https redirect, header canaries, then the path itself. */
+  const routesOf = (entry: PathEntry, rt: Record<string, unknown>): Record<string, unknown>[] => {
+    const at = entry.exact ? { path: entry.path, exact: true } : { path: entry.path };
+    const policies = [
+      ...(entry.ann?.policies ?? []),
+      ...(entry.rewrite ? [{ rewrite: { regex: entry.rewrite } }] : []),
+    ];
+    const extras = {
+      ...(policies.length > 0 ? { policies } : {}),
+      ...(entry.ann?.maxBody !== undefined ? { max_body: entry.ann.maxBody } : {}),
+    };
+    const out: Record<string, unknown>[] = [];
+    if (entry.ssl) {
+      out.push({
+        ...at,
+        scheme: "http",
+        runtime: rt,
+        policies: [{ redirect: { to: "https://$host$path$query", status: 308 } }],
+      });
+    }
+    const proxy = entry.ann?.proxy ?? {};
+    for (const c of entry.canary) {
+      if (c.header === undefined) continue;
+      out.push({
+        ...at,
+        headers: { [c.header]: c.headerValue ?? "always" },
+        runtime: { type: "proxy", upstream: { pool: c.b.pool }, ...proxy },
+        ...extras,
+      });
+      if (c.headerValue === undefined && entry.main !== undefined) {
+        out.push({
+          ...at,
+          headers: { [c.header]: "never" },
+          runtime: { type: "proxy", upstream: { pool: entry.main.pool }, ...proxy },
+          ...extras,
+        });
+      }
+    }
+    if (out.length > 0 || Object.keys(extras).length > 0) {
+      out.push({ ...at, runtime: rt, ...extras });
+    }
+    return out;
   };
 
   if (defaultBackend !== undefined && !hosts.has(DEFAULT_BACKEND_DOMAIN)) {
@@ -260,7 +388,10 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
     for (const [key, entry] of [...h.paths].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const rt = runtimeOf(entry);
       if (rt === undefined) continue;
+      const more = routesOf(entry, rt);
       if (key === "^/") root = rt;
+      if (more.length > 0) routes.push(...more);
+      else if (key === "^/") continue;
       else if (entry.exact) routes.push({ path: entry.path, exact: true, runtime: rt });
       else routes.push({ path: entry.path, runtime: rt });
     }
@@ -270,6 +401,7 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
       runtime: root ?? fallback ?? { type: "respond", status: 404, body: "no route\n" },
     };
     if (routes.length > 0) app.routes = routes;
+    if (h.limitReq !== undefined) app.limit_req = h.limitReq;
     const list = tenants.get(h.ns) ?? [];
     list.push(app);
     tenants.set(h.ns, list);
@@ -290,5 +422,6 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
     certificates,
     ...(hosts.has(DEFAULT_BACKEND_DOMAIN) ? { defaultHost: DEFAULT_BACKEND_DOMAIN } : {}),
     warnings,
+    files,
   };
 }

@@ -172,3 +172,59 @@ Deno.test("ingressConfig: Exact paths, rules without a host and defaultBackend m
     { type: "respond", status: 404, body: "no route\n" },
   );
 });
+
+Deno.test("ingressConfig: ingress-nginx annotations become policies, routes and warnings", () => {
+  const N = "nginx.ingress.kubernetes.io/";
+  const c = ingressConfig({
+    tlsServed: true,
+    ingresses: [{
+      metadata: meta("a", "site", {
+        annotations: {
+          [N + "configuration-snippet"]: "more_set_headers 'X: y';",
+          [N + "whitelist-source-range"]: "10.0.0.0/8",
+          [N + "proxy-body-size"]: "8m",
+          [N + "proxy-connect-timeout"]: "3",
+          [N + "limit-rps"]: "5",
+          [N + "no-such-thing"]: "1",
+        },
+      }),
+      spec: {
+        ingressClassName: "scalwsd",
+        tls: [{ hosts: ["www.test"], secretName: "cert" }],
+        rules: [{
+          host: "www.test",
+          http: {
+            paths: [{ path: "/", backend: { service: { name: "web", port: { number: 80 } } } }],
+          },
+        }],
+      },
+    }],
+    services: [{ metadata: meta("a", "web"), spec: { ports: [{ name: "http", port: 80 }] } }],
+    endpointSlices: [],
+    secrets: [{
+      metadata: meta("a", "cert"),
+      data: { "tls.crt": btoa("C"), "tls.key": btoa("K") },
+    }],
+  });
+  const rt = { type: "proxy", upstream: { pool: "p_a_web_80" }, connect_timeout: "3s" };
+  assert.deepEqual(c.tenants[0].applications, [{
+    name: "h_www-test",
+    domains: ["www.test"],
+    runtime: rt,
+    routes: [
+      {
+        path: "/",
+        scheme: "http",
+        runtime: rt,
+        policies: [{ redirect: { to: "https://$host$path$query", status: 308 } }],
+      },
+      { path: "/", runtime: rt, policies: [{ allow: ["10.0.0.0/8"] }], max_body: 8 * 1024 ** 2 },
+    ],
+    limit_req: { rate: "5r/s", burst: 25 },
+  }]);
+  assert.deepEqual(c.warnings, [
+    `ingress a/site: annotation ${N}configuration-snippet is refused (raw nginx configuration); ` +
+    "the Ingress is served without it",
+    `ingress a/site: annotation ${N}no-such-thing is not supported; ignored`,
+  ]);
+});

@@ -1,6 +1,6 @@
 /**
  * Routes tried in the order they are listed (`route_order: listed`): the first route whose
- * path (exact, or a segment-aligned prefix), method, headers and query all match wins; none:
+ * path (exact, or a segment-aligned prefix), method, scheme, headers and query all match wins; none:
  * the fallback (the application's own runtime). No grouping by path and no `405`: a method
  * that does not match is one more condition that fails. The Kubernetes Gateway API orders an
  * HTTPRoute's matches this way once they are sorted by its precedence rules (`scalwsd gateway`
@@ -16,6 +16,7 @@ interface Listed<T> {
   readonly methods: readonly string[] | null;
   readonly headers: readonly (readonly [string, string])[];
   readonly query: readonly (readonly [string, string])[];
+  readonly secure: boolean | null;
   readonly value: T;
 }
 
@@ -30,6 +31,7 @@ export class ListedRoutes<T> {
       methods: r.methods ?? null,
       headers: Object.entries(r.headers ?? {}),
       query: Object.entries(r.query ?? {}),
+      secure: r.scheme === undefined ? null : r.scheme === "https",
       value: r.value,
     }));
     this.usesQuery = routes.some((r) => r.query !== undefined);
@@ -49,6 +51,7 @@ export class ListedRoutes<T> {
         !(path.startsWith(p) && (path.length === p.length || path.charCodeAt(p.length) === 47))
       ) continue;
       if (r.methods !== null && !r.methods.includes(method)) continue;
+      if (r.secure !== null && r.secure !== ex.secure) continue;
       const hs = r.headers;
       for (let j = 0; j < hs.length; j++) {
         if (requestHeader(ex, hs[j][0]) !== hs[j][1]) continue next;

@@ -27,3 +27,16 @@ Deno.test("ListedRoutes: the first listed route whose path, method, headers and 
   assert.equal(m("/ab", "DELETE"), "fallback");
   assert.equal(m("/a/b?k=2", "PUT"), "fallback");
 });
+
+Deno.test("ListedRoutes: scheme https only over TLS, http only plain", () => {
+  const t = new ListedRoutes<string>(
+    [
+      { path: "/", exact: false, scheme: "https", value: "tls" },
+      { path: "/", exact: false, scheme: "http", value: "plain" },
+    ],
+    "fallback",
+  );
+  const ex = testExchange("/x");
+  assert.equal(ex.secure, false);
+  assert.equal(t.match(ex.path, ex), "plain");
+});

@@ -17,6 +17,8 @@ export interface RouteSpec<T> {
   /** Lower-case names. */
   readonly headers?: Readonly<Record<string, string>>;
   readonly query?: Readonly<Record<string, string>>;
+  /** `https`: over TLS only; `http`: plain only. */
+  readonly scheme?: "http" | "https";
   readonly value: T;
 }
 
@@ -24,6 +26,8 @@ interface Compiled<T> {
   readonly methods: readonly string[] | null;
   readonly headers: readonly (readonly [string, string])[];
   readonly query: readonly (readonly [string, string])[];
+  /** null: either; true: over TLS only; false: plain only. */
+  readonly secure: boolean | null;
   readonly value: T;
 }
 
@@ -36,10 +40,13 @@ interface Group<T> {
   readonly notAllowed: T;
 }
 
-/** Conditions of a route: the method list counts as one, each header and query pair as one. */
+/**
+ * Conditions of a route: the method list counts as one, each header and query pair as one, the
+ * scheme as one.
+ */
 export function conditionCount(r: Omit<RouteSpec<unknown>, "value">): number {
   return (r.methods !== undefined ? 1 : 0) + Object.keys(r.headers ?? {}).length +
-    Object.keys(r.query ?? {}).length;
+    Object.keys(r.query ?? {}).length + (r.scheme !== undefined ? 1 : 0);
 }
 
 /** `?a=1&b=x+y` as decoded pairs; a malformed escape leaves the raw text. */
@@ -102,6 +109,7 @@ export class RouteTable<T> {
           methods: r.methods ?? null,
           headers: Object.entries(r.headers ?? {}),
           query: Object.entries(r.query ?? {}),
+          secure: r.scheme === undefined ? null : r.scheme === "https",
           value: r.value,
         })),
         notAllowed: notAllowed(allow, sorted[0]),
@@ -142,6 +150,7 @@ export class RouteTable<T> {
 }
 
 function conditionsMatch<T>(r: Compiled<T>, ex: Exchange, query: Map<string, string> | null) {
+  if (r.secure !== null && r.secure !== ex.secure) return false;
   const hs = r.headers;
   for (let i = 0; i < hs.length; i++) {
     if (requestHeader(ex, hs[i][0]) !== hs[i][1]) return false;

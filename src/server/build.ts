@@ -208,7 +208,8 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
       });
       const fallback = entry(appHandler, appMax, compiler.compile(app.policies), "/");
       const conditional = app.routes.some((r) =>
-        r.exact || r.methods !== undefined || r.headers !== undefined || r.query !== undefined
+        r.exact || r.methods !== undefined || r.headers !== undefined || r.query !== undefined ||
+        r.scheme !== undefined
       );
       const router = app.route_order === "listed"
         ? new ListedRoutes(routes, fallback)
