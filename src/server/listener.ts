@@ -19,6 +19,7 @@ import { type Hop, TlsRelay } from "./tls_relay.ts";
 import { handshakeFailed, LogBudget } from "./tls_errors.ts";
 import { hostSupport, listenDirect, logTermination, termination } from "./tls_direct.ts";
 import { DRAIN_IDLE_GRACE, FrontConnection } from "../front/mod.ts";
+import { noDelayOnListeners } from "./tcp_nodelay.ts";
 import { FrontServe } from "./front_conn.ts";
 import { ServeSession } from "./serve_session.ts";
 import type { AcmeManager } from "../acme/mod.ts";
@@ -328,6 +329,7 @@ export class Listener {
           alpnProtocols: ALPN,
         });
         fresh.push(l);
+        noDelayOnListeners((l.addr as Deno.NetAddr).port);
         const state = { tls };
         b.sockets.push(l);
         b.ports.push((l.addr as Deno.NetAddr).port);
@@ -371,17 +373,24 @@ export class Listener {
     return done;
   }
 
-  /** The public socket for the current `tls` and `mode`. */
+  /**
+   * The public socket for the current `tls` and `mode`; a TLS listener's with TCP_NODELAY
+   * (tcp_nodelay.ts), which what it accepts inherits.
+   */
   private bind(port: number): Deno.Listener {
     const host = this.cfg.hostname;
     const hostname = host.startsWith("[") ? host.slice(1, -1) : host;
+    let l: Deno.Listener;
     if (this.tls !== null && this.mode === "direct") {
-      return listenDirect(hostname, port, this.tls.certs, ALPN);
+      l = listenDirect(hostname, port, this.tls.certs, ALPN);
+    } else {
+      // reusePort needs --unstable-net; the controller's instances ask for it, and `beside`.
+      l = this.reusePort || this.beside
+        ? Deno.listen({ hostname, port, reusePort: true } as Deno.TcpListenOptions)
+        : Deno.listen({ hostname, port });
     }
-    // reusePort needs --unstable-net; the controller's instances ask for it, and `beside`.
-    return this.reusePort || this.beside
-      ? Deno.listen({ hostname, port, reusePort: true } as Deno.TcpListenOptions)
-      : Deno.listen({ hostname, port });
+    if (this.tls !== null) noDelayOnListeners((l.addr as Deno.NetAddr).port);
+    return l;
   }
 
   /**
