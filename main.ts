@@ -9,10 +9,11 @@
  *   scalwsd gateway ...             Kubernetes Gateway API controller (one process)
  */
 // Only what runs before the SIGUSR1 guard is imported statically: the guard may re-execute the
-// process, and the commands' module graph is loaded once, after it (dynamic imports below).
+// process, and the commands' module graph is loaded once, after it (dynamic imports below). So
+// the two files it needs, not their rooms' faces (deno task layers allows main.ts this).
 import { parseArgs } from "node:util";
-import { blockUsr1 } from "./src/base/mod.ts";
-import { log } from "./src/observe/mod.ts";
+import { blockUsr1 } from "./src/base/usr1.ts";
+import { log } from "./src/observe/log.ts";
 
 export const USAGE = `usage:
   scalwsd [run] --config FILE       serve the configuration (SIGHUP reloads, SIGUSR1 reopens the
