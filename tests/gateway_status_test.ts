@@ -260,6 +260,50 @@ spec:
       c.remove("Secret", `${INFRA}/tls-validity-checks-certificate`);
     });
 
+    await step(
+      "an HTTP listener redirects to the HTTPS listener of the same hostname",
+      async () => {
+        c.api.put("secrets", await c.tlsSecret(INFRA, "site-cert", ["site.example"]));
+        c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: site, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners:
+  - {name: http, port: 80, protocol: HTTP, hostname: site.example}
+  - name: https
+    port: 443
+    protocol: HTTPS
+    hostname: site.example
+    tls: {certificateRefs: [{name: site-cert}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: to-https, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: site, sectionName: http}]
+  rules: [{filters: [{type: RequestRedirect, requestRedirect: {scheme: https, statusCode: 301}}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: site, sectionName: https}]
+  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
+`);
+        await accepted(c, `${INFRA}/site`, `${INFRA}/to-https`, `${INFRA}/app`);
+        const a = await c.expect({ host: "site.example", path: "/cart?x=1" }, { status: 301 });
+        assert.equal(a.headers.get("location"), "https://site.example/cart?x=1");
+        await c.eventually("https://site.example/ -> v1", async () => {
+          const r = await c.sendTls("site.example", "/cart");
+          assert.equal(r.status, 200);
+          assert.equal(r.echo?.backend, V1);
+        });
+        c.remove("Secret", `${INFRA}/site-cert`);
+      },
+    );
+
     await step("HTTPRouteObservedGenerationBump", async () => {
       const yaml = (backend: string) => `
 apiVersion: gateway.networking.k8s.io/v1

@@ -17,8 +17,9 @@
  *   (RequestHeaderModifier, ResponseHeaderModifier, URLRewrite hostname), `rewrite`
  *   (URLRewrite path), `redirect` (RequestRedirect).
  *
- * Several Gateways share scalwsd's listeners: the listeners of one port and hostname are
- * served together, and the host table is one for every port.
+ * Several Gateways share scalwsd's listeners: the listeners of one protocol and hostname are
+ * served together whatever their port (the host table is one for every port); HTTP and HTTPS
+ * listeners are told apart by the routes' `scheme`.
  */
 import { type KubeMember, poolName, serviceMembers } from "./kube_pool.ts";
 import type { KubeObject } from "./k8s_watch.ts";
@@ -146,18 +147,25 @@ export function gatewayConfig(
     });
   }
 
-  // Listener hostname "slots": every listener of every Gateway with that hostname (any port).
-  const slots = new Map<string | undefined, GatewayListener[]>();
+  // Listener hostname "slots" per protocol: every listener of every Gateway with that protocol
+  // and hostname (any port). HTTP and HTTPS listeners are told apart by the routes' `scheme`.
+  const byProtocol = new Map<string, Map<string | undefined, GatewayListener[]>>();
   for (const gw of model.gateways) {
     for (const l of gw.listeners) {
       if (!l.usable) continue;
+      let slots = byProtocol.get(l.protocol);
+      if (slots === undefined) byProtocol.set(l.protocol, slots = new Map());
       const list = slots.get(l.hostname);
       if (list === undefined) slots.set(l.hostname, [l]);
       else list.push(l);
     }
   }
-  /** The most specific listener hostname that covers the key. */
-  const slotOf = (k: string | undefined): string | undefined | null => {
+  const split = byProtocol.size > 1;
+  /** The most specific listener hostname of `slots` that covers the key. */
+  const slotOf = (
+    slots: Map<string | undefined, GatewayListener[]>,
+    k: string | undefined,
+  ): string | undefined | null => {
     let best: string | undefined | null = null;
     for (const h of slots.keys()) {
       if (!covers(h, k)) continue;
@@ -171,7 +179,8 @@ export function gatewayConfig(
     return best;
   };
 
-  const keys = new Set<string | undefined>(slots.keys());
+  const keys = new Set<string | undefined>();
+  for (const slots of byProtocol.values()) for (const h of slots.keys()) keys.add(h);
   for (const a of model.attachments) for (const h of a.hostnames) keys.add(h);
 
   const upstreams: Record<string, Record<string, unknown>> = {};
@@ -190,9 +199,12 @@ export function gatewayConfig(
   };
 
   for (const k of [...keys].sort((x, y) => (x ?? "~") < (y ?? "~") ? -1 : 1)) {
-    const slot = slotOf(k);
-    if (slot === null) continue;
-    const slotListeners = new Set(slots.get(slot)!);
+    const slotListeners = new Set<GatewayListener>();
+    for (const slots of byProtocol.values()) {
+      const slot = slotOf(slots, k);
+      if (slot !== null) for (const l of slots.get(slot)!) slotListeners.add(l);
+    }
+    if (slotListeners.size === 0) continue;
     const placed: Placed[] = [];
     for (const a of model.attachments) {
       if (!slotListeners.has(a.listener)) continue;
@@ -270,6 +282,7 @@ export function gatewayConfig(
         ...(p.method !== undefined ? { methods: [p.method] } : {}),
         ...(Object.keys(p.headers).length > 0 ? { headers: p.headers } : {}),
         ...(Object.keys(p.query).length > 0 ? { query: p.query } : {}),
+        ...(split ? { scheme: p.listener.protocol === "HTTPS" ? "https" : "http" } : {}),
         runtime: t.runtime,
         ...(policies.length > 0 ? { policies } : {}),
       };
