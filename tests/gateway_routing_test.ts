@@ -524,6 +524,55 @@ spec:
         await c.expect({ host, path: "/" }, want === 404 ? { status: 404 } : { backend: want });
       }
     });
+    await step("HTTPRoutePathMatchOrder", async () => {
+      const rule = (type: string, value: string, backend: string) =>
+        `  - matches: [{path: {type: ${type}, value: ${value}}}]\n    backendRefs: [{name: ${backend}, port: 8080}]`;
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: path-matching-order, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules:
+${rule("Exact", "/match", V1)}
+${rule("Exact", "/match/exact", V2)}
+${rule("Exact", "/match/exact/one", V3)}
+${rule("PathPrefix", "/match/", V3)}
+${rule("PathPrefix", "/match/prefix/", V1)}
+${rule("PathPrefix", "/match/prefix/one", V2)}
+`);
+      await accepted(c, SAME, `${INFRA}/path-matching-order`);
+      const cases: [string, string][] = [
+        ["/match/exact/one", V3],
+        ["/match/exact", V2],
+        ["/match", V1],
+        ["/match/prefix/one/any", V2],
+        ["/match/prefix/any", V1],
+        ["/match/any", V3],
+      ];
+      for (const [path, backend] of cases) await c.expect({ path }, { backend });
+    });
+
+    await step("HTTPRouteNoBackendRefs", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: omitted-backendrefs, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules:
+  - matches: [{path: {type: Exact, value: /omitted-no-forward}}]
+  - matches: [{path: {type: Exact, value: /empty-no-forward}}]
+    backendRefs: []
+  - matches: [{path: {type: PathPrefix, value: /}}]
+    backendRefs: [{name: infra-backend-v1, port: 8080}]
+`);
+      await accepted(c, SAME, `${INFRA}/omitted-backendrefs`);
+      await c.expect({ path: "/forward" }, { backend: V1 });
+      await c.expect({ path: "/omitted-no-forward" }, { status: 500 });
+      await c.expect({ path: "/empty-no-forward" }, { status: 500 });
+    });
+
     await step("docs/kubernetes.md: the HTTPRoute example end to end", async () => {
       const block = yamlBlocks(
         await Deno.readTextFile(new URL("../docs/kubernetes.md", import.meta.url)),

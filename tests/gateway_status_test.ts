@@ -525,6 +525,233 @@ spec:
       await routeHas(c, `${INFRA}/http-route-4`, unresolved, "ResolvedRefs", "False");
     });
 
+    await step("HTTPRouteInvalidParentRefNotMatchingSectionName", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: httproute-listener-not-matching-section-name, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace, namespace: ${INFRA}, port: 80, sectionName: http1}]
+  rules: [{backendRefs: [{name: infra-backend-v1, kind: Service, port: 8080}]}]
+`);
+      const route = `${INFRA}/httproute-listener-not-matching-section-name`;
+      await routeHas(c, route, SAME, "Accepted", "False", "NoMatchingParent");
+      assert.equal(c.listener(SAME, "http").attachedRoutes, 0);
+    });
+
+    await step("HTTPRouteInvalidCrossNamespaceParentRef", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: invalid-cross-namespace-parent-ref, namespace: ${WEB}}
+spec:
+  parentRefs: [{name: same-namespace, namespace: ${INFRA}}]
+  rules: [{backendRefs: [{name: web-backend, port: 8080}]}]
+`);
+      const route = `${WEB}/invalid-cross-namespace-parent-ref`;
+      await routeHas(c, route, SAME, "ResolvedRefs", "True");
+      await routeHas(c, route, SAME, "Accepted", "False", "NotAllowedByListeners");
+      assert.equal(c.listener(SAME, "http").attachedRoutes, 0);
+    });
+
+    await step("GatewayInvalidRouteKind", async () => {
+      const gw = (name: string, kinds: string) => `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ${name}, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}, kinds: ${kinds}}}]
+`;
+      c.apply(
+        gw("gateway-only-invalid-route-kind", "[{kind: InvalidRoute}]") +
+          gw(
+            "gateway-supported-and-invalid-route-kind",
+            "[{kind: InvalidRoute}, {kind: HTTPRoute}]",
+          ),
+      );
+      for (
+        const [name, kinds] of [["gateway-only-invalid-route-kind", []], [
+          "gateway-supported-and-invalid-route-kind",
+          [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }],
+        ]] as const
+      ) {
+        await c.eventually(`${name} InvalidRouteKinds`, () => {
+          const l = c.listener(`${INFRA}/${name}`, "http");
+          assert.deepEqual(l?.supportedKinds, kinds);
+          const x = condition(l.conditions, "ResolvedRefs");
+          assert.equal(x.status, "False");
+          assert.equal(x.reason, "InvalidRouteKinds");
+          assert.equal(l.attachedRoutes, 0);
+        });
+      }
+    });
+
+    await step("GatewayListenerUnsupportedProtocol", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-only-unsupported-protocols, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners: [{name: invalid, port: 1111, protocol: INVALID}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-supported-and-unsupported-protocols, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners: [{name: http, port: 80, protocol: HTTP}, {name: invalid, port: 1111, protocol: INVALID}]
+`);
+      const gateway = (name: string) => c.get("Gateway", `${INFRA}/${name}`);
+      await c.eventually("Accepted of both Gateways", () => {
+        const only = condition(
+          gateway("gateway-only-unsupported-protocols").status?.conditions,
+          "Accepted",
+        );
+        assert.equal(only?.status, "False");
+        assert.equal(only.reason, "ListenersNotValid");
+        const mixed = condition(
+          gateway("gateway-supported-and-unsupported-protocols").status?.conditions,
+          "Accepted",
+        );
+        assert.equal(mixed?.status, "True");
+        assert.equal(mixed.reason, "ListenersNotValid");
+        for (
+          const [g, l, status, reason] of [
+            ["gateway-only-unsupported-protocols", "invalid", "False", "UnsupportedProtocol"],
+            ["gateway-supported-and-unsupported-protocols", "http", "True", "Accepted"],
+            [
+              "gateway-supported-and-unsupported-protocols",
+              "invalid",
+              "False",
+              "UnsupportedProtocol",
+            ],
+          ]
+        ) {
+          const x = condition(c.listener(`${INFRA}/${g}`, l).conditions, "Accepted");
+          assert.deepEqual([x.status, x.reason], [status, reason]);
+        }
+      });
+      // Nothing listens for the invalid listener.
+      assert.equal(c.gateway.server.bound.get("gw-1111"), undefined);
+    });
+
+    await step("GatewayClassObservedGenerationBump", async () => {
+      const yaml = (description: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: gatewayclass-observed-generation-bump}
+spec: {controllerName: scalwsd.io/gateway-controller, description: ${description}}
+`;
+      const latest = () =>
+        c.eventually("the class's Accepted at its generation", () => {
+          const g = c.get("GatewayClass", "gatewayclass-observed-generation-bump");
+          const x = condition(g.status?.conditions, "Accepted");
+          assert.equal(x?.status, "True");
+          assert.equal(x.observedGeneration, g.metadata.generation);
+        });
+      c.apply(yaml("old"));
+      await latest();
+      const before =
+        c.get("GatewayClass", "gatewayclass-observed-generation-bump").metadata.generation;
+      c.apply(yaml("new"));
+      assert.notEqual(
+        c.get("GatewayClass", "gatewayclass-observed-generation-bump").metadata.generation,
+        before,
+      );
+      await latest();
+    });
+
+    await step("GatewaySecretInvalidReferenceGrant", async () => {
+      c.api.put("secrets", await c.tlsSecret(WEB, "certificate", ["secret.example"]));
+      const grant = (name: string, ns: string, from: string, to: string) => `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: ${name}, namespace: ${ns}}
+spec: {from: [${from}], to: [${to}]}
+`;
+      const fromOk = `{group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA}}`;
+      const toOk = '{group: "", kind: Secret, name: certificate}';
+      c.apply(
+        httpsGateway(
+          "gateway-secret-invalid-reference-grant",
+          '{group: "", kind: Secret, name: certificate',
+          WEB,
+        ) +
+          grant(
+            "reference-grant-wrong-namespace",
+            "gateway-conformance-app-backend",
+            fromOk,
+            toOk,
+          ) +
+          grant(
+            "reference-grant-wrong-from-group",
+            WEB,
+            `{group: not-the-group-youre-looking-for, kind: Gateway, namespace: ${INFRA}}`,
+            toOk,
+          ) +
+          grant(
+            "reference-grant-wrong-from-kind",
+            WEB,
+            `{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA}}`,
+            toOk,
+          ) +
+          grant(
+            "reference-grant-wrong-from-namespace",
+            WEB,
+            "{group: gateway.networking.k8s.io, kind: Gateway, namespace: not-the-namespace-youre-looking-for}",
+            toOk,
+          ) +
+          grant(
+            "reference-grant-wrong-to-group",
+            WEB,
+            fromOk,
+            "{group: not-the-group-youre-looking-for, kind: Secret, name: not-the-certificate-youre-looking-for}",
+          ) +
+          grant(
+            "reference-grant-wrong-to-kind",
+            WEB,
+            fromOk,
+            '{group: "", kind: Service, name: certificate}',
+          ) +
+          grant(
+            "reference-grant-wrong-to-name",
+            WEB,
+            fromOk,
+            '{group: "", kind: Secret, name: not-the-certificate-youre-looking-for}',
+          ),
+      );
+      await listenerHas(c, `${INFRA}/gateway-secret-invalid-reference-grant`, "https", [
+        ["ResolvedRefs", "False", "RefNotPermitted"],
+      ], 0);
+    });
+
+    await step("GatewaySecretReferenceGrantAllInNamespace", async () => {
+      c.apply(
+        httpsGateway(
+          "gateway-secret-reference-grant-all-in-namespace",
+          '{group: "", kind: Secret, name: certificate',
+          WEB,
+        ) + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: reference-grant-all-in-namespace, namespace: ${WEB}}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA}}]
+  to: [{group: "", kind: Secret}]
+`,
+      );
+      await listenerHas(c, `${INFRA}/gateway-secret-reference-grant-all-in-namespace`, "https", [
+        ["Programmed", "True", "Programmed"],
+        ["ResolvedRefs", "True"],
+      ], 0);
+      c.remove("Secret", `${WEB}/certificate`);
+    });
+
     await step("listener conflicts: HostnameConflict and ProtocolConflict", async () => {
       c.apply(`
 apiVersion: gateway.networking.k8s.io/v1

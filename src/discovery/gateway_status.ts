@@ -101,9 +101,12 @@ export function gatewayStatusPatches(
     const old = (g as Any).status ?? {};
     const anyAccepted = gw.listeners.some((l) => l.usable);
     const anyProgrammed = gw.listeners.some((l) => l.programmed);
+    const allAccepted = gw.listeners.every((l) => l.usable);
     const conditions = [
-      anyAccepted || gw.listeners.length === 0
+      allAccepted
         ? condition(g, "Accepted", true, "Accepted")
+        : anyAccepted
+        ? condition(g, "Accepted", true, "ListenersNotValid", "some listeners are not valid")
         : condition(g, "Accepted", false, "ListenersNotValid", "no listener is valid"),
       anyProgrammed
         ? condition(g, "Programmed", true, "Programmed")
