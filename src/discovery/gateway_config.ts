@@ -202,7 +202,7 @@ export function gatewayConfig(
     const slotListeners = new Set<GatewayListener>();
     for (const slots of byProtocol.values()) {
       const slot = slotOf(slots, k);
-      if (slot !== null) for (const l of slots.get(slot)!) slotListeners.add(l);
+      if (slot !== null) { for (const l of slots.get(slot)!) slotListeners.add(l); }
     }
     if (slotListeners.size === 0) continue;
     const placed: Placed[] = [];
