@@ -10,7 +10,7 @@
  * 0.95x nginx's, p99 at most 1.2x nginx's, nothing left waiting.
  *
  *   deno task bench php-apps [--duration 10s] [--warmup 3s] [--connections 4,16,64]
- *                            [--apps wordpress,dokuwiki] [--repeat 1] [--keep]
+ *                            [--apps wordpress,dokuwiki] [--repeat 1] [--keep] [--prof DIR]
  *
  * Needs root (WordPress's configuration goes to /etc/wordpress/config-NAME.php, removed at the
  * end), wrk, nginx, php-fpm, mariadb-server, wordpress, dokuwiki.
@@ -59,6 +59,8 @@ interface Options {
   apps: App[];
   repeat: number;
   keep: boolean;
+  /** A directory for scalwsd's V8 CPU profile (`--cpu-prof`), written when it stops. */
+  prof: string | undefined;
 }
 
 function options(argv: string[]): Options {
@@ -71,6 +73,7 @@ function options(argv: string[]): Options {
       apps: { type: "string", default: "wordpress,dokuwiki" },
       repeat: { type: "string", default: "1" },
       keep: { type: "boolean", default: false },
+      prof: { type: "string" },
     },
   });
   const secs = (v: string) => Math.max(1, Math.round(wrkTimeMs(v) / 1000));
@@ -85,6 +88,7 @@ function options(argv: string[]): Options {
     apps: apps as App[],
     repeat: Math.max(1, Number(values.repeat)),
     keep: values.keep!,
+    prof: values.prof,
   };
 }
 
@@ -211,6 +215,8 @@ async function main(argv: string[]): Promise<number> {
         listeners: [{ name: "http", address: `127.0.0.1:${ps}` }],
         admin: undefined,
         metrics: { address: `127.0.0.1:${pm}` },
+        // As nginx's `access_log off` beside it.
+        access_log: "off",
       },
       apps: [wordpressApp(wp, fpm.address, WP_HOST), dokuwikiApp(fpm.address, WIKI_HOST)].map(
         (a) => ({ ...a, runtime: { ...a.runtime, status_path: "/fpm-status" } }),
@@ -225,7 +231,16 @@ async function main(argv: string[]): Promise<number> {
     const scalwsd = await procs.spawn(
       "scalwsd",
       Deno.execPath(),
-      ["run", "--allow-all", "--unstable-net", MAIN_TS, "run", "--config", `${dir}/scalwsd.yaml`],
+      [
+        "run",
+        "--allow-all",
+        "--unstable-net",
+        ...(opt.prof === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${opt.prof}`]),
+        MAIN_TS,
+        "run",
+        "--config",
+        `${dir}/scalwsd.yaml`,
+      ],
       `${dir}/scalwsd.log`,
     );
     const nginxMaster = await procs.spawn(
@@ -289,7 +304,8 @@ async function main(argv: string[]): Promise<number> {
         `http://127.0.0.1:${ports[server]}${p.path}`,
       ]);
       const after = await cpuTicks(pids[server]);
-      // What is still queued the moment the load stops.
+      // What is still queued once the load stopped and its connections closed (250 ms later).
+      await new Promise((r) => setTimeout(r, 250));
       const [fq, sq] = await Promise.all([
         fpmQueue(),
         server === "scalwsd" ? scalwsdQueue() : Promise.resolve(0),

@@ -129,6 +129,11 @@ export class FakeFcgiServer {
   connections = 0;
   requests: ReceivedRequest[] = [];
 
+  /** Connections open now (the client has not closed them yet). */
+  get open(): number {
+    return this.#conns.size;
+  }
+
   /** `onConn` serves one connection; the default answers each request with `respond`. */
   constructor(onConn: (conn: Deno.Conn, server: FakeFcgiServer) => Promise<void>) {
     this.dir = Deno.makeTempDirSync({ prefix: "scalwsd-fcgi-" });

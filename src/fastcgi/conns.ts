@@ -1,12 +1,20 @@
 /**
  * The connections to one FastCGI server (one PHP-FPM pool's socket): at most `limit` at once,
- * one per request (no `FCGI_KEEP_CONN`, as nginx's default `fastcgi_keep_conn off`: a PHP-FPM
- * worker serves one connection for as long as it stays open, so a kept connection would pin a
- * worker), and requests past the limit wait here in arrival order, at most `maxQueue` of them.
- * Not a keep-alive pool: `maxIdle` is 0, every connection closes when its request ends.
+ * and requests past the limit wait here in arrival order, at most `maxQueue` of them. A
+ * connection whose answer ended goes straight to the first waiting request (`FCGI_KEEP_CONN`
+ * is set), at most `MAX_HANDOFFS` requests in a row; with nobody waiting it is closed, never
+ * kept idle: a PHP-FPM worker serves one connection for as long as it stays open, so an idle
+ * kept connection would pin a worker that other clients of the pool (its status page, another
+ * server) need. Not a keep-alive pool: `maxIdle` is 0. See docs/php.md for the measurements.
  */
 
-import { type Connector, ConnPool, type Http1Conn, UpstreamError } from "../http1/mod.ts";
+import {
+  type Bytes,
+  type Connector,
+  ConnPool,
+  type Http1Conn,
+  UpstreamError,
+} from "../http1/mod.ts";
 import type { HistogramSeries, Metrics, Series } from "../observe/mod.ts";
 
 /** Connections at once when neither `max_conns` nor PHP-FPM's status says otherwise. */
@@ -125,14 +133,32 @@ export class FcgiQueueTimeout extends UpstreamError {
   }
 }
 
+/** Buffers larger than this are not kept for the next connection. */
+const SPARE_MAX = 65536;
+const EMPTY_BUF = new Uint8Array(0);
+
+/** The buffers of a closed connection. */
+interface Spare {
+  /** Null when the body took it (a view of it was the response body). */
+  readonly buf: Bytes | null;
+  readonly out: Uint8Array;
+}
+
 /** A request waiting for a connection. */
 interface Waiter {
-  resolve(admitted: boolean): void;
+  /** false: not admitted; true: a slot; a connection: a slot with the connection handed over. */
+  resolve(admitted: Admitted): void;
   timer: ReturnType<typeof setTimeout> | undefined;
   since: number;
   /** Admitted or timed out: skipped when it comes up. */
   done: boolean;
 }
+
+/** What a wait ends with: false (timed out, or the client left), a slot, or a slot and a connection. */
+export type Admitted = boolean | Http1Conn;
+
+/** Requests one connection carries at most before it is closed (others may reach PHP-FPM). */
+export const MAX_HANDOFFS = 16;
 
 /** Settings of `FcgiConns`. */
 export interface FcgiConnsOptions {
@@ -176,6 +202,14 @@ export class FcgiConns extends ConnPool {
   readonly activity: FcgiActivity | null;
   readonly #queue: Waiter[] = [];
   #head = 0;
+  /**
+   * Read and write buffers of closed connections, taken by the next ones: a connection per
+   * request would otherwise allocate 20 KiB per request (a quarter of scalwsd's CPU went to
+   * the garbage collector under DokuWiki before).
+   */
+  readonly #spare: Spare[] = [];
+  /** Requests each connection carried, when more than one. */
+  readonly #uses = new WeakMap<Http1Conn, number>();
 
   constructor(connector: Connector, options: FcgiConnsOptions) {
     super(connector, { maxIdle: 0 });
@@ -222,9 +256,9 @@ export class FcgiConns extends ConnPool {
    * first or the client left (`tie`: it is then dropped from the queue and counted). Throws
    * `FcgiQueueFull` at once when `maxQueue` requests already wait.
    */
-  wait(timeoutMs: number, tie?: ClientTie): Promise<boolean> {
+  wait(timeoutMs: number, tie?: ClientTie): Promise<Admitted> {
     if (this.waiting >= this.maxQueue) throw new FcgiQueueFull(this.waiting);
-    return new Promise<boolean>((resolve) => {
+    return new Promise<Admitted>((resolve) => {
       const w: Waiter = { resolve, timer: undefined, since: performance.now(), done: false };
       w.timer = setTimeout(() => {
         if (w.done) return;
@@ -263,17 +297,42 @@ export class FcgiConns extends ConnPool {
     while (this.waiting > 0 && this.busy < this.limit) {
       const w = this.#next();
       if (w === null) break;
-      w.done = true;
-      clearTimeout(w.timer);
-      this.waiting--;
       this.busy++;
-      const s = this.series;
-      if (s !== null) {
-        s.queue.value--;
-        s.wait.observe((performance.now() - w.since) / 1000);
-      }
-      w.resolve(true);
+      this.#admit(w, true);
     }
+  }
+
+  #admit(w: Waiter, with_: Admitted): void {
+    w.done = true;
+    clearTimeout(w.timer);
+    this.waiting--;
+    const s = this.series;
+    if (s !== null) {
+      s.queue.value--;
+      s.wait.observe((performance.now() - w.since) / 1000);
+    }
+    w.resolve(with_);
+  }
+
+  /**
+   * Hands `conn` (its answer read whole, sent with `FCGI_KEEP_CONN`) with its slot to the
+   * first waiter: PHP-FPM's worker takes the next request at once, with no connect and no
+   * accept. True when handed; false when nobody waits, the connection carried
+   * `MAX_HANDOFFS` requests, or the limit went down (the caller then closes it).
+   */
+  handOff(conn: Http1Conn): boolean {
+    if (this.waiting === 0 || this.busy > this.limit || conn.closed || conn.start !== conn.end) {
+      return false;
+    }
+    const uses = (this.#uses.get(conn) ?? 1) + 1;
+    if (uses > MAX_HANDOFFS) return false;
+    const w = this.#next();
+    if (w === null) return false;
+    this.#uses.set(conn, uses);
+    conn.idleFor = 0;
+    conn.start = conn.end = 0;
+    this.#admit(w, conn);
+    return true;
   }
 
   #next(): Waiter | null {
@@ -296,13 +355,41 @@ export class FcgiConns extends ConnPool {
   override async open(timeoutMs: number): Promise<Http1Conn> {
     const conn = await super.open(timeoutMs);
     if (this.series !== null) this.series.connections.value++;
+    const spare = this.#spare.pop();
+    if (spare !== undefined) {
+      if (spare.buf !== null) conn.buf = spare.buf;
+      conn.out.buf = spare.out;
+    }
     return conn;
+  }
+
+  /**
+   * Keeps `conn`'s buffers for the next connection, unless `lent` (a response body is a view
+   * of its read buffer) or they grew large.
+   */
+  #reclaim(conn: Http1Conn, lent: boolean): void {
+    if (this.#spare.length >= this.limit || conn.out.buf.length > SPARE_MAX) return;
+    const buf = lent || conn.buf.length > SPARE_MAX ? null : conn.buf;
+    this.#spare.push({ buf, out: conn.out.buf });
+    if (buf !== null) conn.buf = EMPTY_BUF;
   }
 
   /** Ends an exchange: the connection closes and its slot goes to the next waiter. */
   override release(conn: Http1Conn, _reusable: boolean): void {
     if (!conn.inUse) return;
     this.drop(conn);
+    this.leave();
+  }
+
+  /**
+   * Ends an exchange that ended well (END_REQUEST read, no read pending): its buffers go to the
+   * next connection, but for the read buffer when the response body is a view of it (`lent`).
+   */
+  finished(conn: Http1Conn, lent: boolean): void {
+    if (!conn.inUse) return;
+    if (!lent && this.handOff(conn)) return;
+    this.drop(conn);
+    this.#reclaim(conn, lent);
     this.leave();
   }
 

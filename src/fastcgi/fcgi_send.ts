@@ -37,8 +37,12 @@ import { type CgiHead, findCgiHeadEnd, MAX_CGI_HEAD, parseCgiHead } from "./pars
 import { FcgiBodySource } from "./read_stdout.ts";
 import { type ClientTie, FcgiClientGone, FcgiConns, FcgiQueueTimeout } from "./conns.ts";
 
-/** Bodies up to this size are read whole before the answer starts; larger ones stream. */
-export const SMALL_BODY = 65536;
+/**
+ * Bodies up to this size are read whole before the answer starts (one write, with its
+ * Content-Length); larger ones stream, a chunk per STDOUT record. 256 KiB as most pages of
+ * WordPress and DokuWiki fit (streaming them cost a write and a chunk header per 8 KiB record).
+ */
+export const SMALL_BODY = 262144;
 /** STDIN bodies up to this size are copied behind the params and written at once. */
 const COALESCE_LIMIT = 16384;
 
@@ -90,16 +94,20 @@ export async function fcgiSend(
   const gate = pool instanceof FcgiConns ? pool : null;
   const tie = gate === null ? undefined : opts.tie;
   if (tie?.gone) throw new FcgiClientGone(true);
+  let handed: Http1Conn | null = null;
   if (gate !== null && !gate.tryEnter()) {
-    if (!await gate.wait(timeout, tie)) {
+    const admitted = await gate.wait(timeout, tie);
+    if (admitted === false) {
       if (tie?.gone) throw new FcgiClientGone(true);
       throw new FcgiQueueTimeout(timeout);
     }
+    if (admitted !== true) handed = admitted;
     tie?.arm(null);
     timeout = Math.max(1, timeout - (performance.now() - start));
   }
-  const keepConn = pool.maxIdle > 0;
-  let conn = pool.acquire();
+  // Kept past the answer only to be handed to a waiting request (`FcgiConns.handOff`).
+  const keepConn = pool.maxIdle > 0 || gate !== null;
+  let conn = handed ?? pool.acquire();
   let resent = false;
   let connect = 0;
   for (;;) {
@@ -284,7 +292,8 @@ class BodyParts {
     const s = this.spans;
     if (s.length === 0) return;
     if (this.copy === null || this.copy.length < this.total) {
-      const next = new Uint8Array(Math.max(this.total, 4096, (this.copy?.length ?? 0) * 2));
+      // 32 KiB first: a page of several records does not grow the copy four times.
+      const next = new Uint8Array(Math.max(this.total, 32768, (this.copy?.length ?? 0) * 2));
       if (this.copy !== null) next.set(this.copy.subarray(0, this.copied));
       this.copy = next;
     }
@@ -331,9 +340,17 @@ async function readAnswer(
     if (rec.ended) {
       rec.skip();
       watchdog.disarm(conn);
-      const body = bodyless ? null : parts.bytes(conn.buf);
-      // The body view must be handed over before the connection serves another request.
-      pool.release(conn, conn.start === conn.end);
+      let body = bodyless ? null : parts.bytes(conn.buf);
+      // The body view must be handed over before the connection serves another request:
+      // copied when a request waits for this connection (cheaper than a new connection).
+      if (pool instanceof FcgiConns) {
+        let lent = body !== null && body.buffer === conn.buf.buffer;
+        if (lent && pool.waiting > 0) {
+          body = body!.slice();
+          lent = false;
+        }
+        pool.finished(conn, lent);
+      } else pool.release(conn, conn.start === conn.end);
       opts.onFinish?.bodyFinished(true, body === null ? 0 : body.length);
       return { status: cgi.status, statusText: cgi.statusText, headers: cgi.headers, body };
     }

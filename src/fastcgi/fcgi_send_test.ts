@@ -16,6 +16,7 @@ import {
 } from "./_fake_server.ts";
 import { ParamsBuffer } from "./params.ts";
 import { type FcgiRequest, fcgiSend, type FcgiSendOptions } from "./fcgi_send.ts";
+import { FcgiConns, MAX_HANDOFFS } from "./conns.ts";
 import { STDOUT } from "./record.ts";
 
 class Finished implements FinishListener {
@@ -287,14 +288,14 @@ Deno.test("fcgiSend: a header block over 64 KiB is refused", async () => {
 Deno.test("fcgiSend: a close in the middle of a large body errors the stream", async () => {
   await using _ = { [Symbol.asyncDispose]: () => server.close() };
   const parts = [stdout("A: 1\n\n")];
-  for (let i = 0; i < 12; i++) parts.push(stdout("y".repeat(8000)));
+  for (let i = 0; i < 40; i++) parts.push(stdout("y".repeat(8000)));
   const server = misbehaving(concat(parts));
   const pool = poolFor(server);
   const opts = options();
   const res = await fcgiSend(pool, request(), opts);
   assert.ok(res.body instanceof ReadableStream);
   await assert.rejects(new Response(res.body).bytes());
-  assert.deepEqual(opts.onFinish.calls, [[false, 96_000]]);
+  assert.deepEqual(opts.onFinish.calls, [[false, 320_000]]);
   pool.close();
 });
 
@@ -334,4 +335,31 @@ Deno.test("fcgiSend: params over 64 KiB span several PARAMS records", async () =
   assert.equal(await text(res), "150000");
   assert.equal(server.requests[0].params.get("\xdc"), "\xfc");
   pool.close();
+});
+
+Deno.test("fcgiSend on FcgiConns: a connection goes from one request to the next waiting one, never kept idle", async () => {
+  await using _ = { [Symbol.asyncDispose]: () => server.close() };
+  const server = FakeFcgiServer.answering((_req, n) =>
+    new Promise((r) => setTimeout(() => r(answer(`X-N: ${n}\n\nanswer ${n}`)), 20))
+  );
+  const address = `unix:${server.path}`;
+  const conns = new FcgiConns(
+    new Connector({ kind: "unix", path: server.path, canonical: address }, null),
+    { address, maxConns: 1 },
+  );
+  // One connection at a time: the first opens it, the next ones wait and get it in turn.
+  const count = MAX_HANDOFFS + 2;
+  const answers = await Promise.all(
+    Array.from({ length: count }, () => fcgiSend(conns, request(), options()).then(text)),
+  );
+  assert.deepEqual(answers, Array.from({ length: count }, (_, i) => `answer ${i + 1}`));
+  // MAX_HANDOFFS requests on the first connection, the rest on a second one.
+  assert.equal(server.connections, 2);
+  assert.ok(server.requests.every((r) => r.keepConn));
+  // Nobody waits any more: the last connection was closed, not kept.
+  assert.equal(conns.active, 0);
+  assert.equal(conns.busy, 0);
+  for (let i = 0; i < 100 && server.open > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(server.open, 0);
+  conns.close();
 });

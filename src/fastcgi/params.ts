@@ -31,10 +31,21 @@ export class ParamsBuffer {
 
   /** Appends one pair. */
   add(name: string, value: string): void {
+    // One pass for the usual byte strings (every char up to U+00FF); else measured first.
+    const start = this.length;
+    this.#ensure(name.length + value.length + 8);
+    let at = this.#length(start, name.length);
+    at = this.#length(at, value.length);
+    at = writeLatin1(this.buf, at, name);
+    if (at >= 0) at = writeLatin1(this.buf, at, value);
+    if (at >= 0) {
+      this.length = at;
+      return;
+    }
     const n = byteLength(name);
     const v = byteLength(value);
     this.#ensure(n + v + 8);
-    let at = this.#length(this.length, n);
+    at = this.#length(start, n);
     at = this.#length(at, v);
     at = writeString(this.buf, at, name, n);
     this.length = writeString(this.buf, at, value, v);
@@ -60,6 +71,16 @@ function byteLength(s: string): number {
     if (s.charCodeAt(i) > 0xff) return encoder.encode(s).length;
   }
   return s.length;
+}
+
+/** Writes `s` one byte per char; -1 (some bytes written) when a char is over U+00FF. */
+function writeLatin1(buf: Uint8Array, at: number, s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0xff) return -1;
+    buf[at + i] = c;
+  }
+  return at + s.length;
 }
 
 function writeString(buf: Uint8Array, at: number, s: string, n: number): number {

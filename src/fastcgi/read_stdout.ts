@@ -6,6 +6,7 @@
 import { type Bytes, type ConnPool, type FinishListener, ioError } from "../http1/mod.ts";
 import { STDOUT } from "./record.ts";
 import type { RecordsIn } from "./records_in.ts";
+import { FcgiConns } from "./conns.ts";
 
 type Controller = ReadableStreamDefaultController<Bytes>;
 
@@ -54,7 +55,8 @@ export class FcgiBodySource implements UnderlyingDefaultSource<Bytes> {
         if (rec.ended) {
           rec.skip();
           this.#done = true;
-          this.pool.release(conn, conn.start === conn.end);
+          if (this.pool instanceof FcgiConns) this.pool.finished(conn, false);
+          else this.pool.release(conn, conn.start === conn.end);
           c.close();
           this.listener?.bodyFinished(true, this.#bytes);
           return;
