@@ -137,7 +137,18 @@ export const PATHS = {
   cached: "/cache/obj",
   /** An object that expires every second (max-age=1) from member a: the miss storm. */
   storm: "/storm/obj",
+  /**
+   * A cacheable 16 KiB file (max-age=3600) from member a: the cache-hit-disk scenario. Larger
+   * than scalwsd's memory tier ({@link SCALWSD_MEMORY_CACHE}), so every hit reads its file.
+   */
+  cachedDisk: "/dcache/16k.bin",
 } as const;
+
+/**
+ * scalwsd's `server.cache.max_size` in the bench: room for the cache-hit and miss-storm objects,
+ * none for the cache-hit-disk one, which its disk tier (`${dir}/scalwsd-cache`) serves.
+ */
+export const SCALWSD_MEMORY_CACHE = "8KiB";
 
 /** The cacheable object's body: 1 KiB. */
 export const CACHED_BODY = "c".repeat(1023) + "\n";
@@ -174,6 +185,7 @@ ${nginxTemps(l.dir, `member-${name}`)}  server {
     location / { default_type text/plain; return 200 "${smallBody(name).replace("\n", "\\n")}"; }
     location = ${STATUS_PATH} { stub_status; }
     location /f/ { root ${l.dir}/www; }
+    location /dcache/ { alias ${l.dir}/www/f/; add_header Cache-Control "max-age=3600"; }
     location = /post { client_body_buffer_size 128k; default_type text/plain; return 200 "${name} ok\\n"; }
     location /cache/ { default_type text/plain; add_header Cache-Control "max-age=3600"; return 200 "${
     CACHED_BODY.replace("\n", "\\n")
@@ -216,6 +228,7 @@ ${l.fpmSocket !== undefined ? `  upstream fpm { server unix:${l.fpmSocket}; }\n`
     location /rr/ { proxy_pass http://rr; }
     location /hash/ { proxy_pass http://hashed; }
     location /cache/ { proxy_pass http://single; proxy_cache objects; proxy_cache_lock on; }
+    location /dcache/ { proxy_pass http://single; proxy_cache objects; proxy_cache_lock on; }
     location /storm/ {
       proxy_pass http://single;
       proxy_cache objects;
@@ -343,6 +356,7 @@ export function scalwsdYaml(l: BenchLayout): string {
     - name: http
       address: "127.0.0.1:${l.scalwsd}"
 ${scalwsdTlsListeners(l)}  access_log: off
+  cache: { max_size: ${SCALWSD_MEMORY_CACHE}, path: ${l.dir}/scalwsd-cache }
   affinity_key_file: ${l.dir}/affinity.key
   upstream_client: { keepalive: ${l.keepalive} }
 ${
@@ -392,6 +406,9 @@ tenants:
             runtime: { type: proxy, upstream: "http://127.0.0.1:${a}" }
             cache: {}
           - path: /storm
+            runtime: { type: proxy, upstream: "http://127.0.0.1:${a}" }
+            cache: {}
+          - path: /dcache
             runtime: { type: proxy, upstream: "http://127.0.0.1:${a}" }
             cache: {}
 ${scalwsdApps(l)}${scalwsdTlsApp(l)}${scalwsdLimitedApp(l)}`;

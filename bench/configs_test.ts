@@ -47,8 +47,10 @@ Deno.test("scalwsdYaml is a valid scalwsd configuration with the bench's routes 
     "/respond",
     "/cache",
     "/storm",
+    "/dcache",
   ]);
-  assert.ok(app.routes[4].cache && app.routes[5].cache);
+  assert.ok(app.routes[4].cache && app.routes[5].cache && app.routes[6].cache);
+  assert.equal(config.server.cache.path, "/tmp/x/scalwsd-cache");
 });
 
 Deno.test("Varnish gets member a as its backend and 256 MiB of malloc storage", () => {

@@ -1094,6 +1094,18 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
     const x = hit.requestsPerSec / nginxHit.requestsPerSec;
     cacheLines.push(`  req/s against nginx proxy_cache: ${x.toFixed(2)}x (target at least 0.70)`);
   }
+  const disk = rate("cache-hit-disk");
+  const nginxDisk = rows.find((r) => r.scenario === "cache-hit-disk" && r.server === "nginx");
+  if (
+    disk?.cpuUsPerReq !== undefined && nginxDisk?.cpuUsPerReq !== undefined && !disk.unfair
+  ) {
+    const x = disk.cpuUsPerReq / nginxDisk.cpuUsPerReq;
+    cacheLines.push(
+      `  cache-hit-disk: cpu/req against nginx proxy_cache ${x.toFixed(2)}x (target at most 1.30)` +
+        `${x > 1.3 ? "  (over the target)" : ""}, req/s ` +
+        `${(disk.requestsPerSec / nginxDisk.requestsPerSec).toFixed(2)}x`,
+    );
+  }
   for (const c of cells.filter((c) => c.result.memberRequests !== undefined)) {
     cacheLines.push(
       `  ${c.scenario}/${c.server}: ${c.result.memberRequests} member requests in ` +

@@ -194,6 +194,14 @@ export const SCENARIOS: readonly Scenario[] = [
     servers: ["scalwsd", "nginx", "varnish"],
   },
   {
+    name: "cache-hit-disk",
+    what: "a cached 16 KiB file (max-age=3600) read from scalwsd's disk tier on every hit " +
+      "(memory tier too small for it, page cache warm) against nginx proxy_cache",
+    path: PATHS.cachedDisk,
+    connections: 64,
+    servers: ["scalwsd", "nginx"],
+  },
+  {
     name: "miss-storm",
     what: "64 connections on one object that expires every second (max-age=1): the member " +
       "should see one request per expiry",

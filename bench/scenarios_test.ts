@@ -35,6 +35,7 @@ Deno.test("Varnish runs only the cache scenarios", () => {
   assert.equal(runsOn(SCENARIOS.find((s) => s.name === "get-64")!, "floor"), true);
   assert.deepEqual(on("cache-hit"), ["scalwsd", "nginx", "varnish"]);
   assert.deepEqual(on("miss-storm"), ["scalwsd", "nginx", "varnish"]);
+  assert.deepEqual(on("cache-hit-disk"), ["scalwsd", "nginx"]);
   assert.deepEqual(on("respond"), ["scalwsd"]);
 });
 

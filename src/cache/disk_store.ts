@@ -32,6 +32,9 @@ const TRIM_TO = 0.9;
 const TOUCH_EVERY = 60_000;
 /** Store failures are logged at most this often. */
 const WARN_EVERY = 60_000;
+/** Where a file is read first (one per process: reads are synchronous). */
+const scratch = new Uint8Array(256 * 1024);
+
 /** Files left in `tmp/` longer than this are a crashed writer's. */
 const TMP_STALE = 600_000;
 
@@ -147,14 +150,42 @@ export class DiskStore {
     return e;
   }
 
-  /** The file at `path` decoded; null when missing, removed when corrupt. */
-  private load(path: string) {
-    let b: Uint8Array<ArrayBuffer>;
+  /**
+   * The whole file at `path`: read into a scratch buffer (open, one read, close: cheaper than
+   * `Deno.readFileSync`, which also stats and allocates), copied out at its size; a file larger
+   * than the scratch is read again whole. Null when missing.
+   */
+  private bytesOf(path: string): Uint8Array<ArrayBuffer> | null {
+    let n: number | null;
     try {
-      b = Deno.readFileSync(path) as Uint8Array<ArrayBuffer>;
+      const f = Deno.openSync(path);
+      try {
+        n = f.readSync(scratch);
+        if (n === scratch.length) {
+          const size = f.statSync().size;
+          const all = new Uint8Array(size);
+          all.set(scratch);
+          let at = n;
+          while (at < size) {
+            const got = f.readSync(all.subarray(at));
+            if (got === null) break;
+            at += got;
+          }
+          return at === size ? all : all.slice(0, at);
+        }
+      } finally {
+        f.close();
+      }
     } catch {
       return null;
     }
+    return scratch.slice(0, n ?? 0);
+  }
+
+  /** The file at `path` decoded; null when missing, removed when corrupt. */
+  private load(path: string) {
+    const b = this.bytesOf(path);
+    if (b === null) return null;
     const d = decode(b);
     if (d.kind === "corrupt") {
       log("warn", "cache_disk_corrupt", { file: path });

@@ -81,9 +81,9 @@ export class Store {
     return this.groups.get(key);
   }
 
-  /** Marks `e` as just used. */
+  /** Marks `e` as just used (nothing when it is not stored: a disk hit too large for memory). */
   touch(e: Entry): void {
-    if (this.tail === e) return;
+    if (this.tail === e || (e.prev === null && this.head !== e)) return;
     this.unlink(e);
     this.append(e);
   }

@@ -79,3 +79,13 @@ Deno.test("splitKey gives host and path without the query", () => {
     path: "/p/q",
   });
 });
+
+Deno.test("Store.touch of an entry it does not hold changes nothing", () => {
+  const s = new Store(10_000);
+  const a = entryForTest({ size: 100 });
+  s.put("k", a);
+  const outside = entryForTest({ size: 100 });
+  s.touch(outside);
+  assert.deepEqual([...s.lru()], [a]);
+  assert.equal(s.objects, 1);
+});
