@@ -148,8 +148,17 @@ export type Decoded =
 
 const CORRUPT: Decoded = { kind: "corrupt" };
 
+/**
+ * Meta parts already parsed and checked, by their text: a file read again (the hits of one
+ * answer) skips `JSON.parse` and the checks. Bounded; emptied when full.
+ */
+const parsed = new Map<string, unknown>();
+const PARSED_MAX = 4096;
+
 /** The meta part's bytes, checked against the header; null when the file is not whole. */
-function metaOf(b: Uint8Array<ArrayBuffer>): { kind: number; meta: unknown; body: number } | null {
+function metaOf(
+  b: Uint8Array<ArrayBuffer>,
+): { kind: number; text: string; meta: unknown; known: boolean; body: number } | null {
   if (b.length < HEADER_SIZE) return null;
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
   if (v.getUint32(0, true) !== MAGIC || b[4] !== VERSION) return null;
@@ -163,10 +172,21 @@ function metaOf(b: Uint8Array<ArrayBuffer>): { kind: number; meta: unknown; body
   const m = b.subarray(HEADER_SIZE, HEADER_SIZE + mlen);
   if (fnv1a(m) !== v.getUint32(12, true)) return null;
   try {
-    return { kind, meta: JSON.parse(dec.decode(m)), body: HEADER_SIZE + mlen };
+    const text = dec.decode(m);
+    const known = parsed.get(text);
+    if (known !== undefined) {
+      return { kind, text, meta: known, known: true, body: HEADER_SIZE + mlen };
+    }
+    return { kind, text, meta: JSON.parse(text), known: false, body: HEADER_SIZE + mlen };
   } catch {
     return null;
   }
+}
+
+/** Remembers a checked meta part. */
+function remember(text: string, meta: unknown): void {
+  if (parsed.size >= PARSED_MAX) parsed.clear();
+  parsed.set(text, meta);
 }
 
 const isStr = (x: unknown): x is string => typeof x === "string";
@@ -179,26 +199,31 @@ export function decode(b: Uint8Array<ArrayBuffer>): Decoded {
   if (f === null || typeof f.meta !== "object" || f.meta === null) return CORRUPT;
   if (f.kind === KIND_INDEX) {
     const m = f.meta as IndexMeta;
-    if (!isStr(m.key) || !Array.isArray(m.names) || !m.names.every(isStr)) return CORRUPT;
+    if (!f.known && (!isStr(m.key) || !Array.isArray(m.names) || !m.names.every(isStr))) {
+      return CORRUPT;
+    }
     if (f.body !== b.length) return CORRUPT;
+    if (!f.known) remember(f.text, m);
     return { kind: "index", key: m.key, names: m.names };
   }
   const m = f.meta as AnswerMeta;
   if (
-    !isStr(m.key) || !isNum(m.status) || !Array.isArray(m.headers) ||
-    !m.headers.every((h) => Array.isArray(h) && h.length === 2 && isStr(h[0]) && isStr(h[1])) ||
-    !isNum(m.requestTime) || !isNum(m.responseTime) ||
-    !(m.dateValue === null || isNum(m.dateValue)) ||
-    !isNum(m.ageValue) || !isNum(m.lifetime) || !isNum(m.staleWhileRevalidate) ||
-    !isNum(m.staleIfError) || !isStrOrNull(m.etag) || !isStrOrNull(m.lastModified) ||
-    !Array.isArray(m.selectNames) || !m.selectNames.every(isStr) ||
-    !Array.isArray(m.selectValues) || m.selectValues.length !== m.selectNames.length ||
-    !m.selectValues.every(isStrOrNull) || !isStr(m.owner)
+    !f.known && (!isStr(m.key) || !isNum(m.status) || !Array.isArray(m.headers) ||
+      !m.headers.every((h) => Array.isArray(h) && h.length === 2 && isStr(h[0]) && isStr(h[1])) ||
+      !isNum(m.requestTime) || !isNum(m.responseTime) ||
+      !(m.dateValue === null || isNum(m.dateValue)) ||
+      !isNum(m.ageValue) || !isNum(m.lifetime) || !isNum(m.staleWhileRevalidate) ||
+      !isNum(m.staleIfError) || !isStrOrNull(m.etag) || !isStrOrNull(m.lastModified) ||
+      !Array.isArray(m.selectNames) || !m.selectNames.every(isStr) ||
+      !Array.isArray(m.selectValues) || m.selectValues.length !== m.selectNames.length ||
+      !m.selectValues.every(isStrOrNull) || !isStr(m.owner))
   ) {
     return CORRUPT;
   }
+  if (!f.known) remember(f.text, m);
   const entry = new Entry({
     status: m.status,
+    // Shared with the remembered meta: entries replace their header list, never edit it.
     headers: m.headers,
     body: b.subarray(f.body),
     requestTime: m.requestTime,

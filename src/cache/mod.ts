@@ -23,6 +23,7 @@ export { type CacheControl, NO_CACHE_CONTROL, parseCacheControl } from "./cache_
 export { cacheKey, keyHost } from "./cache_key.ts";
 export { type Forward, forwardStatus, hitStatus } from "./cache_status.ts";
 export { NOT_MODIFIED_HEADERS, notModified } from "./conditional.ts";
+export { DiskStore, ownBody } from "./disk_store.ts";
 export { type Bytes, Entry } from "./entry.ts";
 export { ForwardHeaders } from "./forward_headers.ts";
 export {

@@ -26,6 +26,7 @@ import {
   keyHost,
   MISS,
   NO_CACHE_CONTROL,
+  ownBody,
   parseCacheControl,
   RESULTS,
   REVALIDATED,
@@ -214,8 +215,7 @@ export class CachedHandler implements Handler {
       // Not in memory, or stale there: the disk may hold what another process stored since.
       const d = tier.read(key, h);
       if (d !== null && (e === null || d.responseTime > e.responseTime)) {
-        this.cache.store.put(key, d);
-        e = d;
+        e = this.promote(key, d);
         disk = true;
       }
     }
@@ -278,6 +278,14 @@ export class CachedHandler implements Handler {
     this.count(ex, result, disk);
     if (result !== REVALIDATED) (disk ? this.cache.hitsDisk : this.cache.hitsMemory).value++;
     return hitAnswer(ex, e, age, status);
+  }
+
+  /** An entry read from disk, put in memory (with a body of its own) when it may fit there. */
+  private promote(key: string, d: Entry): Entry {
+    const store = this.cache.store;
+    if (d.body.length >= store.maxBytes) return d;
+    const m = ownBody(d);
+    return store.put(key, m) ? m : d;
   }
 
   /** Stores `e` under `key` in memory and, when there is one, on disk. */
@@ -399,11 +407,11 @@ export class CachedHandler implements Handler {
     let lock = disk.lockFill(key, this.fillTimeout);
     while (lock === null) {
       await disk.waitFill(key, this.fillTimeout, end - Date.now());
-      const e = disk.read(key, ex.req.headers);
+      let e = disk.read(key, ex.req.headers);
       if (e !== null) {
         const age = currentAge(e, clock.now());
         if (!(e.responseTime < since && (e.lifetime - age <= 0 || e.noCache))) {
-          this.cache.store.put(key, e);
+          e = this.promote(key, e);
           const status = forwardStatus({ fwd, status: e.status, collapsed: true });
           return this.serve(ex, e, age, status, COLLAPSED, true);
         }
