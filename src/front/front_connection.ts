@@ -16,7 +16,7 @@ import {
 } from "./buffer_pool.ts";
 import { FrontRequest } from "./front_request.ts";
 import { BodyInput, RequestBody } from "./read_request_body.ts";
-import { findHeadEnd } from "../wire/mod.ts";
+import { findHeadEnd, statusText } from "../wire/mod.ts";
 import { HeadError, MAX_HEAD, parseRequestHead, RequestHead } from "./parse_request_head.ts";
 import { type ClientSocket, writeAll, writeAnswer } from "./write_response.ts";
 
@@ -273,6 +273,10 @@ export class FrontConnection implements BodyInput {
     const draining = (this.draining || this.handler.draining) && this.start === this.end;
     const keep = head.keepAlive && !bodyLeft && !this.stopping && !draining;
     let ok = false;
+    if (this.interims !== null) {
+      await this.interims;
+      this.interims = null;
+    }
     try {
       ok = await writeAnswer(this.conn, answer, head, keep);
     } finally {
@@ -388,5 +392,17 @@ export class FrontConnection implements BodyInput {
 
   sendContinue(): Promise<void> {
     return writeAll(this.conn, CONTINUE);
+  }
+
+  /** Interim answers written, in order, before the request's answer (which waits for them). */
+  private interims: Promise<void> | null = null;
+
+  /** Writes an interim (1xx) head now, ahead of the answer being prepared. */
+  sendInterim(status: number, fields: readonly [string, string][]): void {
+    let text = `HTTP/1.1 ${status} ${statusText(status)}\r\n`;
+    for (const [k, v] of fields) text += `${k}: ${v}\r\n`;
+    const bytes = encoder.encode(text + "\r\n");
+    const prev = this.interims ?? Promise.resolve();
+    this.interims = prev.then(() => writeAll(this.conn, bytes)).catch(() => {});
   }
 }

@@ -124,6 +124,7 @@ function backgroundExchange(ex: Exchange, headers: ForwardHeaders): Exchange {
     span: null,
   });
   bg.forwardWith(headers);
+  bg.noInterim();
   // Read by the cache alone, never written to a client: a `Response` on either front.
   bg.answerAsResponse();
   return bg;

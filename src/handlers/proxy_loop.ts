@@ -55,6 +55,10 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
   /** The attempt's client span when the request is traced, else null. */
   trace: AttemptSpan | null = null;
 
+  /** The member's interim answers (102, 103) go on to the client. */
+  readonly onInterim = (status: number, fields: readonly [string, string][]): void =>
+    this.ex.interim(status, fields);
+
   constructor(readonly ex: Exchange, readonly rt: ProxyRuntime) {
     this.connectTimeout = rt.connect_timeout;
     this.responseTimeout = rt.response_timeout;

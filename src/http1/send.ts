@@ -76,7 +76,7 @@ export async function send(
       if (body !== null && !coalesce) {
         // Listen while uploading, as nginx does: a member may answer before it has the
         // whole body (413, 401, a redirect), and then the rest is not sent.
-        answer = readHead(conn, req.head.upgrade);
+        answer = readHead(conn, req.head.upgrade, opts.onInterim);
         const writing = body instanceof Uint8Array
           ? writeAll(conn, body)
           : writeStreamBody(conn, asPull(body), framing);
@@ -85,7 +85,7 @@ export async function send(
       }
 
       phase = PHASE_HEAD;
-      const head = await (answer ?? readHead(conn, req.head.upgrade));
+      const head = await (answer ?? readHead(conn, req.head.upgrade, opts.onInterim));
       if (timing !== undefined) {
         timing.upstreamConnect = connect / 1000;
         timing.upstreamHeader = (performance.now() - start) / 1000;
@@ -210,8 +210,12 @@ async function cutShort(
 
 function ignore(_err: unknown): void {}
 
-/** Reads until a final (or 101) response head; skips interim 1xx heads. */
-async function readHead(conn: Http1Conn, upgrade: boolean): Promise<ResponseHead> {
+/** Reads until a final (or 101) response head; interim 1xx heads go to `onInterim`. */
+async function readHead(
+  conn: Http1Conn,
+  upgrade: boolean,
+  onInterim: SendOptions["onInterim"],
+): Promise<ResponseHead> {
   let scan = conn.start;
   let interim = 0;
   for (;;) {
@@ -226,6 +230,7 @@ async function readHead(conn: Http1Conn, upgrade: boolean): Promise<ResponseHead
       }
       if (status >= 200) return head;
       if (++interim > MAX_INTERIM) throw malformed("too many interim responses");
+      if (status !== 100 && onInterim !== undefined) onInterim(status, head.headers);
       scan = found;
       continue;
     }

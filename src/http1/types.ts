@@ -110,6 +110,11 @@ export interface SendOptions {
   readonly onFinish?: FinishListener;
   /** Receives the attempt's connect and response-head times (the access log's). */
   readonly timing?: UpstreamTiming;
+  /**
+   * Receives each interim (1xx) response before the final one (`102`, `103 Early Hints`, ...;
+   * not `100`: scalwsd answers `Expect: 100-continue` itself, and not `101`). Absent: skipped.
+   */
+  readonly onInterim?: (status: number, fields: readonly [string, string][]) => void;
 }
 
 /** Seconds, as the access log's `upstream_connect` and `upstream_header` report them. */

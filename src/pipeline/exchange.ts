@@ -474,6 +474,21 @@ export class Exchange {
     this.#form = WEB_FORM;
   }
 
+  #interim = true;
+
+  /**
+   * A member's interim answer (`102`, `103 Early Hints`) goes to the client at once, where the
+   * front can send one (HTTP/1.1 on scalwsd's own front); it is never the request's answer.
+   */
+  interim(status: number, fields: readonly [string, string][]): void {
+    if (this.#interim) this.session.interim?.(status, fields);
+  }
+
+  /** A request made for no client (the cache's background refresh): no interim answers. */
+  noInterim(): void {
+    this.#interim = false;
+  }
+
   /** The request id: a trusted proxy's (`server.request_id.header`), else a new one; made once. */
   get requestId(): string {
     if (this.#rid === null) {

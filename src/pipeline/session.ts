@@ -124,4 +124,9 @@ export interface Session {
    * returns what the front passes on (Deno.serve: always a `Response`).
    */
   finish(ex: Ending, answer: Answer, draining: boolean): Answer;
+  /**
+   * Sends an interim (1xx) answer before the final one; absent where the front cannot (Deno.serve
+   * has no way to send one). Nothing for HTTP/1.0 clients.
+   */
+  interim?(status: number, fields: readonly [string, string][]): void;
 }

@@ -83,6 +83,10 @@ export class FrontServe implements FrontHandler, Session {
 
   // Session ------------------------------------------------------------------------------
 
+  interim(status: number, fields: readonly [string, string][]): void {
+    if (this.req.head.minor === 1) this.upgrade?.sendInterim(status, fields);
+  }
+
   get protocol(): Protocol {
     return this.req.head.minor === 0 ? "HTTP/1.0" : "HTTP/1.1";
   }

@@ -7,6 +7,8 @@
 const TEXTS: Record<number, string> = {
   100: "Continue",
   101: "Switching Protocols",
+  102: "Processing",
+  103: "Early Hints",
   200: "OK",
   201: "Created",
   202: "Accepted",
