@@ -58,7 +58,7 @@ tenants:
       - name: suite
         domains: ["127.0.0.1"]
         runtime: { type: proxy, upstream: { pool: suite } }
-        cache: {}
+        cache: { store_set_cookie: keep, stale_if_disconnected: 1h }
 `;
 }
 

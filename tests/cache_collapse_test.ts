@@ -158,3 +158,29 @@ Deno.test("concurrent revalidations of a stale entry send one conditional reques
   for (const r of again) assert.equal(r.text, "v");
   assert.equal(m.count, 3);
 });
+
+Deno.test("stale_if_disconnected: a stale entry is served when the member cannot be reached, not on its own 5xx nor with s-maxage", async () => {
+  const clock = new ManualClock(Date.now());
+  const m = scriptedMember((req, n) => {
+    const path = new URL(req.url).pathname;
+    if (n > 3) return { status: 500, body: "broken" };
+    const cc = path === "/s" ? "s-maxage=10" : "max-age=10";
+    return { body: `good ${path}`, headers: { "cache-control": cc } };
+  });
+  await using s = await startScalwsd(cachedApp(m, { stale_if_disconnected: "60s" }), { clock });
+  for (const p of ["/d", "/s", "/e"]) await get(s.url + p, { host: "a.test" });
+  clock.advance(20_000);
+  // Reachable, answering 500: passed on (no stale-if-error from the member).
+  const e = await get(s.url + "/e", { host: "a.test" });
+  assert.equal(e.status, 500);
+  await m.close();
+  const d = await get(s.url + "/d", { host: "a.test" });
+  assert.equal(d.status, 200);
+  assert.equal(d.text, "good /d");
+  assert.equal(d.headers.get("cache-status"), "scalwsd; hit; ttl=-10; detail=disconnected");
+  // s-maxage: never served stale by a shared cache (RFC 9111 5.2.2.10).
+  assert.equal((await get(s.url + "/s", { host: "a.test" })).status, 502);
+  // Past the cap: the failure reaches the client.
+  clock.advance(60_000);
+  assert.equal((await get(s.url + "/d", { host: "a.test" })).status, 502);
+});

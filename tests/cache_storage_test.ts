@@ -47,7 +47,15 @@ Deno.test("the cache stores answers with explicit or heuristic freshness and not
   }
   const stored = Object.keys(CASES).filter((p) => counts.get(p) === 1);
   // /heuristic: Last-Modified only, fresh for 10% of its age (RFC 9111 4.2.2, on by default).
-  assert.deepEqual(stored, ["/max-age", "/s-maxage", "/expires", "/heuristic", "/not-found"]);
+  // /server-error: any final status with explicit freshness (RFC 9111 3).
+  assert.deepEqual(stored, [
+    "/max-age",
+    "/s-maxage",
+    "/expires",
+    "/heuristic",
+    "/server-error",
+    "/not-found",
+  ]);
   for (const p of Object.keys(CASES)) assert.ok((counts.get(p) ?? 0) >= 1, p);
 });
 
@@ -86,7 +94,7 @@ Deno.test("requests with no-store or Authorization are not stored unless the ans
   }
 });
 
-Deno.test("Set-Cookie answers are stored only with store_set_cookie, and never with the cookie", async () => {
+Deno.test("Set-Cookie answers are stored only with store_set_cookie, with the cookie only when keep", async () => {
   await using m = scriptedMember((_req, n) => ({
     body: "x",
     headers: { "cache-control": "max-age=60", "set-cookie": `session=${n}` },
@@ -106,6 +114,16 @@ Deno.test("Set-Cookie answers are stored only with store_set_cookie, and never w
     assert.match(b.headers.get("cache-status") ?? "", /^scalwsd; hit/);
     assert.equal(b.headers.get("set-cookie"), null);
     assert.equal(m.count, 3);
+  }
+  {
+    // keep: stored with the cookie, which every hit carries (RFC 9111 7.3).
+    await using s = await startScalwsd(cachedApp(m, { store_set_cookie: "keep" }));
+    const a = await get(s.url + "/k", { host: "a.test" });
+    const b = await get(s.url + "/k", { host: "a.test" });
+    assert.equal(a.headers.get("set-cookie"), "session=4");
+    assert.match(b.headers.get("cache-status") ?? "", /^scalwsd; hit/);
+    assert.equal(b.headers.get("set-cookie"), "session=4");
+    assert.equal(m.count, 4);
   }
 });
 

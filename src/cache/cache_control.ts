@@ -26,6 +26,8 @@ export interface CacheControl {
   onlyIfCached: boolean;
   /** Response only (RFC 8246): the answer will not change while it is fresh. */
   immutable: boolean;
+  /** Response only (RFC 9111 5.2.2.3): store only when the status is understood. */
+  mustUnderstand: boolean;
   /** A known directive had a malformed or repeated value. */
   invalid: boolean;
 }
@@ -49,6 +51,7 @@ function empty(): CacheControl {
     proxyRevalidate: false,
     onlyIfCached: false,
     immutable: false,
+    mustUnderstand: false,
     invalid: false,
   };
 }
@@ -161,6 +164,9 @@ export function parseCacheControl(value: string | null): CacheControl {
         break;
       case "immutable":
         cc.immutable = true;
+        break;
+      case "must-understand":
+        cc.mustUnderstand = true;
         break;
       default:
         // RFC 9111 5.2.3: extensions a cache does not understand are ignored.

@@ -1,7 +1,7 @@
 /**
- * Whether a shared cache may store an answer (RFC 9111 3), with explicit freshness only:
- * a `GET` with a final status the cache understands, `s-maxage`, `max-age` or `Expires`
- * from the member, and none of: `no-store` (request or response), `private`, `Authorization`
+ * Whether a shared cache may store an answer (RFC 9111 3): a `GET` with a final status (not
+ * `206`, not `304`), `s-maxage`, `max-age` or `Expires` from the member (or heuristic freshness
+ * for the statuses RFC 9110 marks heuristically cacheable), and none of: `no-store` (request or response), `private`, `Authorization`
  * without `public` / `s-maxage` / `must-revalidate`, `Set-Cookie` (unless the operator opted
  * in), `Vary: *`, partial content, a malformed `Cache-Control` or `Vary`, and a request
  * header the member may reflect that is not part of the key (the poisoning rule).
@@ -10,22 +10,60 @@ import type { CacheControl } from "./cache_control.ts";
 import { freshnessLifetime, heuristicLifetime } from "./freshness.ts";
 import { parseVary, VARY_ANY } from "./vary.ts";
 
-/** Final statuses stored when the member gives explicit freshness (206 and 304 never). */
-export const STORABLE_STATUS = new Set([
+/**
+ * The final statuses scalwsd understands (those RFC 9110 section 15 defines): with
+ * `must-understand` (RFC 9111 5.2.2.3) only these are stored, and then `no-store` is ignored.
+ * Any other final status (`299`, `599`) is stored like these when it has explicit freshness.
+ */
+export const UNDERSTOOD_STATUS = new Set([
   200,
+  201,
+  202,
   203,
   204,
+  205,
+  206,
   300,
   301,
   302,
+  303,
+  304,
+  305,
   307,
   308,
+  400,
+  401,
+  402,
+  403,
   404,
   405,
+  406,
+  407,
+  408,
+  409,
   410,
+  411,
+  412,
+  413,
   414,
+  415,
+  416,
+  417,
+  421,
+  422,
+  426,
+  500,
   501,
+  502,
+  503,
+  504,
+  505,
 ]);
+
+/** Whether a final status may be stored at all: not `206` (no partial content) nor `304`. */
+export function storableStatus(status: number): boolean {
+  return status >= 200 && status <= 999 && status !== 206 && status !== 304;
+}
 
 /**
  * Request headers that a member or framework may reflect into an answer (URLs, redirects,
@@ -79,18 +117,21 @@ export function storability(
   req: RequestFacts,
   res: ResponseFacts,
   opts: {
-    readonly storeSetCookie: boolean;
+    readonly storeSetCookie: boolean | "keep";
     readonly keyHeaders: readonly string[];
     /** Cap on heuristic freshness in seconds; 0 or absent: off. */
     readonly heuristicMax?: number;
   },
 ): Storability {
   if (req.method !== "GET") return { ok: false, reason: "method" };
-  if (!STORABLE_STATUS.has(res.status)) return { ok: false, reason: "status" };
+  if (!storableStatus(res.status)) return { ok: false, reason: "status" };
   if (req.cc.noStore) return { ok: false, reason: "request no-store" };
   const cc = res.cc;
   if (cc.invalid) return { ok: false, reason: "malformed cache-control" };
-  if (cc.noStore) return { ok: false, reason: "no-store" };
+  if (cc.mustUnderstand) {
+    // RFC 9111 5.2.2.3: a status the cache understands may be stored despite no-store.
+    if (!UNDERSTOOD_STATUS.has(res.status)) return { ok: false, reason: "must-understand" };
+  } else if (cc.noStore) return { ok: false, reason: "no-store" };
   if (cc.private) return { ok: false, reason: "private" };
   if (req.authorization && !cc.public && cc.sMaxage < 0 && !cc.mustRevalidate) {
     return { ok: false, reason: "authorization" };

@@ -34,7 +34,7 @@ Deno.test("storability: explicit freshness only", () => {
 Deno.test("storability: never stored", () => {
   assert.equal(reason(storability(req({ method: "POST" }), res("max-age=60"), opts)), "method");
   assert.equal(reason(storability(req(), res("max-age=60", { status: 206 }), opts)), "status");
-  assert.equal(reason(storability(req(), res("max-age=60", { status: 500 }), opts)), "status");
+  assert.equal(reason(storability(req(), res("max-age=60", { status: 304 }), opts)), "status");
   assert.equal(reason(storability(req(), res("no-store, max-age=60"), opts)), "no-store");
   assert.equal(
     reason(storability(req({ cc: parseCacheControl("no-store") }), res("max-age=60"), opts)),
@@ -102,4 +102,25 @@ Deno.test("storability: heuristic freshness from Last-Modified only without expl
     reason(storability(req(), res(null, { status: 302, date: D, lastModified: lm }), h)),
     "no explicit freshness",
   );
+});
+
+Deno.test("storability: any final status with explicit freshness; must-understand", () => {
+  for (const status of [299, 303, 400, 500, 503, 599]) {
+    assert.equal(reason(storability(req(), res("max-age=60", { status }), opts)), "ok");
+  }
+  // Not without explicit freshness (500 is not heuristically cacheable).
+  assert.equal(
+    reason(
+      storability(
+        req(),
+        res(null, { status: 500, lastModified: "Thu, 01 Dec 1994 16:00:00 GMT" }),
+        { ...opts, heuristicMax: 86_400 },
+      ),
+    ),
+    "no explicit freshness",
+  );
+  // must-understand: a status scalwsd understands is stored despite no-store, another is not.
+  const mu = "max-age=3600, no-store, must-understand";
+  assert.equal(reason(storability(req(), res(mu), opts)), "ok");
+  assert.equal(reason(storability(req(), res(mu, { status: 599 }), opts)), "must-understand");
 });

@@ -31,6 +31,7 @@ function empty(): CacheControl {
     proxyRevalidate: false,
     onlyIfCached: false,
     immutable: false,
+    mustUnderstand: false,
     invalid: false,
   };
 }

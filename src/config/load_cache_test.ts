@@ -37,6 +37,7 @@ tenants:
   assert.deepEqual(app.cache, {
     stale_while_revalidate: 60_000,
     stale_if_error: 0,
+    stale_if_disconnected: 0,
     max_object_size: 8 * 1024 * 1024,
     key_headers: [],
     ignore_query: false,
@@ -47,6 +48,7 @@ tenants:
   assert.deepEqual(app.routes[1].cache, {
     stale_while_revalidate: 5_000,
     stale_if_error: 60_000,
+    stale_if_disconnected: 0,
     max_object_size: 1024 * 1024,
     key_headers: ["x-theme"],
     ignore_query: true,

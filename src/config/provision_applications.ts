@@ -186,6 +186,7 @@ function provisionCache(
   return {
     stale_while_revalidate: raw.stale_while_revalidate ?? DEFAULT_STALE_WHILE_REVALIDATE,
     stale_if_error: raw.stale_if_error ?? 0,
+    stale_if_disconnected: raw.stale_if_disconnected ?? 0,
     max_object_size: raw.max_object_size ?? DEFAULT_MAX_OBJECT_SIZE,
     key_headers: [...new Set((raw.key_headers ?? []).map((h) => h.toLowerCase()))],
     ignore_query: raw.ignore_query ?? false,

@@ -612,10 +612,14 @@ export type RawRuntime = z.output<typeof runtimeSchema>;
 export const cacheSchema = z.object({
   stale_while_revalidate: duration().optional(),
   stale_if_error: duration().optional(),
+  stale_if_disconnected: duration().optional(),
   max_object_size: size().optional(),
   key_headers: z.array(token()).optional(),
   ignore_query: flag().optional(),
-  store_set_cookie: flag().optional(),
+  store_set_cookie: leaf((v): boolean | "keep" => {
+    if (typeof v === "boolean" || v === "keep") return v;
+    throw new ValueError("must be true, false or keep");
+  }).optional(),
   targeted_field: token().optional(),
 }).strict();
 

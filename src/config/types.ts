@@ -248,14 +248,24 @@ export interface CacheConfig {
   readonly stale_while_revalidate: number;
   /** Cap on what a member's `stale-if-error` may ask, ms; default 0 (off). */
   readonly stale_if_error: number;
+  /**
+   * How long past its freshness a stored answer may be served when the member cannot be reached
+   * (RFC 9111 4.2.4: connect failure, connection closed or reset without an answer, timeout),
+   * whatever its `stale-if-error`; never with `must-revalidate`, `proxy-revalidate`, `s-maxage`
+   * or `no-cache`. ms, default 0 (off).
+   */
+  readonly stale_if_disconnected: number;
   /** Larger answers stream through unstored; bytes, default 8 MiB. */
   readonly max_object_size: number;
   /** Request headers (lower-case) added to the key; default none. */
   readonly key_headers: readonly string[];
   /** Default false: the query string is part of the key. */
   readonly ignore_query: boolean;
-  /** Default false: answers with `Set-Cookie` are not stored. */
-  readonly store_set_cookie: boolean;
+  /**
+   * Default false: answers with `Set-Cookie` are not stored; true: stored without it (only the
+   * first client gets the cookie); `keep`: stored with it and every hit carries it (RFC 9111 7.3).
+   */
+  readonly store_set_cookie: boolean | "keep";
   /**
    * Targeted cache-control field (RFC 9213, lower-case) that replaces `Cache-Control` and
    * `Expires` for the cache's own decisions when valid; default `cdn-cache-control`.

@@ -135,8 +135,10 @@ export function admission(
 /** The entry `a` and `body` make. */
 export function makeEntry(rules: StoreRules, ex: Exchange, a: Admission, body: Bytes): Entry {
   const headers: [string, string][] = [];
+  const keepCookies = rules.config.store_set_cookie === "keep";
   a.headers.forEach((v, k) => {
     if (!NOT_STORED.has(k)) headers.push([k, v]);
+    else if (k === "set-cookie" && keepCookies) headers.push([k, v]);
   });
   withMemberDate(headers, ex.memberDate);
   const names = [...a.vary];

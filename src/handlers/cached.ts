@@ -28,6 +28,7 @@ import {
   NO_CACHE_CONTROL,
   ownBody,
   parseCacheControl,
+  parseTargeted,
   RESULTS,
   REVALIDATED,
   sameHostTarget,
@@ -499,13 +500,31 @@ export class CachedHandler implements Handler {
     }
     if (res.status >= 500 && this.stored(e)) {
       const age = currentAge(e, clock.now());
-      if (!e.mustRevalidate && !e.noCache && inStaleWindow(age - e.lifetime, e.staleIfError)) {
-        discard(ex, res);
-        if (lead) this.done(key);
-        return this.serve(ex, e, age, hitStatus(e.lifetime - age, "stale-if-error"), STALE);
+      const stale = age - e.lifetime;
+      if (!e.mustRevalidate && !e.noCache) {
+        let detail: string | null = null;
+        if (inStaleWindow(stale, e.staleIfError)) detail = "stale-if-error";
+        else if (!ex.fromMember && this.disconnected(e, stale)) detail = "disconnected";
+        if (detail !== null) {
+          discard(ex, res);
+          if (lead) this.done(key);
+          return this.serve(ex, e, age, hitStatus(e.lifetime - age, detail), STALE);
+        }
       }
     }
     return this.admit(ex, key, res, requestTime, fwd, lead, NO_CACHE_CONTROL);
+  }
+
+  /**
+   * `stale_if_disconnected`: the member could not be reached (scalwsd made the 5xx itself) and
+   * `e` is stale by at most the route's cap; `s-maxage` counts as `proxy-revalidate` here
+   * (RFC 9111 5.2.2.10).
+   */
+  private disconnected(e: Entry, stale: number): boolean {
+    if (!inStaleWindow(stale, this.cfg.stale_if_disconnected / 1000)) return false;
+    const cc = parseTargeted(e.header(this.cfg.targeted_field)) ??
+      parseCacheControl(e.header("cache-control"));
+    return cc.sMaxage < 0 && !cc.proxyRevalidate;
   }
 
   /** Stale-while-revalidate: one background request refreshes `e`; the client is not kept. */

@@ -12,6 +12,7 @@ import { CachedHandler } from "./cached.ts";
 const CONFIG: CacheConfig = {
   stale_while_revalidate: 60_000,
   stale_if_error: 0,
+  stale_if_disconnected: 0,
   max_object_size: 1024,
   key_headers: [],
   ignore_query: false,
