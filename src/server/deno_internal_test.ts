@@ -7,6 +7,7 @@ import tls from "node:tls";
 import http2 from "node:http2";
 import { makePki } from "../base/_test_certs.ts";
 import {
+  headerEntries,
   internalsProblem,
   type KeyPair,
   listenTlsBySni,
@@ -221,4 +222,20 @@ Deno.test("Deno's TLS handshake still tells the server no SNI name (why TLS list
   } finally {
     await pki.close();
   }
+});
+
+Deno.test("headerEntries is what iterating Headers gives (Deno's iteration getter is still there)", () => {
+  const h = new Headers([["X-B", "1"], ["a", "2"], ["x-b", "3"], ["Set-Cookie", "s=1"], [
+    "set-cookie",
+    "t=2",
+  ]]);
+  assert.deepEqual(headerEntries(h), [...h]);
+  assert.deepEqual(headerEntries(h), [["a", "2"], ["set-cookie", "s=1"], ["set-cookie", "t=2"], [
+    "x-b",
+    "1, 3",
+  ]]);
+  const sym = Object.getOwnPropertySymbols(Headers.prototype).find((s) =>
+    s.description === "iterable headers"
+  );
+  assert.ok(sym !== undefined, "Deno's Headers still iterate through Symbol(iterable headers)");
 });

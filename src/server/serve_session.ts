@@ -22,17 +22,16 @@ import {
   urlAuthority,
 } from "../pipeline/mod.ts";
 import { type ClientConn, UPGRADED } from "./client_conn.ts";
+import { headerEntries } from "./deno_internal.ts";
 
 /** Header lines and their bytes over the limits (only called when a limit is below Deno's). */
 function headersTooLarge(headers: Headers, limits: HeadLimits): boolean {
-  let count = 0;
+  const entries = headerEntries(headers);
+  if (limits.maxHeaderCount > 0 && entries.length > limits.maxHeaderCount) return true;
+  if (limits.maxHeaderSize <= 0) return false;
   let size = 0;
-  for (const [k, v] of headers) {
-    count++;
-    size += k.length + v.length + 4;
-  }
-  return (limits.maxHeaderCount > 0 && count > limits.maxHeaderCount) ||
-    (limits.maxHeaderSize > 0 && size > limits.maxHeaderSize);
+  for (let i = 0; i < entries.length; i++) size += entries[i][0].length + entries[i][1].length + 4;
+  return size > limits.maxHeaderSize;
 }
 
 export class ServeSession implements Session {
