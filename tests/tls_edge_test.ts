@@ -64,6 +64,16 @@ Deno.test("TLS edge: both certificate types for one name, alerts on refused hand
   });
 
   await t.step(
+    "TLS_FALLBACK_SCSV below TLS 1.3 gets inappropriate_fallback (RFC 7507)",
+    async () => {
+      const fallback = await handshake(port, ca, "a.test", ["-tls1_2", "-fallback_scsv"]);
+      assert.equal(fallback.alert, 86, fallback.text);
+      const plain12 = await handshake(port, ca, "a.test", ["-tls1_2"]);
+      assert.equal(plain12.version, "TLSv1.2", plain12.text);
+    },
+  );
+
+  await t.step(
     "tls.unknown_sni: refuse ends an unknown name's handshake with unrecognized_name",
     async () => {
       const known = await handshake(refusing, ca, "a.test");

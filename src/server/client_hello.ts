@@ -51,6 +51,8 @@ export const OFFERS_TLS13 = 128;
 export const SUITE_ECDSA12 = 256;
 /** A TLS 1.2 ECDHE_RSA suite rustls has (AES-GCM, ChaCha20): RSA keys. */
 export const SUITE_RSA12 = 512;
+/** TLS_FALLBACK_SCSV (0x5600, RFC 7507): the client retries with a lower version than it can. */
+export const FALLBACK_SCSV = 1024;
 
 const NO_SESSION = new Uint8Array(0);
 
@@ -202,6 +204,7 @@ function suites(m: Uint8Array, from: number, to: number): number {
     const s = (m[i] << 8) | m[i + 1];
     if (s === 0xc02b || s === 0xc02c || s === 0xcca9) bits |= SUITE_ECDSA12;
     else if (s === 0xc02f || s === 0xc030 || s === 0xcca8) bits |= SUITE_RSA12;
+    else if (s === 0x5600) bits |= FALLBACK_SCSV;
   }
   return bits;
 }

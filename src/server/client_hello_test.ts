@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { seeded } from "../base/random.ts";
 import {
+  FALLBACK_SCSV,
   FOUND,
   HelloResult,
   MAX_CLIENT_HELLO,
@@ -119,6 +120,7 @@ Deno.test("readClientHello reads what the client offers for choosing a certifica
   assert.equal(offers([listExt(43, [0x0303], 1)]), 0, "TLS 1.2 only");
   assert.equal(offers([], [0xc02b, 0x1301]), SUITE_ECDSA12);
   assert.equal(offers([], [0xcca8, 0x009c]), SUITE_RSA12);
+  assert.equal(offers([], [0xc02b, 0x5600]), SUITE_ECDSA12 | FALLBACK_SCSV);
   const r = read(records(helloMessage([listExt(13, [0x0403]), sniExt("B.test")]), 16384));
   assert.deepEqual([r.state, r.name, r.offers], [FOUND, "b.test", OFFERS_SIGS | SIG_P256]);
 });

@@ -14,10 +14,12 @@
 
 import { log } from "../observe/mod.ts";
 import {
+  FALLBACK_SCSV,
   FOUND,
   HelloResult,
   MAX_CLIENT_HELLO,
   NEED_MORE,
+  OFFERS_TLS13,
   readClientHello,
 } from "./client_hello.ts";
 import type { CertificateSet } from "./sni.ts";
@@ -126,6 +128,8 @@ function closeQuietly(c: Deno.Conn): void {
 
 /** The alert description `unrecognized_name` (RFC 6066 section 3). */
 const UNRECOGNIZED_NAME = 112;
+/** The alert description `inappropriate_fallback` (RFC 7507 section 2). */
+const INAPPROPRIATE_FALLBACK = 86;
 
 /** Ends a connection whose handshake is refused with a fatal TLS alert (RFC 8446 section 6). */
 async function refuse(conn: Deno.Conn, description: number): Promise<void> {
@@ -412,6 +416,18 @@ export class TlsRelay<C> {
       const err = sni === ""
         ? "no SNI name (tls.unknown_sni: refuse)"
         : "no certificate for the SNI name (tls.unknown_sni: refuse)";
+      handshakeFailed({ listener: this.opts.name, peer, sni, err });
+      return null;
+    }
+    // RFC 7507: a client that offers less than TLS 1.3 but says it could do more was pushed down
+    // (rustls has no TLS_FALLBACK_SCSV; TLS 1.3 clients are covered by its downgrade sentinel).
+    if (
+      hello.state === FOUND && (hello.offers & (FALLBACK_SCSV | OFFERS_TLS13)) === FALLBACK_SCSV
+    ) {
+      mark.reading = false;
+      this.doneReading();
+      await refuse(conn, INAPPROPRIATE_FALLBACK);
+      const err = "TLS_FALLBACK_SCSV below TLS 1.3 (inappropriate_fallback)";
       handshakeFailed({ listener: this.opts.name, peer, sni, err });
       return null;
     }
