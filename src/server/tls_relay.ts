@@ -113,6 +113,12 @@ export interface TlsRelayOptions<C> {
 
 /** Read buffer towards the client: a TLS record is at most 16 KiB plus overhead. */
 const PUMP_BUFFER = 16 * 1024 + 512;
+/**
+ * A copy that fills its buffer is a bulk transfer (a download): it goes on with one this large,
+ * several TLS records per read and write, fewer turns of the event loop per HTTP/2 window. Idle
+ * and small connections keep the small one.
+ */
+const BULK_BUFFER = 128 * 1024;
 /** Read buffer from the client (requests are small; bodies take more reads); also the first. */
 const CLIENT_BUFFER = 4 * 1024;
 const ACCEPT_RETRY = 100;
@@ -165,6 +171,7 @@ async function pump(
         first = null;
       }
       await writeAll(to, buf.subarray(0, n));
+      if (n === buf.length && n < BULK_BUFFER) buf = new Uint8Array(BULK_BUFFER);
     }
     await (to as Deno.TcpConn).closeWrite();
     return true;
