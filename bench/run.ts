@@ -8,6 +8,7 @@
  *   deno task bench [--quick] [--duration 5s] [--warmup 2s] [--only get-64,pool-rr]
  *                   [--servers scalwsd,nginx] [--repeat 1] [--keepalive N] [--profile] [--keep]
  *   deno task bench php-apps [...]   WordPress and DokuWiki beside nginx (bench/php_apps.ts)
+ *   deno task bench h2-download [...]   30 MB over HTTP/2, 64 KiB windows (bench/h2_download.ts)
  */
 
 import { parseArgs } from "node:util";
@@ -81,6 +82,7 @@ const SETTLE_MS = 6_000;
 
 const USAGE = `usage: deno task bench [options]
        deno task bench php-apps [options]   (WordPress and DokuWiki: bench/php_apps.ts)
+       deno task bench h2-download [--rounds N] [--mib N] [--parallel N]   (bench/h2_download.ts)
   --duration D    measured time per run (default 5s; --quick: 3s)
   --warmup D      warm-up before each run (default 2s; --quick: 1s)
   --quick         shorter runs
@@ -413,6 +415,10 @@ function tlsSummary(scenarios: readonly Scenario[], rows: readonly Row[], cells:
 async function main(argv: string[]): Promise<number> {
   // `deno task bench php-apps ...`: WordPress and DokuWiki against nginx (bench/php_apps.ts).
   if (argv[0] === "php-apps") return await (await import("./php_apps.ts")).main(argv.slice(1));
+  // `deno task bench h2-download ...`: a 30 MB HTTP/2 download with 64 KiB windows against nginx.
+  if (argv[0] === "h2-download") {
+    return await (await import("./h2_download.ts")).main(argv.slice(1));
+  }
   let opt: Options | null;
   try {
     opt = options(argv);
