@@ -321,7 +321,10 @@ Deno.test("tracing: spans of proxied, cached and PHP requests; context; a failin
             const t0 = performance.now();
             const res = await get("cache.test", `${path}-${i}`);
             assert.equal(res.status, 200);
-            assert.ok(performance.now() - t0 < 1000, `${path}-${i} answered at once`);
+            assert.ok(
+              performance.now() - t0 < 3000,
+              `${path}-${i} answered without waiting for an export`,
+            );
           }
         };
         // 500: the batch is dropped and counted, the failure logged once.

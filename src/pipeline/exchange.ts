@@ -344,7 +344,10 @@ export class Exchange {
     return this.#upstreamAttempts;
   }
 
-  /** An attempt on `member` (its address) begins: where a per-attempt tracing span starts. */
+  /**
+   * An attempt on `member` (its address) begins. Its tracing span is the handler's
+   * (`AttemptSpan`, started by the proxy loop and the PHP handler).
+   */
   attempt(member: string): void {
     this.#upstreamAttempts++;
     this.#upstreamMember = member;
