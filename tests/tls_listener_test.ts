@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
+import tls from "node:tls";
 import {
   app,
   respond,
@@ -238,6 +239,54 @@ Deno.test("a drain waits a moment for TLS handshakes under way, then drops a sta
     assert.equal(n, null, "the stalled client is still connected");
   } finally {
     stalled.close();
+  }
+});
+
+Deno.test("a drain hands on a connection still sending its ClientHello, and serves it", async () => {
+  await using c = await certs();
+  const s = await startScalwsd(config(c));
+  const port = s.server.bound.get("https")!.port;
+  // A real TLS client through a pass-through that holds back most of the ClientHello.
+  using gate = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const answer = new Promise<string>((resolve, reject) => {
+    const t = tls.connect({
+      host: "127.0.0.1",
+      port: gate.addr.port,
+      ca: c.pki.ca,
+      servername: "a.test",
+    });
+    let text = "";
+    t.setEncoding("latin1");
+    t.once("secureConnect", () => t.write("GET / HTTP/1.1\r\nhost: a.test\r\n\r\n"));
+    t.on("data", (d: string) => (text += d));
+    t.once("end", () => resolve(text));
+    t.once("close", () => resolve(text));
+    t.once("error", reject);
+  });
+  const client = await gate.accept();
+  const server = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const hello = new Uint8Array(16 * 1024);
+    const n = (await client.read(hello))!;
+    await server.write(hello.subarray(0, 20));
+    await sleep(100);
+    const drained = s.close();
+    await sleep(200);
+    await server.write(hello.subarray(20, n));
+    const back = client.readable.pipeTo(server.writable).catch(() => {});
+    const forth = server.readable.pipeTo(client.writable).catch(() => {});
+    const text = await Promise.race([answer, sleep(5000).then(() => "no answer")]);
+    assert.match(text, /^HTTP\/1\.1 200 /, text);
+    assert.match(text, /app a/);
+    await drained;
+    await Promise.race([Promise.all([back, forth]), sleep(2000)]);
+  } finally {
+    try {
+      client.close();
+    } catch { /* piped to the end */ }
+    try {
+      server.close();
+    } catch { /* piped to the end */ }
   }
 });
 

@@ -715,7 +715,10 @@ export class Listener {
   async shutdown(graceMs = DRAIN_IDLE_GRACE): Promise<void> {
     await this.stopAccepting();
     if (this.relay !== null) {
-      // Connections handed on but not yet accepted are still served.
+      // Connections still sending their ClientHello are handed on first (for a moment at
+      // most: a client that sends nothing is cut below), then those handed on but not yet
+      // accepted are still served.
+      await this.relay.handedOn(GOAWAY_GRACE);
       if (this.loopbacks !== null) await this.retire(this.loopbacks);
       // A client whose handshake is done may have sent requests already: they are served,
       // or (HTTP/2) its connection gets GOAWAY naming what was processed, never just closed.
