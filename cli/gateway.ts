@@ -43,6 +43,11 @@ const DRAIN_TIMEOUT = 30_000;
 /** The default `--port-offset`: 80 -> 8080, 443 -> 8443 (a non-root pod binds them). */
 export const DEFAULT_PORT_OFFSET = 8000;
 
+/** Gateway port P on `host`:(P + offset), when that is a port number. */
+export function offsetAddress(host: string, offset: number): (port: number) => string | undefined {
+  return (port) => (port + offset <= 65535 ? `${host}:${port + offset}` : undefined);
+}
+
 /** What `startGateway` needs. */
 export interface GatewayOptions {
   readonly baseConfig: string;
@@ -50,8 +55,11 @@ export interface GatewayOptions {
   readonly kube: KubeConnection;
   /** Default `scalwsd.io/gateway-controller`. */
   readonly controllerName?: string;
-  /** The address a Gateway listener port is served on; default `0.0.0.0:<port + 8000>`. */
-  readonly addressOf?: (port: number) => string;
+  /**
+   * The address a Gateway listener port is served on (undefined: none, the port is out of
+   * range); default `0.0.0.0:<port + 8000>`.
+   */
+  readonly addressOf?: (port: number) => string | undefined;
   /** Test hook: access log setting for the server. */
   readonly accessLog?: string;
   /** Written to `status.addresses` of the Gateways served (IPs or host names). */
@@ -88,7 +96,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   // deno-lint-ignore no-explicit-any
   const base = (YAML.parse(await Deno.readTextFile(o.baseConfig)) ?? {}) as any;
   const tlsDir = `${dirname(o.configOut)}/tls`;
-  const addressOf = o.addressOf ?? ((port: number) => `0.0.0.0:${port + DEFAULT_PORT_OFFSET}`);
+  const addressOf = o.addressOf ?? offsetAddress("0.0.0.0", DEFAULT_PORT_OFFSET);
   let server: Server | undefined;
   let admin: AdminListeners | undefined;
   // Set once the server runs; the closures above it read it.
@@ -137,8 +145,22 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       server.default_host = c.defaultHost;
     }
     const ours = [];
+    // Addresses the base configuration keeps for itself (metrics, the console) are never taken:
+    // one Gateway's port must not make every later configuration fail.
+    const reserved = new Set(
+      [base.server?.metrics?.address, base.server?.admin?.http?.address].filter((a) => a),
+    );
     for (const l of c.listeners) {
-      const listener: Record<string, unknown> = { name: l.name, address: addressOf(l.port) };
+      const address = addressOf(l.port);
+      if (address === undefined || reserved.has(address)) {
+        log("warn", "gateway_warning", {
+          warning: `listener port ${l.port}: no address to serve it on (${
+            address ?? "out of range"
+          })`,
+        });
+        continue;
+      }
+      const listener: Record<string, unknown> = { name: l.name, address };
       if (l.https) {
         await ensureDir(tlsDir);
         const certificates = [];
@@ -291,7 +313,7 @@ export async function gateway(args: string[]): Promise<number> {
       baseConfig: values["base-config"],
       configOut: values["config-out"],
       kube: await kubeConnection(values.kubeconfig),
-      addressOf: (port) => `${hostPart}:${port + offset}`,
+      addressOf: offsetAddress(hostPart, offset),
       ...(values["controller-name"] ? { controllerName: values["controller-name"] } : {}),
       ...(values["publish-status-address"]
         ? {

@@ -190,3 +190,23 @@ Deno.test("scalwsd run serves, reloads on SIGHUP, answers ctl, and drains on SIG
     await child.status;
   }
 });
+
+Deno.test("scalwsd gateway: --help, and refusals of missing or bad flags with exit 2", async () => {
+  const help = await scalwsd(["gateway", "--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--port-offset N/);
+  assert.match(help.stdout, /scalwsd\.io\/gateway-controller/);
+  const missing = await scalwsd(["gateway", "--config-out", "/tmp/x.yaml"]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /--base-config and --config-out are required/);
+  const offset = await scalwsd([
+    "gateway",
+    "--base-config",
+    "/tmp/b.yaml",
+    "--config-out",
+    "/tmp/x.yaml",
+    "--port-offset=70000",
+  ]);
+  assert.equal(offset.code, 2);
+  assert.match(offset.stderr, /--port-offset must be an integer 0\.\.65534/);
+});

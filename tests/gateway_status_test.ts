@@ -752,6 +752,106 @@ spec:
       c.remove("Secret", `${WEB}/certificate`);
     });
 
+    await step("HTTPRouteInvalidReferenceGrant", async () => {
+      const grant = (name: string, ns: string, from: string, to: string) => `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: ${name}, namespace: ${ns}}
+spec: {from: [${from}], to: [${to}]}
+`;
+      const fromOk = `{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA}}`;
+      const toOk = '{group: "", kind: Service, name: web-backend}';
+      c.apply(
+        grant("reference-grant-wrong-namespace", INFRA, fromOk, toOk) +
+          grant(
+            "reference-grant-wrong-from-group",
+            WEB,
+            `{group: not-the-group-youre-looking-for, kind: HTTPRoute, namespace: ${INFRA}}`,
+            toOk,
+          ) +
+          grant(
+            "reference-grant-wrong-from-kind",
+            WEB,
+            `{group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA}}`,
+            toOk,
+          ) +
+          grant(
+            "reference-grant-wrong-from-namespace",
+            WEB,
+            "{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: not-the-namespace-youre-looking-for}",
+            toOk,
+          ) +
+          grant(
+            "reference-grant-wrong-to-group",
+            WEB,
+            fromOk,
+            "{group: not-the-group-youre-looking-for, kind: Service, name: web-backend}",
+          ) +
+          grant(
+            "reference-grant-wrong-to-kind",
+            WEB,
+            fromOk,
+            '{group: "", kind: Secret, name: web-backend}',
+          ) +
+          grant(
+            "reference-grant-wrong-to-name",
+            WEB,
+            fromOk,
+            '{group: "", kind: Secret, name: not-the-service-youre-looking-for}',
+          ) + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: reference-grant, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules: [{backendRefs: [{name: web-backend, namespace: ${WEB}, port: 8080}]}]
+`,
+      );
+      await routeHas(c, `${INFRA}/reference-grant`, SAME, "Accepted", "True");
+      await routeHas(
+        c,
+        `${INFRA}/reference-grant`,
+        SAME,
+        "ResolvedRefs",
+        "False",
+        "RefNotPermitted",
+      );
+      const a = await c.expect({ path: "/" }, { status: 500 });
+      assert.equal(a.echo, undefined);
+    });
+
+    await step("HTTPRoutePartiallyInvalidViaInvalidReferenceGrant", async () => {
+      const APP = "gateway-conformance-app-backend";
+      c.serviceOn(APP, "app-backend-v1", V1);
+      c.serviceOn(APP, "app-backend-v2", V2);
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: invalid-reference-grant, namespace: ${APP}}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA}}]
+  to: [{group: "", kind: Service, name: app-backend-v1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: invalid-reference-grant, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /v2}}]
+    backendRefs: [{name: app-backend-v2, namespace: ${APP}, port: 8080}]
+  - backendRefs: [{name: app-backend-v1, namespace: ${APP}, port: 8080}]
+`);
+      const route = `${INFRA}/invalid-reference-grant`;
+      await routeHas(c, route, SAME, "Accepted", "True");
+      await routeHas(c, route, SAME, "ResolvedRefs", "False", "RefNotPermitted");
+      await c.expect({ path: "/v2" }, { status: 500 });
+      // The echo of app-backend-v1's endpoint (the member behind infra-backend-v1's address).
+      await c.expect({ path: "/" }, { backend: V1 });
+    });
+
     await step("listener conflicts: HostnameConflict and ProtocolConflict", async () => {
       c.apply(`
 apiVersion: gateway.networking.k8s.io/v1
