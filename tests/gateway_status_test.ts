@@ -852,6 +852,66 @@ spec:
       await c.expect({ path: "/" }, { backend: V1 });
     });
 
+    await step("GatewayModifyListeners", async () => {
+      c.api.put(
+        "secrets",
+        await c.tlsSecret(INFRA, "tls-validity-checks-certificate", ["secure.test.com"]),
+      );
+      const https = `  - name: https
+    port: 443
+    protocol: HTTPS
+    hostname: secure.test.com
+    allowedRoutes: {namespaces: {from: All}}
+    tls: {certificateRefs: [{group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA}}]}`;
+      const gateway = (name: string, listeners: string) => `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ${name}, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners:
+${listeners}
+`;
+      const route = (name: string, gw: string) => `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ${name}, namespace: ${INFRA}}
+spec:
+  parentRefs: [{kind: Gateway, name: ${gw}, namespace: ${INFRA}}]
+  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
+`;
+      const http = (hostname?: string) =>
+        `  - {name: http, port: 80, protocol: HTTP, ${
+          hostname ? `hostname: ${hostname}, ` : ""
+        }allowedRoutes: {namespaces: {from: All}}}`;
+      c.apply(
+        gateway("gateway-add-listener", https) + route("http-route-1", "gateway-add-listener") +
+          gateway("gateway-remove-listener", `${https}\n${http()}`) +
+          route("http-route-2", "gateway-remove-listener"),
+      );
+      const ok: [string, string][] = [["Accepted", "True"], ["ResolvedRefs", "True"]];
+      await listenerHas(c, `${INFRA}/gateway-add-listener`, "https", ok, 1);
+      // Add a listener: it is served, and the route attaches to it too.
+      c.apply(gateway("gateway-add-listener", `${https}\n${http("data.test.com")}`));
+      await listenerHas(c, `${INFRA}/gateway-add-listener`, "https", ok, 1);
+      await listenerHas(c, `${INFRA}/gateway-add-listener`, "http", ok, 1);
+      await c.expect({ host: "data.test.com", path: "/" }, { backend: V1 });
+      // Remove one: its traffic stops, the other stays.
+      c.apply(gateway("gateway-remove-listener", http()));
+      await listenerHas(c, `${INFRA}/gateway-remove-listener`, "http", ok, 1);
+      await c.eventually("the removed listener's status is gone", () => {
+        assert.deepEqual(
+          c.get("Gateway", `${INFRA}/gateway-remove-listener`).status.listeners.map((l: Obj) =>
+            l.name
+          ),
+          ["http"],
+        );
+      });
+      c.remove("Secret", `${INFRA}/tls-validity-checks-certificate`);
+    });
+
     await step("listener conflicts: HostnameConflict and ProtocolConflict", async () => {
       c.apply(`
 apiVersion: gateway.networking.k8s.io/v1
