@@ -15,4 +15,4 @@ export {
   wallMs,
 } from "./span.ts";
 export { keepTracestate, parseTraceparent, sampledFlag } from "./trace_context.ts";
-export { OtlpJsonEncoder } from "./otlp_json.ts";
+export { SpanBatch } from "./otlp_json.ts";

@@ -204,25 +204,46 @@ class Out {
 }
 
 /**
- * Encodes batches of spans as the JSON body of an export (`ExportTraceServiceRequest`) as
- * UTF-8: `resource` (its attributes as pairs, `service.name` first) and the spans, under one
- * scope named `scalwsd`. One per tracer: the bytes are a view of its buffer, which the next
- * call overwrites.
+ * One batch of spans as the JSON body of an export (`ExportTraceServiceRequest`), in UTF-8:
+ * `resource` (its attributes as pairs, `service.name` first) and the spans, under one scope
+ * named `scalwsd`. A span is written when it is added, so the span object is garbage at once
+ * (a queue of span objects was copied by every young-generation GC while it waited); `reset`
+ * empties the batch for reuse, keeping its buffer.
  */
-export class OtlpJsonEncoder {
+export class SpanBatch {
   readonly #out = new Out();
+  readonly #prefix: number;
+  /** Spans written. */
+  count = 0;
 
-  encode(resource: readonly AttributeValue[], spans: readonly Span[]): Uint8Array<ArrayBuffer> {
+  constructor(resource: readonly AttributeValue[]) {
     const out = this.#out;
-    out.at = 0;
     out.raw(RESOURCE_START);
     out.attributes(resource);
     out.raw(SCOPE_START);
-    for (let i = 0; i < spans.length; i++) {
-      if (i > 0) out.comma();
-      out.span(spans[i]);
-    }
+    this.#prefix = out.at;
+  }
+
+  /** Writes `span` (finished: its end, events and attributes are final). */
+  add(span: Span): void {
+    if (this.count > 0) this.#out.comma();
+    this.#out.span(span);
+    this.count++;
+  }
+
+  /** The export's body: a view of the buffer, valid until the next `add` or `reset`. */
+  body(): Uint8Array<ArrayBuffer> {
+    const out = this.#out;
+    const at = out.at;
     out.raw(BATCH_END);
-    return out.buf.subarray(0, out.at);
+    const bytes = out.buf.subarray(0, out.at);
+    out.at = at;
+    return bytes;
+  }
+
+  /** Empties the batch; the buffer stays. */
+  reset(): void {
+    this.#out.at = this.#prefix;
+    this.count = 0;
   }
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { OtlpJsonEncoder } from "./otlp_json.ts";
+import { SpanBatch } from "./otlp_json.ts";
+import type { AttributeValue } from "./span.ts";
 import { Span, SPAN_KIND_CLIENT, STATUS_ERROR } from "./span.ts";
 
 const sink = { enqueue() {} };
@@ -8,7 +9,13 @@ function decode(bytes: Uint8Array): unknown {
   return JSON.parse(new TextDecoder().decode(bytes));
 }
 
-Deno.test("OtlpJsonEncoder: an ExportTraceServiceRequest with ids in hex, times as strings", () => {
+function encode(resource: AttributeValue[], spans: Span[], batch = new SpanBatch(resource)) {
+  batch.reset();
+  for (const s of spans) batch.add(s);
+  return batch.body();
+}
+
+Deno.test("SpanBatch: an ExportTraceServiceRequest with ids in hex, times as strings", () => {
   const s = new Span(
     sink,
     "a".repeat(32),
@@ -27,7 +34,7 @@ Deno.test("OtlpJsonEncoder: an ExportTraceServiceRequest with ids in hex, times 
   s.event("retry", ["scalws.retry_reason", "status"]);
   s.status = STATUS_ERROR;
   s.end = 1_700_000_000_124.5;
-  const doc = decode(new OtlpJsonEncoder().encode(["service.name", "svc"], [s])) as {
+  const doc = decode(encode(["service.name", "svc"], [s])) as {
     resourceSpans: {
       resource: unknown;
       scopeSpans: { scope: unknown; spans: Record<string, unknown>[] }[];
@@ -66,13 +73,13 @@ Deno.test("OtlpJsonEncoder: an ExportTraceServiceRequest with ids in hex, times 
   });
 });
 
-Deno.test("OtlpJsonEncoder: any string survives: quotes, backslashes, controls, non-ASCII", () => {
+Deno.test("SpanBatch: any string survives: quotes, backslashes, controls, non-ASCII", () => {
   const odd = 'a"b\\c\n\t\u0000\u007fé€😀';
   const s = new Span(sink, "a".repeat(32), "b".repeat(16), "", "", odd, 2, 1);
   s.set("user_agent.original", odd);
   s.end = 2;
-  const enc = new OtlpJsonEncoder();
-  const spans = (decode(enc.encode([], [s])) as {
+  const batch = new SpanBatch(["service.name", "x"]);
+  const spans = (decode(encode([], [s], batch)) as {
     resourceSpans: {
       scopeSpans: {
         spans: {
@@ -88,7 +95,7 @@ Deno.test("OtlpJsonEncoder: any string survives: quotes, backslashes, controls, 
   assert.equal(spans[0].attributes[0].value.stringValue, odd);
   // The buffer is reused and grows: a large batch after a small one is whole.
   const many = Array.from({ length: 600 }, () => s);
-  const big = decode(enc.encode(["service.name", "x"], many)) as {
+  const big = decode(encode(["service.name", "x"], many, batch)) as {
     resourceSpans: { scopeSpans: { spans: unknown[] }[] }[];
   };
   assert.equal(big.resourceSpans[0].scopeSpans[0].spans.length, 600);

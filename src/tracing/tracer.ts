@@ -15,7 +15,7 @@
 import type { TracingConfig } from "../config/mod.ts";
 import { log, type Series } from "../observe/mod.ts";
 import { newSpanId, newTraceId } from "./ids.ts";
-import { OtlpJsonEncoder } from "./otlp_json.ts";
+import { SpanBatch } from "./otlp_json.ts";
 import { type AttributeValue, Span, SPAN_KIND_SERVER, type SpanSink, wallMs } from "./span.ts";
 import { keepTracestate, sampledFlag } from "./trace_context.ts";
 
@@ -51,9 +51,14 @@ export class Tracer implements SpanSink {
   private readonly random: () => number;
   private readonly resource: AttributeValue[];
   private readonly headers: Record<string, string>;
-  private queue: Span[] = [];
-  /** One export at a time: its buffer is free again by the next. */
-  private readonly encoder = new OtlpJsonEncoder();
+  /** Full batches waiting for export, oldest first. */
+  private ready: SpanBatch[] = [];
+  /** The batch being filled. */
+  private current: SpanBatch | null = null;
+  /** Batches exported, kept for reuse (their buffers). */
+  private readonly free: SpanBatch[] = [];
+  /** Spans in `ready` and `current`. */
+  private pending = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private exporting: Promise<void> | null = null;
   private closed = false;
@@ -99,27 +104,30 @@ export class Tracer implements SpanSink {
     return new Span(this, newTraceId(), newSpanId(), "", "", "", SPAN_KIND_SERVER, wallMs(start));
   }
 
-  /** Queues a finished span; drops and counts it when the queue is full. */
+  /** Writes a finished span into the current batch; drops and counts it when the queue is full. */
   enqueue(span: Span): void {
-    const q = this.queue;
-    if (this.closed || q.length >= this.config.queue_size) {
+    if (this.closed || this.pending >= this.config.queue_size) {
       this.dropped.value++;
       return;
     }
-    q.push(span);
-    if (q.length >= MAX_BATCH) {
+    const b = this.current ??= this.free.pop() ?? new SpanBatch(this.resource);
+    b.add(span);
+    this.pending++;
+    if (b.count >= MAX_BATCH) {
+      this.ready.push(b);
+      this.current = null;
       if (this.exporting === null) this.exportNow();
     } else if (this.timer === undefined && this.exporting === null) this.arm();
   }
 
-  /** Spans waiting for export. */
+  /** Spans waiting for export (not those of the export in flight). */
   get queued(): number {
-    return this.queue.length;
+    return this.pending;
   }
 
   /** Exports what is queued (tests, shutdown); resolves when the exports are done. */
   flush(): Promise<void> {
-    if (this.exporting === null && this.queue.length > 0) this.exportNow();
+    if (this.exporting === null && this.pending > 0) this.exportNow();
     return this.exporting ?? Promise.resolve();
   }
 
@@ -133,13 +141,15 @@ export class Tracer implements SpanSink {
     clearTimeout(this.timer);
     const last = (async () => {
       if (this.exporting !== null) await this.exporting;
-      if (this.queue.length > 0) await this.drain();
+      if (this.pending > 0) await this.drain();
     })();
     let t: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([last, new Promise((r) => t = setTimeout(r, CLOSE_TIMEOUT))]);
     clearTimeout(t);
-    this.dropped.value += this.queue.length;
-    this.queue = [];
+    this.dropped.value += this.pending;
+    this.pending = 0;
+    this.ready = [];
+    this.current = null;
   }
 
   private exportNow(): void {
@@ -148,8 +158,8 @@ export class Tracer implements SpanSink {
     this.exporting = this.drain().finally(() => {
       this.exporting = null;
       // What arrived meanwhile: a full batch goes now, the rest within the delay.
-      if (this.closed || this.queue.length === 0) return;
-      if (this.queue.length >= MAX_BATCH) this.exportNow();
+      if (this.closed || this.pending === 0) return;
+      if (this.ready.length > 0) this.exportNow();
       else if (this.timer === undefined) this.arm();
     });
   }
@@ -160,23 +170,30 @@ export class Tracer implements SpanSink {
     Deno.unrefTimer(t as unknown as number);
   }
 
-  /** Sends what is queued, a batch at a time. */
+  /** Sends the full batches, then the partial one; a partial one waits while open. */
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.length <= MAX_BATCH ? this.queue : this.queue.slice(0, MAX_BATCH);
-      this.queue = batch === this.queue ? [] : this.queue.slice(MAX_BATCH);
-      await this.send(batch);
-      if (this.queue.length < MAX_BATCH && !this.closed) return;
+    for (;;) {
+      let b = this.ready.shift();
+      if (b === undefined) {
+        b = this.current ?? undefined;
+        if (b === undefined || b.count === 0) return;
+        this.current = null;
+      }
+      this.pending -= b.count;
+      await this.send(b);
+      b.reset();
+      if (this.free.length < 2) this.free.push(b);
+      if (this.ready.length === 0 && !this.closed) return;
     }
   }
 
-  private async send(batch: Span[]): Promise<void> {
+  private async send(batch: SpanBatch): Promise<void> {
     let problem = "";
     try {
       const res = await fetch(this.config.endpoint, {
         method: "POST",
         headers: this.headers,
-        body: this.encoder.encode(this.resource, batch),
+        body: batch.body(),
         signal: AbortSignal.timeout(EXPORT_TIMEOUT),
       });
       await res.body?.cancel();
@@ -189,12 +206,12 @@ export class Tracer implements SpanSink {
       this.failing = false;
       return;
     }
-    this.dropped.value += batch.length;
+    this.dropped.value += batch.count;
     if (!this.failing) {
       log("warn", "tracing_export_failed", {
         endpoint: this.config.endpoint,
         error: problem,
-        spans: batch.length,
+        spans: batch.count,
       });
     }
     this.failing = true;
