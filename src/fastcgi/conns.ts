@@ -286,9 +286,19 @@ export class FcgiConns extends ConnPool {
     admitLate(w);
   }
 
-  /** A running request's client left (its connection is closed). */
-  abandoned(): void {
-    if (this.series !== null) this.series.goneRunning.value++;
+  /**
+   * The client of a request holding a slot left: its connection closes, counted as `running`
+   * when the request was `sent` (else as `queued`: it never reached the application). A sent
+   * one's slot comes back after the events already here: when many clients leave at once (a
+   * load stops), the queued ones are dropped before this slot could send one of them.
+   */
+  abandoned(conn: Http1Conn, sent: boolean): void {
+    if (!conn.inUse) return;
+    const s = this.series;
+    if (s !== null) (sent ? s.goneRunning : s.goneQueued).value++;
+    this.drop(conn);
+    if (sent) setTimeout(() => this.leave(), 0);
+    else this.leave();
   }
 
   /** Gives a slot back: the first waiter takes it (and any the limit now allows). */

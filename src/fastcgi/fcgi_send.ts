@@ -123,8 +123,7 @@ export async function fcgiSend(
     }
     if (tie !== undefined) {
       if (tie.gone) {
-        pool.release(conn, false);
-        gate!.abandoned();
+        gate!.abandoned(conn, false);
         throw new FcgiClientGone(false);
       }
       const c = conn;
@@ -164,8 +163,7 @@ export async function fcgiSend(
       watchdog.disarm(conn);
       if (tie?.gone) {
         // Closed because the client left: no resend, no verdict on the application.
-        pool.release(conn, false);
-        gate!.abandoned();
+        gate!.abandoned(conn, true);
         throw new FcgiClientGone(false);
       }
       const e = err instanceof UpstreamError

@@ -91,6 +91,9 @@ class PhpAttempt implements FcgiSendOptions, FinishListener, StderrSink {
   }
 
   bodyFinished(ok: boolean, bytes: number, cancelled = false): void {
+    // Called at once after the connection went back (maybe to the next request): a late
+    // close of this client must not close it.
+    this.tie?.arm(null);
     this.ended(ok, cancelled);
     if (this.trace !== null) this.trace.bodyEnded(!ok && !cancelled);
     this.ex.sent(bytes);
