@@ -26,7 +26,10 @@ export interface AccessRecord {
   /** Seconds from the start of the last member attempt to its response head; -1: none. */
   upstream_header: number;
   client: string;
-  /** The cache's result (`hit`, `miss`, `stale`, ...); `-` when the route has no cache. */
+  /**
+   * The cache's result (`hit`, `miss`, `stale`, ...; `hit-disk`, `stale-disk`, `collapsed-disk`
+   * when read from the disk tier); `-` when the route has no cache.
+   */
   cache: string;
   user_agent: string | null;
   referer: string | null;
