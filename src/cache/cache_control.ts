@@ -35,7 +35,8 @@ export interface CacheControl {
 /** Largest delta-seconds kept (RFC 9111 1.2.2: 2^31). */
 export const DELTA_MAX = 2_147_483_648;
 
-function empty(): CacheControl {
+/** A fresh record of no directives, for a parser to fill. */
+export function emptyCacheControl(): CacheControl {
   return {
     maxAge: -1,
     sMaxage: -1,
@@ -57,7 +58,7 @@ function empty(): CacheControl {
 }
 
 /** The shared result of an absent header: never mutated by callers. */
-export const NO_CACHE_CONTROL: Readonly<CacheControl> = Object.freeze(empty());
+export const NO_CACHE_CONTROL: Readonly<CacheControl> = Object.freeze(emptyCacheControl());
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -95,7 +96,7 @@ export function splitOutsideQuotes(value: string): string[] | null {
 /** Parses one or more `Cache-Control` field values (joined with commas); null gives the empty set. */
 export function parseCacheControl(value: string | null): CacheControl {
   if (value === null || value.length === 0) return NO_CACHE_CONTROL as CacheControl;
-  const cc = empty();
+  const cc = emptyCacheControl();
   const parts = splitOutsideQuotes(value);
   if (parts === null) {
     cc.invalid = true;

@@ -5,7 +5,7 @@
  * decisions (RFC 9213 2.1). Directives with a value of the wrong type are ignored.
  */
 import type { CacheControl } from "./cache_control.ts";
-import { DELTA_MAX, splitOutsideQuotes } from "./cache_control.ts";
+import { DELTA_MAX, emptyCacheControl, splitOutsideQuotes } from "./cache_control.ts";
 
 const KEY = "[a-z*][a-z0-9_\\-.*]*";
 const BARE =
@@ -14,27 +14,6 @@ const BARE =
 const PARAMS = `(?:;[ ]*${KEY}(?:=(?:${BARE}))?)*`;
 const INNER = `\\([ ]*(?:(?:${BARE})${PARAMS}(?:[ ]+(?:${BARE})${PARAMS})*[ ]*)?\\)`;
 const MEMBER = new RegExp(`^(${KEY})(?:=((?:${BARE})|${INNER}))?${PARAMS}$`);
-
-function empty(): CacheControl {
-  return {
-    maxAge: -1,
-    sMaxage: -1,
-    staleWhileRevalidate: -1,
-    staleIfError: -1,
-    maxStale: -1,
-    minFresh: -1,
-    noStore: false,
-    noCache: false,
-    private: false,
-    public: false,
-    mustRevalidate: false,
-    proxyRevalidate: false,
-    onlyIfCached: false,
-    immutable: false,
-    mustUnderstand: false,
-    invalid: false,
-  };
-}
 
 /**
  * The directives of a targeted field's value, or null when the value is absent, empty or not a
@@ -53,7 +32,7 @@ export function parseTargeted(value: string | null): CacheControl | null {
     if (m === null) return null;
     dict.set(m[1], m[2] ?? "?1");
   }
-  const cc = empty();
+  const cc = emptyCacheControl();
   for (const [k, v] of dict) {
     const int = /^[0-9]{1,15}$/.test(v) ? Math.min(Number(v), DELTA_MAX) : -1;
     const yes = v === "?1";
