@@ -18,22 +18,13 @@ import {
   writeSysctl,
 } from "./_support/drain_round.ts";
 import { ControllerProcess, freeRange, type StatusJson, unixFetch } from "./_support/controller.ts";
+import { canUnshare, INSIDE, runSelfInNamespace } from "./_support/netns.ts";
 import { startPki } from "./_support/pki.ts";
 import { startScalwsdProcess } from "./_support/scalwsd_process.ts";
 import { sleep, waitUntil } from "./_support/wait.ts";
 import { app, respond, scalwsYaml } from "./_support/yaml.ts";
 
-const INSIDE = Deno.env.get("SCALWS_TEST_NETNS") === "1";
 const SELF = new URL(import.meta.url).pathname;
-
-function canUnshare(): boolean {
-  try {
-    return new Deno.Command("unshare", { args: ["-rn", "true"], stdout: "null", stderr: "null" })
-      .outputSync().success;
-  } catch {
-    return false;
-  }
-}
 
 /** The controller tests run in a namespace of their own (this file again, inside). */
 const NETNS = !INSIDE && canUnshare();
@@ -46,21 +37,8 @@ Deno.test({
   name: "drain: the controller tests pass inside a network namespace of their own",
   ignore: !NETNS,
   async fn() {
-    const out = await new Deno.Command("unshare", {
-      args: [
-        "-rn",
-        "sh",
-        "-c",
-        'ip link set lo up && exec "$0" test --unstable-net -A "$1"',
-        Deno.execPath(),
-        SELF,
-      ],
-      env: { SCALWS_TEST_NETNS: "1", NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, text);
+    const { code, text } = await runSelfInNamespace(SELF, { timeoutMs: 240_000 });
+    assert.equal(code, 0, text);
     assert.match(text, /ok \| 2 passed \| 0 failed \| 3 ignored/, text);
   },
 });

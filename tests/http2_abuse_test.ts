@@ -60,6 +60,9 @@ class SteadyClient {
       req.on("data", (d: string) => (body += d));
       req.on("end", () => resolve(`${status} ${body}`));
       req.on("error", reject);
+      // A stream closed without its end (reset, or cancelled below) settles too: no wait
+      // outlives the test.
+      req.on("close", () => reject(new Error(`stream closed without its end (${status})`)));
       req.setTimeout(5000, () => req.close(http2.constants.NGHTTP2_CANCEL));
       req.end();
     });
@@ -87,10 +90,15 @@ class SteadyClient {
     assert.ok(this.ok >= want, `the well-behaved client got ${this.ok} of ${want} answers`);
   }
 
+  /** Stops; a request or a close still under way after 6 s destroys the session. */
   async [Symbol.asyncDispose](): Promise<void> {
     this.running = false;
-    await this.loop;
-    await new Promise<void>((r) => this.session.close(() => r()));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((r) => (timer = setTimeout(r, 6000)));
+    const closed = this.loop.then(() => new Promise<void>((r) => this.session.close(() => r())));
+    await Promise.race([closed, late]);
+    clearTimeout(timer);
+    if (!this.session.destroyed) this.session.destroy();
   }
 }
 

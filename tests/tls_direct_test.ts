@@ -8,34 +8,19 @@ import assert from "node:assert/strict";
 import tls from "node:tls";
 import { startPki, startScalwsd, waitUntil } from "./_support/mod.ts";
 import { curl, fingerprint, handshake } from "./_support/tls_client.ts";
+import { canUnshare, INSIDE, runSelfInNamespace } from "./_support/netns.ts";
 import { hostSupport } from "../src/server/tls_direct.ts";
 
-const INSIDE = Deno.env.get("SCALWS_TEST_NETNS") === "1";
 const SELF = new URL(import.meta.url).pathname;
-
-function canUnshare(): boolean {
-  try {
-    return new Deno.Command("unshare", { args: ["-rn", "true"], stdout: "null", stderr: "null" })
-      .outputSync().success;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test({
   name: "TLS direct: this file passes inside a namespace whose tcp_migrate_req is 1",
   ignore: INSIDE || !canUnshare(),
   fn: async () => {
-    const script = "ip link set lo up && echo 1 > /proc/sys/net/ipv4/tcp_migrate_req && " +
-      `exec "$0" test --unstable-net -A "$1"`;
-    const out = await new Deno.Command("unshare", {
-      args: ["-rn", "sh", "-c", script, Deno.execPath(), SELF],
-      env: { SCALWS_TEST_NETNS: "1", NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, text);
+    const { code, text } = await runSelfInNamespace(SELF, {
+      setup: "echo 1 > /proc/sys/net/ipv4/tcp_migrate_req",
+    });
+    assert.equal(code, 0, text);
     assert.match(text, /ok \| 2 passed \| 0 failed \| 1 ignored/);
   },
 });

@@ -6,6 +6,9 @@
  * acknowledged unless told not to. Loopback only; every wait is bounded.
  */
 
+/** How long one `send` may wait on a server that does not read before the connection is closed. */
+export const WRITE_STALL_MS = 10_000;
+
 export const DATA = 0x0;
 export const HEADERS = 0x1;
 export const RST_STREAM = 0x3;
@@ -232,6 +235,8 @@ export class H2Raw implements AsyncDisposable {
   closed = false;
   /** Set once a write failed (the server stopped reading); later writes are dropped. */
   writeFailed = false;
+  /** Set when one write waited more than `WRITE_STALL_MS` and the connection was closed. */
+  writeStalled = false;
   /** Settles when reading ended. */
   readonly done: Promise<void>;
   private buf = new Uint8Array(64 * 1024);
@@ -264,16 +269,26 @@ export class H2Raw implements AsyncDisposable {
     return c;
   }
 
-  /** Queues `bytes` for writing, in order; errors once closed are ignored. */
+  /**
+   * Queues `bytes` for writing, in order; errors once closed are ignored. A server that stops
+   * reading but keeps the connection open would hold a write for ever: past `WRITE_STALL_MS`
+   * the connection is closed (`writeStalled` set), so the test fails rather than hangs.
+   */
   send(bytes: Uint8Array): Promise<void> {
     this.writing = this.writing.then(async () => {
       if (this.writeFailed) return;
+      const timer = setTimeout(() => {
+        this.writeStalled = true;
+        this.close();
+      }, WRITE_STALL_MS);
       try {
         let off = 0;
         while (off < bytes.length) off += await this.conn.write(bytes.subarray(off));
       } catch {
         this.writeFailed = true;
         this.wake();
+      } finally {
+        clearTimeout(timer);
       }
     });
     return this.writing;
