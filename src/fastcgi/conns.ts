@@ -1,11 +1,12 @@
 /**
  * The connections to one FastCGI server (one PHP-FPM pool's socket): at most `limit` at once,
- * and requests past the limit wait here in arrival order, at most `maxQueue` of them. A
- * connection whose answer ended goes straight to the first waiting request (`FCGI_KEEP_CONN`
- * is set), at most `MAX_HANDOFFS` requests in a row; with nobody waiting it is closed, never
- * kept idle: a PHP-FPM worker serves one connection for as long as it stays open, so an idle
- * kept connection would pin a worker that other clients of the pool (its status page, another
- * server) need. Not a keep-alive pool: `maxIdle` is 0. See docs/php.md for the measurements.
+ * and requests past the limit wait here in arrival order, at most `maxQueue` of them. By
+ * default one connection per request, closed at its end (no `FCGI_KEEP_CONN`, as nginx's
+ * default): a PHP-FPM worker serves one connection for as long as it stays open, so a kept
+ * connection pins a worker that other clients of the pool (its status page, another server)
+ * need. With `handoffs` above 1, a connection whose answer ended goes straight to the first
+ * waiting request, that many in a row, and is closed when nobody waits (measured against the
+ * default in docs/php.md). Not a keep-alive pool: `maxIdle` is 0.
  */
 
 import {
@@ -157,9 +158,6 @@ interface Waiter {
 /** What a wait ends with: false (timed out, or the client left), a slot, or a slot and a connection. */
 export type Admitted = boolean | Http1Conn;
 
-/** Requests one connection carries at most before it is closed (others may reach PHP-FPM). */
-export const MAX_HANDOFFS = 16;
-
 /** Settings of `FcgiConns`. */
 export interface FcgiConnsOptions {
   /** The canonical address (where learned limits are found). */
@@ -170,6 +168,11 @@ export interface FcgiConnsOptions {
   readonly maxQueue?: number;
   /** Counts its requests in the address's `FcgiActivity`; default true (not the status watch). */
   readonly counted?: boolean;
+  /**
+   * Requests one connection may carry, handed from each to the next queued one (`handOff`);
+   * default 1: a connection per request (see docs/php.md for why).
+   */
+  readonly handoffs?: number;
 }
 
 /** What the metrics see of one upstream (shared by the members of a pool). */
@@ -208,6 +211,8 @@ export class FcgiConns extends ConnPool {
    * the garbage collector under DokuWiki before).
    */
   readonly #spare: Spare[] = [];
+  /** Requests one connection may carry (1: a connection per request). */
+  readonly handoffs: number;
   /** Requests each connection carried, when more than one. */
   readonly #uses = new WeakMap<Http1Conn, number>();
 
@@ -215,6 +220,7 @@ export class FcgiConns extends ConnPool {
     super(connector, { maxIdle: 0 });
     this.address = options.address;
     this.activity = options.counted === false ? null : activityOf(options.address);
+    this.handoffs = options.handoffs ?? 1;
     this.maxConns = options.maxConns ?? 0;
     this.maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
   }
@@ -327,15 +333,15 @@ export class FcgiConns extends ConnPool {
   /**
    * Hands `conn` (its answer read whole, sent with `FCGI_KEEP_CONN`) with its slot to the
    * first waiter: PHP-FPM's worker takes the next request at once, with no connect and no
-   * accept. True when handed; false when nobody waits, the connection carried
-   * `MAX_HANDOFFS` requests, or the limit went down (the caller then closes it).
+   * accept. True when handed; false when nobody waits, the connection carried `handoffs`
+   * requests, or the limit went down (the caller then closes it).
    */
   handOff(conn: Http1Conn): boolean {
     if (this.waiting === 0 || this.busy > this.limit || conn.closed || conn.start !== conn.end) {
       return false;
     }
     const uses = (this.#uses.get(conn) ?? 1) + 1;
-    if (uses > MAX_HANDOFFS) return false;
+    if (uses > this.handoffs) return false;
     const w = this.#next();
     if (w === null) return false;
     this.#uses.set(conn, uses);

@@ -106,7 +106,7 @@ export async function fcgiSend(
     timeout = Math.max(1, timeout - (performance.now() - start));
   }
   // Kept past the answer only to be handed to a waiting request (`FcgiConns.handOff`).
-  const keepConn = pool.maxIdle > 0 || gate !== null;
+  const keepConn = pool.maxIdle > 0 || (gate !== null && gate.handoffs > 1);
   let conn = handed ?? pool.acquire();
   let resent = false;
   let connect = 0;
@@ -343,7 +343,7 @@ async function readAnswer(
       // copied when a request waits for this connection (cheaper than a new connection).
       if (pool instanceof FcgiConns) {
         let lent = body !== null && body.buffer === conn.buf.buffer;
-        if (lent && pool.waiting > 0) {
+        if (lent && pool.handoffs > 1 && pool.waiting > 0) {
           body = body!.slice();
           lent = false;
         }

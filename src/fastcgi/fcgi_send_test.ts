@@ -16,7 +16,7 @@ import {
 } from "./_fake_server.ts";
 import { ParamsBuffer } from "./params.ts";
 import { type FcgiRequest, fcgiSend, type FcgiSendOptions } from "./fcgi_send.ts";
-import { FcgiConns, MAX_HANDOFFS } from "./conns.ts";
+import { FcgiConns } from "./conns.ts";
 import { STDOUT } from "./record.ts";
 
 class Finished implements FinishListener {
@@ -337,7 +337,7 @@ Deno.test("fcgiSend: params over 64 KiB span several PARAMS records", async () =
   pool.close();
 });
 
-Deno.test("fcgiSend on FcgiConns: a connection goes from one request to the next waiting one, never kept idle", async () => {
+Deno.test("fcgiSend on FcgiConns with handoffs: a connection goes from one request to the next waiting one, never kept idle", async () => {
   await using _ = { [Symbol.asyncDispose]: () => server.close() };
   const server = FakeFcgiServer.answering((_req, n) =>
     new Promise((r) => setTimeout(() => r(answer(`X-N: ${n}\n\nanswer ${n}`)), 20))
@@ -345,15 +345,15 @@ Deno.test("fcgiSend on FcgiConns: a connection goes from one request to the next
   const address = `unix:${server.path}`;
   const conns = new FcgiConns(
     new Connector({ kind: "unix", path: server.path, canonical: address }, null),
-    { address, maxConns: 1 },
+    { address, maxConns: 1, handoffs: 16 },
   );
   // One connection at a time: the first opens it, the next ones wait and get it in turn.
-  const count = MAX_HANDOFFS + 2;
+  const count = 16 + 2;
   const answers = await Promise.all(
     Array.from({ length: count }, () => fcgiSend(conns, request(), options()).then(text)),
   );
   assert.deepEqual(answers, Array.from({ length: count }, (_, i) => `answer ${i + 1}`));
-  // MAX_HANDOFFS requests on the first connection, the rest on a second one.
+  // 16 requests on the first connection, the rest on a second one.
   assert.equal(server.connections, 2);
   assert.ok(server.requests.every((r) => r.keepConn));
   // Nobody waits any more: the last connection was closed, not kept.
@@ -361,5 +361,24 @@ Deno.test("fcgiSend on FcgiConns: a connection goes from one request to the next
   assert.equal(conns.busy, 0);
   for (let i = 0; i < 100 && server.open > 0; i++) await new Promise((r) => setTimeout(r, 10));
   assert.equal(server.open, 0);
+  conns.close();
+});
+
+Deno.test("fcgiSend on FcgiConns by default: a connection per request, without FCGI_KEEP_CONN", async () => {
+  await using _ = { [Symbol.asyncDispose]: () => server.close() };
+  const server = FakeFcgiServer.answering((_req, n) =>
+    new Promise((r) => setTimeout(() => r(answer(`X-N: ${n}\n\nanswer ${n}`)), 10))
+  );
+  const address = `unix:${server.path}`;
+  const conns = new FcgiConns(
+    new Connector({ kind: "unix", path: server.path, canonical: address }, null),
+    { address, maxConns: 1 },
+  );
+  const answers = await Promise.all(
+    Array.from({ length: 3 }, () => fcgiSend(conns, request(), options()).then(text)),
+  );
+  assert.deepEqual(answers, ["answer 1", "answer 2", "answer 3"]);
+  assert.equal(server.connections, 3);
+  assert.ok(server.requests.every((r) => !r.keepConn));
   conns.close();
 });
