@@ -10,30 +10,7 @@ import {
   startScalwsd,
   tempDir,
 } from "./_support/mod.ts";
-
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => {
-  try {
-    return Deno.statSync(p).isFile;
-  } catch {
-    return false;
-  }
-});
-
-/** Headless Chromium flags for a closed network (no background calls home). */
-function chromiumArgs(profile: string, ...extra: string[]): string[] {
-  return [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    `--user-data-dir=${profile}`,
-    ...extra,
-  ];
-}
+import { CHROMIUM, dumpDom, screenshot } from "./_support/chromium.ts";
 
 Deno.test({
   name: "the Upstreams console renders every pool and member in a real browser",
@@ -61,12 +38,7 @@ Deno.test({
     });
     const port = s.admin.bound.get("http")!.port;
     const url = `http://127.0.0.1:${port}/console/`;
-    const dom = await new Deno.Command(CHROMIUM!, {
-      args: chromiumArgs(profile, "--virtual-time-budget=3000", "--dump-dom", url),
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const html = new TextDecoder().decode(dom.stdout);
+    const html = await dumpDom(profile, url);
     assert.match(html, /<section data-pool="web">/);
     assert.match(html, /<section data-pool="canary">/);
     const row = (addr: string, weight: number) =>
@@ -79,17 +51,7 @@ Deno.test({
     assert.match(html, /Updated .* refreshes every 2 s/);
 
     const shot = `${outDir}console.png`;
-    await new Deno.Command(CHROMIUM!, {
-      args: chromiumArgs(
-        profile,
-        "--virtual-time-budget=3000",
-        "--window-size=390,844",
-        `--screenshot=${shot}`,
-        url,
-      ),
-      stdout: "null",
-      stderr: "null",
-    }).output();
+    await screenshot(profile, url, "390,844", shot);
     assert.ok((await Deno.stat(shot)).size > 1000, "a phone-sized screenshot was written");
 
     const metricsPort = s.admin.bound.get("metrics")!.port;
@@ -126,17 +88,7 @@ tenants:
     for (let i = 0; i < 4; i++) await get(s.url + "/page", { host: "a.test" });
     await using profileDir = await tempDir("scalwsd-chromium-");
     const port = s.admin.bound.get("http")!.port;
-    const dom = await new Deno.Command(CHROMIUM!, {
-      args: chromiumArgs(
-        profileDir.path,
-        "--virtual-time-budget=3000",
-        "--dump-dom",
-        `http://127.0.0.1:${port}/console/`,
-      ),
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const html = new TextDecoder().decode(dom.stdout);
+    const html = await dumpDom(profileDir.path, `http://127.0.0.1:${port}/console/`);
     assert.match(html, /<section id="cache"><h2>Cache<\/h2>/);
     assert.match(html, /1 objects · \d+ B of 256\.0 MiB · 0 evictions · hit ratio 75\.0%/);
     assert.match(
@@ -214,12 +166,7 @@ Deno.test({
     })();
     await using profileDir = await tempDir("scalwsd-chromium-");
     const url = `http://127.0.0.1:${s.admin.bound.get("http")!.port}/console/`;
-    const dom = await new Deno.Command(CHROMIUM!, {
-      args: chromiumArgs(profileDir.path, "--virtual-time-budget=3000", "--dump-dom", url),
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const html = new TextDecoder().decode(dom.stdout);
+    const html = await dumpDom(profileDir.path, url);
     for (const kind of ["rps", "p99_ms"]) {
       const svg = new RegExp(`<svg data-chart="${kind}" data-pool="web"[^>]*>(.*?)</svg>`, "s")
         .exec(html);
@@ -236,17 +183,7 @@ Deno.test({
     await Deno.mkdir(outDir, { recursive: true });
     for (const [name, size] of [["phone", "390,844"], ["desktop", "1280,900"]]) {
       const shot = `${outDir}console-charts-${name}.png`;
-      await new Deno.Command(CHROMIUM!, {
-        args: chromiumArgs(
-          profileDir.path,
-          "--virtual-time-budget=3000",
-          `--window-size=${size}`,
-          `--screenshot=${shot}`,
-          url,
-        ),
-        stdout: "null",
-        stderr: "null",
-      }).output();
+      await screenshot(profileDir.path, url, size, shot);
       assert.ok((await Deno.stat(shot)).size > 5_000, `a ${name} screenshot was written`);
     }
     looking = false;

@@ -1,14 +1,7 @@
 import assert from "node:assert/strict";
 import { request, startMember, startScalwsd, tempDir } from "./_support/mod.ts";
 import { oneApp } from "./_support/policies.ts";
-
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => {
-  try {
-    return Deno.statSync(p).isFile;
-  } catch {
-    return false;
-  }
-});
+import { CHROMIUM, dumpDom } from "./_support/chromium.ts";
 
 const CORS = `        policies:
           - cors:
@@ -135,26 +128,7 @@ fetch(${JSON.stringify(target)}, {method: "PUT", headers: {"X-Token": "t"}})
       );
       target = `${s.url.replace("127.0.0.1", "localhost")}/api`;
       await using profileDir = await tempDir("scalwsd-chromium-");
-      const dump = async (url: string) => {
-        const out = await new Deno.Command(CHROMIUM!, {
-          args: [
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            `--user-data-dir=${profileDir.path}`,
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            url,
-          ],
-          stdout: "piped",
-          stderr: "null",
-        }).output();
-        return new TextDecoder().decode(out.stdout);
-      };
+      const dump = (url: string) => dumpDom(profileDir.path, url, 5000);
       assert.match(await dump(`${allowed}/`), /ok:200:secret data/);
       assert.equal(m.count, 1);
       assert.match(await dump(`http://127.0.0.1:${pages[1].addr.port}/`), /blocked:TypeError/);
