@@ -1,7 +1,7 @@
 /**
  * One span: a timed operation of a trace (a request scalwsd served, an attempt on a member),
- * its attributes, events and status, kept as plain fields until the exporter encodes them.
- * A finished span goes to its tracer's queue once.
+ * its attributes, events and status, kept as plain fields while it is open. `finish()` hands it
+ * to its tracer once, which writes it into the export batch at once: nothing may change after.
  *
  * It is not the exporter (`tracer.ts`, `otlp_json.ts`) and makes no sampling decision: a span
  * exists only for a sampled request.
