@@ -32,7 +32,7 @@ export interface NamespaceRun {
  */
 export async function runSelfInNamespace(
   file: string,
-  { setup = "", timeoutMs = 120_000 }: { setup?: string; timeoutMs?: number } = {},
+  { setup = "", timeoutMs = 180_000 }: { setup?: string; timeoutMs?: number } = {},
 ): Promise<NamespaceRun> {
   const script = `ip link set lo up && ${setup === "" ? "" : `${setup} && `}` +
     `exec "$0" test --unstable-net -A "$1"`;
