@@ -93,17 +93,21 @@ Deno.test("access log lines are JSON with the pool fields and no query string", 
       scalwsYaml({
         upstreams: { api: { members: members(a) } },
         tenants: acme(proxy("api"), {
-          routes: [{ path: "/fixed", runtime: { type: "respond", status: 204 } }],
+          routes: [
+            { path: "/fixed", runtime: { type: "respond", status: 204 } },
+            { path: "/direct", runtime: { type: "proxy", upstream: `http://${a.address}` } },
+          ],
         }),
       }),
       { accessLog: logFile },
     );
     await get(s.url + "/x?secret=1", { host: "a.test" });
     await get(s.url + "/fixed?q=2", { host: "a.test" });
+    await get(s.url + "/direct", { host: "a.test" });
   }
   const lines = (await Deno.readTextFile(logFile)).trim().split("\n").map((l) => JSON.parse(l));
-  assert.equal(lines.length, 2);
-  const [p, f] = lines;
+  assert.equal(lines.length, 3);
+  const [p, f, d] = lines;
   assert.equal(p.tenant, "acme");
   assert.equal(p.app, "www");
   assert.equal(p.method, "GET");
@@ -118,6 +122,10 @@ Deno.test("access log lines are JSON with the pool fields and no query string", 
   assert.equal(f.status, 204);
   assert.equal(f.upstream_member, "-");
   assert.equal(f.upstream_attempts, 0);
+  // The single-address form names its member too.
+  assert.equal(d.status, 200);
+  assert.equal(d.upstream_member, a.address);
+  assert.equal(d.upstream_attempts, 1);
   // In the clear: no TLS fields.
   assert.deepEqual([p.tls, p.tls_cipher, p.tls_resumed, p.sni], ["-", "-", false, "-"]);
   // No cache on these routes.

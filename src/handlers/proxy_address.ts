@@ -30,6 +30,7 @@ class AddressAttempt extends Attempt {
     this.authority = h.target.authority;
     this.address = h.target.address;
     this.upgrade = h.runtime.websocket && isWebSocketUpgrade(ex.req);
+    ex.attempt(this.address.canonical);
   }
 
   failed(): boolean {
