@@ -176,9 +176,11 @@ Deno.test("http1 misbehaving: HTTP/1.0 and Connection: close responses are not k
 });
 
 Deno.test("http1 misbehaving: a reset after the request was written fails in phase head", async () => {
-  // Closing with the request unread makes the kernel send RST instead of FIN.
-  await using server = new RawServer(async () => {
-    await sleep(50);
+  // Closing with the request unread makes the kernel send RST instead of FIN. One byte is read
+  // first, so the request has arrived when the server closes (else a slow client's write can
+  // come after a FIN, and its read sees EOF).
+  await using server = new RawServer(async (conn) => {
+    await conn.read(new Uint8Array(1));
   });
   using pool = poolFor(server);
   const err = await failure(send(pool, outbound("GET", "/"), sendOptions()));
