@@ -30,8 +30,12 @@ function acceptedNoDelay(port: number): number[] {
     for (; fd < 4096; fd++) {
       len[0] = addr.length;
       if (lib.symbols.getsockname(fd, addr, new Uint8Array(len.buffer)) !== 0) continue;
+      // IPv4 or IPv6 (other test files share this process: Unix sockets, UDP), not listening.
+      const family = addr[0] | (addr[1] << 8);
+      if (family !== 2 && family !== 10) continue;
       if (((addr[2] << 8) | addr[3]) !== port || opt(1, 30) !== 0) continue; // SO_ACCEPTCONN
-      out.push(opt(6, 1)); // TCP_NODELAY
+      const noDelay = opt(6, 1); // TCP_NODELAY; -1: not a TCP socket
+      if (noDelay >= 0) out.push(noDelay);
     }
     return out;
   } finally {
