@@ -9,13 +9,7 @@ import { CONTROLLER_PUT_HEADER } from "../src/config/mod.ts";
 import type { KubeMember } from "../src/discovery/mod.ts";
 import { log } from "../src/observe/mod.ts";
 import type { Server } from "../src/server/mod.ts";
-
-/** Where the API server is and how to talk to it. */
-export interface KubeConnection {
-  readonly server: string;
-  readonly headers: Record<string, string>;
-  readonly client?: Deno.HttpClient;
-}
+import type { KubeConnection } from "./kube_connection.ts";
 
 /** Sets pool members by `PUT`, remembering what each pool was last given. */
 export class MemberPusher {
@@ -48,11 +42,15 @@ export class MemberPusher {
   }
 }
 
-/** Sends one merge patch to a status subresource; false (logged) when it failed. */
+/**
+ * Sends one merge patch to a status subresource; false (logged as `<event>_refused` or
+ * `<event>_failed`, the object under `key`, default `object`) when it failed.
+ */
 export async function patchStatus(
   kube: KubeConnection,
   p: { readonly path: string; readonly body: string; readonly what: string },
   event: string,
+  key = "object",
 ): Promise<boolean> {
   try {
     const res = await fetch(kube.server + p.path, {
@@ -65,13 +63,13 @@ export async function patchStatus(
     const text = await res.text();
     if (res.ok) return true;
     log("error", `${event}_refused`, {
-      object: p.what,
+      [key]: p.what,
       status: res.status,
       body: text.slice(0, 200),
     });
   } catch (err) {
     log("error", `${event}_failed`, {
-      object: p.what,
+      [key]: p.what,
       error: String((err as Error)?.message ?? err),
     });
   }

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import bcrypt from "bcryptjs";
-import { kubeConnection, startIngress } from "../cli/ingress.ts";
+import { startIngress } from "../cli/ingress.ts";
+import { kubeConnection } from "../cli/kube_connection.ts";
 import { fakeKubeApi, kubeconfigFor } from "./_support/kube_api.ts";
 import { adminFetch, request, tempDir, waitUntil } from "./_support/mod.ts";
 

@@ -208,7 +208,7 @@ users: [{name: me, user: {token: test-token}}]
       spec: { ...ingress("x", []).spec, ingressClassName: "nginx" },
     });
 
-    const { kubeConnection } = await import("../cli/ingress.ts");
+    const { kubeConnection } = await import("../cli/kube_connection.ts");
     const running = await startIngress({
       baseConfig: `${dir.path}/base.yaml`,
       configOut: `${dir.path}/out/scalws.yaml`,

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import YAML from "yaml";
 import { type Gateway, startGateway } from "../../cli/gateway.ts";
-import { kubeConnection } from "../../cli/ingress.ts";
+import { kubeConnection } from "../../cli/kube_connection.ts";
 import { fakeKubeApi, kubeconfigFor } from "./kube_api.ts";
 import { request } from "./http.ts";
 import { startPki, type TestPki } from "./pki.ts";
