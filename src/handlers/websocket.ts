@@ -14,20 +14,9 @@ import type { ClientRequest, Exchange, FrontUpgrade, RequestFields } from "../pi
 import { type Answer, FrontAnswer } from "../front/mod.ts";
 import { ServerWebSocket } from "./ws_server.ts";
 import { plain } from "../base/mod.ts";
-import {
-  closePayload,
-  encodeFrame,
-  type Frame,
-  FrameError,
-  FrameReader,
-  MessageAssembler,
-  OP_BINARY,
-  OP_CLOSE,
-  OP_PING,
-  OP_PONG,
-  OP_TEXT,
-  parseClose,
-} from "./ws_frame.ts";
+import { closePayload, decodeText, OP_BINARY, OP_CLOSE, OP_PONG, OP_TEXT } from "./ws_frame.ts";
+import type { FrameError } from "./ws_frame.ts";
+import { FrameWriter, readFrames } from "./ws_conn.ts";
 
 /** Largest message relayed from a member (16 MiB); a larger one closes with 1009. */
 export const MAX_MESSAGE = 16 * 1024 * 1024;
@@ -154,24 +143,11 @@ function sendable(code: number): boolean {
     (code >= 3000 && code <= 4999);
 }
 
-function mask(): Uint8Array {
-  return crypto.getRandomValues(new Uint8Array(4));
-}
-
-async function writeAll(s: Socket, bytes: Uint8Array): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) done += await s.write(bytes.subarray(done));
-}
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
 
 /** One tunnel: the client's WebSocket on one side, the member's raw connection on the other. */
 class Relay {
-  private readonly reader = new FrameReader(MAX_MESSAGE);
-  /** A fragmented message being assembled. */
-  private readonly message = new MessageAssembler(MAX_MESSAGE);
-  private writes: Promise<void> = Promise.resolve();
+  private readonly writer: FrameWriter;
   /** A close frame went to the member. */
   private closeSent = false;
   /** The member connection is finished with. */
@@ -181,7 +157,9 @@ class Relay {
     private readonly client: WebSocket,
     private readonly member: Socket,
     private readonly leftover: Uint8Array,
-  ) {}
+  ) {
+    this.writer = new FrameWriter(member, true, () => this.memberLost());
+  }
 
   start(): void {
     const c = this.client;
@@ -194,10 +172,7 @@ class Relay {
 
   private send(opcode: number, payload: Uint8Array): void {
     if (this.ended) return;
-    const frame = encodeFrame(opcode, payload, mask());
-    this.writes = this.writes.then(() => writeAll(this.member, frame)).catch(() =>
-      this.memberLost()
-    );
+    this.writer.send(opcode, payload);
   }
 
   private fromClient(data: unknown): void {
@@ -248,93 +223,54 @@ class Relay {
       this.closeSent = true;
       this.send(OP_CLOSE, closePayload(err.code, ""));
     }
-    this.writes.finally(() => this.end());
+    this.writer.flushed.finally(() => this.end());
     this.closeClient(1011, "bad frame from upstream");
   }
 
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.writes.finally(() => closeQuietly(this.member));
+    this.writer.flushed.finally(() => closeQuietly(this.member));
   }
 
-  private async readMember(): Promise<void> {
-    if (this.leftover.length > 0) {
-      this.reader.push(this.leftover);
-      if (!this.drain()) return;
-    }
-    const buf = new Uint8Array(65536);
-    while (!this.ended) {
-      let n: number | null;
-      try {
-        n = await this.member.read(buf);
-      } catch {
-        n = null;
-      }
-      if (n === null) {
-        // EOF after our close frame is the normal end; before it, the member is gone.
-        if (this.closeSent) this.end();
-        else this.memberLost();
-        return;
-      }
-      this.reader.push(buf.subarray(0, n));
-      if (!this.drain()) return;
-      while (this.client.bufferedAmount > CLIENT_BACKLOG && !this.ended) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    }
+  private readMember(): Promise<void> {
+    return readFrames({
+      conn: this.member,
+      leftover: this.leftover,
+      maxMessage: MAX_MESSAGE,
+      masked: false,
+      readSize: 65536,
+      ended: () => this.ended,
+      ping: (payload) => this.send(OP_PONG, payload),
+      closed: (code, reason) => this.closed(code, reason),
+      message: (opcode, payload) => this.deliver(opcode, payload),
+      refused: (err) => this.fail(err),
+      // EOF after our close frame is the normal end; before it, the member is gone.
+      lost: () => this.closeSent ? this.end() : this.memberLost(),
+      afterRead: () => this.client.bufferedAmount > CLIENT_BACKLOG ? this.backlog() : undefined,
+    });
   }
 
-  /** Handles the complete frames read so far; false when the tunnel is over. */
-  private drain(): boolean {
-    try {
-      for (let f = this.reader.next(); f !== null; f = this.reader.next()) {
-        if (!this.frame(f)) return false;
-      }
-      return true;
-    } catch (err) {
-      if (!(err instanceof FrameError)) throw err;
-      this.fail(err);
-      return false;
+  /** Member reads pause while the client has too much queued. */
+  private async backlog(): Promise<void> {
+    while (this.client.bufferedAmount > CLIENT_BACKLOG && !this.ended) {
+      await new Promise((r) => setTimeout(r, 10));
     }
   }
 
-  private frame(f: Frame): boolean {
-    switch (f.opcode) {
-      case OP_PING:
-        this.send(OP_PONG, f.payload);
-        return true;
-      case OP_PONG:
-        return true;
-      case OP_CLOSE: {
-        const { code, reason } = parseClose(f.payload);
-        if (!this.closeSent) {
-          // Answer the member's closing handshake, then close the client alike.
-          this.closeSent = true;
-          this.send(OP_CLOSE, closePayload(code, ""));
-          this.closeClient(code, reason);
-        }
-        this.end();
-        return false;
-      }
-      default: {
-        const whole = this.message.add(f);
-        if (whole !== null) this.deliver(this.message.opcode, whole);
-        return true;
-      }
+  /** The member's closing handshake: answer it, then close the client alike. */
+  private closed(code: number | undefined, reason: string): void {
+    if (!this.closeSent) {
+      this.closeSent = true;
+      this.send(OP_CLOSE, closePayload(code, ""));
+      this.closeClient(code, reason);
     }
+    this.end();
   }
 
   private deliver(opcode: number, payload: Uint8Array): void {
     if (this.client.readyState !== WebSocket.OPEN) return;
-    if (opcode === OP_TEXT) {
-      let text: string;
-      try {
-        text = utf8.decode(payload);
-      } catch {
-        throw new FrameError(1007, "text message is not UTF-8");
-      }
-      this.client.send(text);
-    } else this.client.send(payload.slice());
+    if (opcode === OP_TEXT) this.client.send(decodeText(payload));
+    else this.client.send(payload.slice());
   }
 }

@@ -86,6 +86,17 @@ export function parseClose(payload: Uint8Array): { code: number | undefined; rea
   return { code, reason };
 }
 
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A text message's payload as a string; a `FrameError` (1007) when it is not UTF-8. */
+export function decodeText(payload: Uint8Array): string {
+  try {
+    return utf8.decode(payload);
+  } catch {
+    throw new FrameError(1007, "text message is not UTF-8");
+  }
+}
+
 /**
  * Splits received bytes into frames. `push` the bytes read, then call `next` until it returns
  * null; a frame's payload is a view that stays valid only until the next `push`. Frames over

@@ -7,22 +7,9 @@
  * connection.
  */
 
-import {
-  closePayload,
-  encodeFrame,
-  type Frame,
-  FrameError,
-  FrameReader,
-  MessageAssembler,
-  OP_BINARY,
-  OP_CLOSE,
-  OP_PING,
-  OP_PONG,
-  OP_TEXT,
-  parseClose,
-} from "./ws_frame.ts";
-
-type RawConn = Pick<Deno.Conn, "read" | "write" | "close">;
+import { closePayload, decodeText, OP_BINARY, OP_CLOSE, OP_PONG, OP_TEXT } from "./ws_frame.ts";
+import type { FrameError } from "./ws_frame.ts";
+import { FrameWriter, readFrames, type WsConn } from "./ws_conn.ts";
 
 const CONNECTING = 0;
 const OPEN = 1;
@@ -32,13 +19,7 @@ const CLOSED = 3;
 /** How long a sent close frame waits for the client's (ms). */
 const CLOSE_WAIT = 1000;
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
-
-async function writeAll(conn: RawConn, bytes: Uint8Array): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) done += await conn.write(bytes.subarray(done));
-}
 
 /** What the relay reads of a message event. */
 export interface WsMessage {
@@ -55,44 +36,59 @@ export interface WsClose {
 export class ServerWebSocket {
   binaryType = "arraybuffer";
   readyState = CONNECTING;
-  /** Bytes queued to the client and not yet written. */
-  bufferedAmount = 0;
   onopen: (() => void) | null = null;
   onmessage: ((e: WsMessage) => void) | null = null;
   onclose: ((e: WsClose) => void) | null = null;
   onerror: (() => void) | null = null;
-  private readonly reader: FrameReader;
-  private writes: Promise<void> = Promise.resolve();
-  /** A fragmented message being assembled. */
-  private readonly message: MessageAssembler;
+  private readonly writer: FrameWriter;
   private closeSent = false;
   private closeCode = 1005;
   private closeReason = "";
   private ended = false;
 
   constructor(
-    private readonly conn: RawConn,
+    private readonly conn: WsConn,
     private readonly leftover: Uint8Array,
     readonly protocol: string,
     private readonly maxMessage: number,
     /** Called once the connection is closed. */
     private readonly onEnd: () => void,
   ) {
-    this.reader = new FrameReader(maxMessage, true);
-    this.message = new MessageAssembler(maxMessage);
+    this.writer = new FrameWriter(conn, false, () => this.end());
+  }
+
+  /** Bytes queued to the client and not yet written. */
+  get bufferedAmount(): number {
+    return this.writer.bufferedAmount;
   }
 
   /** Opens (the 101 was written) and starts reading; call after setting the handlers. */
   start(): void {
     this.readyState = OPEN;
     this.onopen?.();
-    this.read();
+    readFrames({
+      conn: this.conn,
+      leftover: this.leftover,
+      maxMessage: this.maxMessage,
+      masked: true,
+      readSize: 16384,
+      ended: () => this.ended,
+      ping: (payload) => this.writer.send(OP_PONG, payload),
+      closed: (code, reason) => this.closed(code, reason),
+      message: (opcode, payload, aliased) => this.deliver(opcode, payload, aliased),
+      refused: (err) => this.refused(err),
+      // Gone without a closing handshake: 1006, as a browser reports it.
+      lost: () => {
+        this.closeCode = this.closeSent ? this.closeCode : 1006;
+        this.end();
+      },
+    });
   }
 
   send(data: string | Uint8Array | ArrayBuffer): void {
     if (this.readyState !== OPEN) return;
-    if (typeof data === "string") this.frame(OP_TEXT, encoder.encode(data));
-    else this.frame(OP_BINARY, data instanceof Uint8Array ? data : new Uint8Array(data));
+    if (typeof data === "string") this.writer.send(OP_TEXT, encoder.encode(data));
+    else this.writer.send(OP_BINARY, data instanceof Uint8Array ? data : new Uint8Array(data));
   }
 
   /** Starts the closing handshake (1005: no code). */
@@ -107,104 +103,33 @@ export class ServerWebSocket {
   private sendClose(code: number | undefined, reason: string): void {
     if (this.closeSent) return;
     this.closeSent = true;
-    this.frame(OP_CLOSE, closePayload(code, reason));
+    this.writer.send(OP_CLOSE, closePayload(code, reason));
   }
 
-  private frame(opcode: number, payload: Uint8Array): void {
-    const bytes = encodeFrame(opcode, payload, null);
-    this.bufferedAmount += bytes.length;
-    this.writes = this.writes.then(() => writeAll(this.conn, bytes)).then(
-      () => {
-        this.bufferedAmount -= bytes.length;
-      },
-      () => this.end(),
-    );
+  /** The client broke the protocol: close with its code, then end. */
+  private refused(err: FrameError): void {
+    this.closeCode = 1006;
+    this.sendClose(err.code, "");
+    this.readyState = CLOSING;
+    this.writer.flushed.finally(() => this.end());
   }
 
-  private async read(): Promise<void> {
-    if (this.leftover.length > 0) {
-      this.reader.push(this.leftover);
-      if (!this.drain()) return;
-    }
-    const buf = new Uint8Array(16384);
-    while (!this.ended) {
-      let n: number | null;
-      try {
-        n = await this.conn.read(buf);
-      } catch {
-        n = null;
-      }
-      if (n === null) {
-        // Gone without a closing handshake: 1006, as a browser reports it.
-        if (!this.ended) {
-          this.closeCode = this.closeSent ? this.closeCode : 1006;
-          this.end();
-        }
-        return;
-      }
-      this.reader.push(buf.subarray(0, n));
-      if (!this.drain()) return;
-    }
+  /** The client's closing handshake: answer with the same code, then close the connection. */
+  private closed(code: number | undefined, reason: string): void {
+    this.closeCode = code ?? 1005;
+    this.closeReason = reason;
+    this.sendClose(code, "");
+    this.readyState = CLOSING;
+    this.writer.flushed.finally(() => this.end());
   }
 
-  /** Handles the frames read so far; false when the connection is over. */
-  private drain(): boolean {
-    try {
-      for (let f = this.reader.next(); f !== null; f = this.reader.next()) {
-        if (!this.handle(f)) return false;
-      }
-      return true;
-    } catch (err) {
-      if (!(err instanceof FrameError)) throw err;
-      this.closeCode = 1006;
-      this.sendClose(err.code, "");
-      this.readyState = CLOSING;
-      this.writes.finally(() => this.end());
-      return false;
-    }
-  }
-
-  private handle(f: Frame): boolean {
-    switch (f.opcode) {
-      case OP_PING:
-        this.frame(OP_PONG, f.payload.slice());
-        return true;
-      case OP_PONG:
-        return true;
-      case OP_CLOSE: {
-        const { code, reason } = parseClose(f.payload);
-        this.closeCode = code ?? 1005;
-        this.closeReason = reason;
-        // Answer with the same code, then close the connection.
-        this.sendClose(code, "");
-        this.readyState = CLOSING;
-        this.writes.finally(() => this.end());
-        return false;
-      }
-      default: {
-        const whole = this.message.add(f);
-        if (whole !== null) {
-          this.deliver(
-            this.message.opcode,
-            (whole === f.payload ? whole.slice() : whole) as Uint8Array<ArrayBuffer>,
-          );
-        }
-        return true;
-      }
-    }
-  }
-
-  private deliver(opcode: number, payload: Uint8Array<ArrayBuffer>): void {
+  private deliver(opcode: number, payload: Uint8Array, aliased: boolean): void {
     if (this.readyState !== OPEN) return;
-    if (opcode === OP_TEXT) {
-      let text: string;
-      try {
-        text = utf8.decode(payload);
-      } catch {
-        throw new FrameError(1007, "text message is not UTF-8");
-      }
-      this.onmessage?.({ data: text });
-    } else this.onmessage?.({ data: payload.buffer });
+    if (opcode === OP_TEXT) this.onmessage?.({ data: decodeText(payload) });
+    else {
+      const own = (aliased ? payload.slice() : payload) as Uint8Array<ArrayBuffer>;
+      this.onmessage?.({ data: own.buffer });
+    }
   }
 
   private end(): void {
