@@ -19,7 +19,7 @@
  * torn write (caught by the length) or a disk fault; checking every body on every hit would cost
  * more than the hit itself. Not for the memory tier: that keeps `Entry` objects.
  */
-import { Entry } from "./entry.ts";
+import { Entry, type EntryInit } from "./entry.ts";
 
 export const MAGIC = 0x43574353; // "SCWC" read as a little-endian u32
 export const VERSION = 1;
@@ -65,27 +65,15 @@ export function variantName(keyName: string, values: readonly (string | null)[])
   return `${keyName}-${nameOf(s)}`;
 }
 
-/** The meta part of an answer's file: what `Entry` holds besides its body. */
-interface AnswerMeta {
-  key: string;
-  status: number;
-  headers: [string, string][];
-  requestTime: number;
-  responseTime: number;
-  dateValue: number | null;
-  ageValue: number;
-  lifetime: number;
-  staleWhileRevalidate: number;
-  staleIfError: number;
-  noCache: boolean;
-  mustRevalidate: boolean;
-  immutable: boolean;
-  etag: string | null;
-  lastModified: string | null;
-  selectNames: readonly string[];
-  selectValues: readonly (string | null)[];
-  owner: string;
-}
+/**
+ * The meta part of an answer's file: what `Entry` is made from besides its body, and the key it
+ * is stored under; a NaN `dateValue` is written as null (JSON has no NaN).
+ */
+type AnswerMeta = Omit<EntryInit, "body" | "dateValue" | "immutable"> & {
+  readonly key: string;
+  readonly dateValue: number | null;
+  readonly immutable: boolean;
+};
 
 /** The meta part of a variant index: the key and the names that select its variants. */
 interface IndexMeta {
