@@ -8,15 +8,10 @@
  *
  *     deno run -A bench/policies_bench.ts [batches=30] [requests per batch=2000]
  */
-import process from "node:process";
-import { parseConfig } from "../src/config/load.ts";
 import { AccessLog } from "../src/observe/access_log.ts";
-import { createMetrics } from "../src/observe/families.ts";
-import { Registry } from "../src/observe/metrics.ts";
-import { systemClock } from "../src/base/clock.ts";
-import { buildGeneration } from "../src/server/build.ts";
 import { Dispatcher } from "../src/server/dispatcher.ts";
-import { ServeSession } from "../src/server/serve_session.ts";
+import { batchArgs, interleaved, median } from "./_cpu_batches.ts";
+import { benchGeneration, serveCases } from "./_in_process.ts";
 
 const yaml = `
 server:
@@ -40,26 +35,8 @@ tenants:
         routes:
           - {path: /, methods: [GET, HEAD], headers: {Origin: "https://app.test"}}
 `;
-const cfg = parseConfig(yaml, "bench.yaml").config;
-const metrics = createMetrics(new Registry());
-const gen = buildGeneration(
-  cfg,
-  1,
-  {
-    metrics,
-    pools: new Map(),
-    addresses: new Map(),
-    clock: systemClock,
-  } as unknown as Parameters<typeof buildGeneration>[2],
-);
+const { gen, metrics, registry } = benchGeneration(yaml);
 const dispatcher = new Dispatcher(gen, metrics, new AccessLog("off"));
-const info = {
-  remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40000 },
-  completed: Promise.resolve(),
-} as unknown as Deno.ServeHandlerInfo<Deno.Addr>;
-/** One request as Deno.serve hands it over, without a tracked connection. */
-const serve = (r: Request) =>
-  dispatcher.serve(new ServeSession(r, info, false, null), null) as Response | Promise<Response>;
 
 const make = (host: string) => () =>
   new Request(`http://${host}/x`, { headers: { host, origin: "https://app.test" } });
@@ -69,27 +46,7 @@ const routes: Record<string, () => Request> = {
   matched: make("matched.test"),
 };
 
-async function batch(mk: () => Request, n: number): Promise<number> {
-  const reqs = Array.from({ length: n }, mk);
-  const t0 = process.cpuUsage();
-  for (const r of reqs) {
-    const res = await serve(r);
-    if (res.status !== 200) throw new Error(`status ${res.status}`);
-  }
-  const t = process.cpuUsage(t0);
-  return (t.user + t.system) / n;
-}
-
-const batches = Number(Deno.args[0] ?? 30);
-const perBatch = Number(Deno.args[1] ?? 2000);
-const times: Record<string, number[]> = {};
-for (const mk of Object.values(routes)) await batch(mk, perBatch); // warm-up
-for (let b = 0; b < batches; b++) {
-  for (const [name, mk] of Object.entries(routes)) {
-    (times[name] ??= []).push(await batch(mk, perBatch));
-  }
-}
-const median = (t: number[]) => [...t].sort((a, b) => a - b)[t.length >> 1];
+const times = await interleaved(serveCases(dispatcher, routes), batchArgs());
 for (const [name, t] of Object.entries(times)) {
   console.log(`${name.padEnd(8)} ${median(t).toFixed(2)} us CPU/request (median of ${t.length})`);
 }
@@ -97,3 +54,4 @@ console.log(
   `policies cost ${(median(times.policed) - median(times.plain)).toFixed(2)} us/request; ` +
     `conditions cost ${(median(times.matched) - median(times.plain)).toFixed(2)} us/request`,
 );
+registry.closeAll();
