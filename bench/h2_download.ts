@@ -11,36 +11,14 @@
 import { parseArgs } from "node:util";
 import { scalwsYaml } from "../tests/_support/yaml.ts";
 import { TLS_HOST } from "./configs.ts";
-import { findExecutable, freePorts, Procs } from "./procs.ts";
-import { makeCertificates } from "./tls_load.ts";
-
-const MAIN_TS = new URL("../main.ts", import.meta.url).pathname;
+import { findExecutable, freePorts, waitListening, withProcs } from "./procs.ts";
+import { prepareTlsDir, spawnNginx, spawnScalwsd, tlsNginxConf } from "./tls_bench_servers.ts";
 
 type Target = "scalwsd-relay" | "scalwsd-one" | "nginx";
 const TARGETS: readonly Target[] = ["scalwsd-relay", "scalwsd-one", "nginx"];
 
 function nginxConf(dir: string, port: number): string {
-  return `worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/nginx.err.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/tmp;
-  proxy_temp_path ${dir}/tmp;
-  fastcgi_temp_path ${dir}/tmp;
-  uwsgi_temp_path ${dir}/tmp;
-  scgi_temp_path ${dir}/tmp;
-  server {
-    listen 127.0.0.1:${port} ssl http2;
-    server_name ${TLS_HOST};
-    ssl_certificate ${dir}/ecdsa.pem;
-    ssl_certificate_key ${dir}/ecdsa.key;
-    ssl_protocols TLSv1.2 TLSv1.3;
-    root ${dir}/www;
-  }
-}
-`;
+  return tlsNginxConf(dir, port, ["ecdsa"], `    root ${dir}/www;`);
 }
 
 function scalwsdConf(dir: string, relay: number, one: number): string {
@@ -56,19 +34,6 @@ function scalwsdConf(dir: string, relay: number, one: number): string {
     },
     apps: [{ name: "files", domains: [TLS_HOST], runtime: { type: "static", root: `${dir}/www` } }],
   });
-}
-
-async function listening(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`nothing listens on ${port}: ${err}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
 }
 
 function median(xs: readonly number[]): number {
@@ -98,27 +63,17 @@ export async function main(args: string[]): Promise<number> {
   for (const [name, path] of Object.entries(bin)) {
     if (path === undefined) throw new Error(`h2-download needs ${name} on the PATH`);
   }
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-h2-download-" });
-  const procs = new Procs();
-  try {
-    await Deno.mkdir(`${dir}/tmp`);
+  await withProcs("h2-download", async (procs, dir) => {
+    await prepareTlsDir(bin.openssl!, dir);
     await Deno.mkdir(`${dir}/www`);
-    await makeCertificates(bin.openssl!, dir);
     const file = new Uint8Array(bytes);
     crypto.getRandomValues(file.subarray(0, 65536));
     await Deno.writeFile(`${dir}/www/big.bin`, file);
     const [relay, one, ng] = freePorts(3);
     const ports: Record<Target, number> = { "scalwsd-relay": relay, "scalwsd-one": one, nginx: ng };
-    await Deno.writeTextFile(`${dir}/scalwsd.yaml`, scalwsdConf(dir, relay, one));
-    await Deno.writeTextFile(`${dir}/nginx.conf`, nginxConf(dir, ng));
-    await procs.spawn(
-      "scalwsd",
-      Deno.execPath(),
-      ["run", "--allow-all", "--unstable-net", MAIN_TS, "run", "--config", `${dir}/scalwsd.yaml`],
-      `${dir}/scalwsd.log`,
-    );
-    await procs.spawn("nginx", bin.nginx!, ["-c", `${dir}/nginx.conf`, "-p", dir], `${dir}/n.log`);
-    for (const t of TARGETS) await listening(ports[t], 30_000);
+    await spawnScalwsd(procs, dir, scalwsdConf(dir, relay, one));
+    await spawnNginx(procs, bin.nginx!, dir, nginxConf(dir, ng));
+    for (const t of TARGETS) await waitListening(ports[t]);
     let migrate = "?";
     try {
       migrate = Deno.readTextFileSync("/proc/sys/net/ipv4/tcp_migrate_req").trim();
@@ -172,10 +127,7 @@ export async function main(args: string[]): Promise<number> {
         );
       }
     }
-  } finally {
-    await procs.stopAll();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  });
   return 0;
 }
 

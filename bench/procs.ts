@@ -98,6 +98,41 @@ export class Procs {
   }
 }
 
+/** What ends a bench run early; each is caught by `withProcs`. */
+const STOP_SIGNALS: readonly Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/**
+ * Runs `fn` with a fresh `Procs` and temporary directory (`scalwsd-<name>-*`), then stops every
+ * process it started and removes the directory (unless `keep`) on every way out: `fn`'s end,
+ * its error (rethrown), and SIGINT, SIGTERM or SIGHUP (the process then exits with 130).
+ */
+export async function withProcs<T>(
+  name: string,
+  fn: (procs: Procs, dir: string) => Promise<T>,
+  o: { readonly keep?: boolean } = {},
+): Promise<T> {
+  const procs = new Procs();
+  const dir = await Deno.makeTempDir({ prefix: `scalwsd-${name}-` });
+  let cleaning: Promise<void> | null = null;
+  const cleanup = () =>
+    cleaning ??= (async () => {
+      await procs.stopAll();
+      if (o.keep) console.log(`${name}: kept ${dir}`);
+      else await Deno.remove(dir, { recursive: true }).catch(() => {});
+    })();
+  const onSignal = () => {
+    console.error(`\n${name}: interrupted, stopping every process`);
+    cleanup().finally(() => Deno.exit(130));
+  };
+  for (const s of STOP_SIGNALS) Deno.addSignalListener(s, onSignal);
+  try {
+    return await fn(procs, dir);
+  } finally {
+    await cleanup();
+    for (const s of STOP_SIGNALS) Deno.removeSignalListener(s, onSignal);
+  }
+}
+
 async function stopOne(t: Tracked, graceMs: number): Promise<void> {
   try {
     t.child.kill("SIGTERM");
@@ -153,6 +188,20 @@ export async function waitReady(
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`No 200 from ${url} within ${timeoutMs} ms (last: ${last})`);
+}
+
+/** Waits until `port` on 127.0.0.1 accepts a TCP connection; throws after `timeoutMs`. */
+export async function waitListening(port: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`nothing listens on ${port}: ${err}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }
 
 /**

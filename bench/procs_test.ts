@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cpuTicks, findExecutable, freePorts, Procs } from "./procs.ts";
+import { cpuTicks, findExecutable, freePorts, Procs, withProcs } from "./procs.ts";
 
 Deno.test("freePorts gives distinct ports that can be bound on 127.0.0.1", () => {
   const ports = freePorts(3);
@@ -48,4 +48,28 @@ Deno.test("Procs.exited names a child that died, with the end of its log", async
 Deno.test("findExecutable finds sh and not a made-up name", () => {
   assert.ok(findExecutable("sh")?.endsWith("/sh"));
   assert.equal(findExecutable("no-such-tool-here"), undefined);
+});
+
+Deno.test("withProcs stops its children and removes its directory when its work ends or throws", async () => {
+  let child: Deno.ChildProcess | undefined;
+  let dir = "";
+  const value = await withProcs("procs-test", async (procs, d) => {
+    dir = d;
+    child = await procs.spawn("sleeper", "sleep", ["30"], `${d}/sleep.log`);
+    return 7;
+  });
+  assert.equal(value, 7);
+  assert.equal((await child!.status).signal, "SIGTERM");
+  await assert.rejects(Deno.stat(dir), Deno.errors.NotFound);
+
+  await assert.rejects(
+    withProcs("procs-test", async (procs, d) => {
+      dir = d;
+      child = await procs.spawn("sleeper", "sleep", ["30"], `${d}/sleep.log`);
+      throw new Error("bench failed");
+    }),
+    /bench failed/,
+  );
+  assert.equal((await child!.status).signal, "SIGTERM");
+  await assert.rejects(Deno.stat(dir), Deno.errors.NotFound);
 });

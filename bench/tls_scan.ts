@@ -10,10 +10,8 @@
  */
 import { scalwsYaml } from "../tests/_support/yaml.ts";
 import { TLS_HOST } from "./configs.ts";
-import { findExecutable, freePorts, Procs } from "./procs.ts";
-import { makeCertificates } from "./tls_load.ts";
-
-const MAIN_TS = new URL("../main.ts", import.meta.url).pathname;
+import { findExecutable, freePorts, waitListening, withProcs } from "./procs.ts";
+import { prepareTlsDir, spawnNginx, spawnScalwsd, tlsNginxConf } from "./tls_bench_servers.ts";
 const OUT_DIR = new URL("./out/tls_scan/", import.meta.url).pathname;
 
 type Server = "scalwsd" | "nginx";
@@ -53,32 +51,16 @@ interface Finding {
   readonly finding: string;
 }
 
+/** nginx 1.22's defaults but for both certificates, session cache and tickets on. */
 function nginxConf(dir: string, port: number): string {
-  return `worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/nginx.err.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/tmp;
-  proxy_temp_path ${dir}/tmp;
-  fastcgi_temp_path ${dir}/tmp;
-  uwsgi_temp_path ${dir}/tmp;
-  scgi_temp_path ${dir}/tmp;
-  server {
-    listen 127.0.0.1:${port} ssl http2;
-    server_name ${TLS_HOST};
-    ssl_certificate ${dir}/ecdsa.pem;
-    ssl_certificate_key ${dir}/ecdsa.key;
-    ssl_certificate ${dir}/rsa.pem;
-    ssl_certificate_key ${dir}/rsa.key;
-    ssl_protocols TLSv1.2 TLSv1.3;
-    ssl_session_cache shared:scan:10m;
+  return tlsNginxConf(
+    dir,
+    port,
+    ["ecdsa", "rsa"],
+    `    ssl_session_cache shared:scan:10m;
     ssl_session_tickets on;
-    location / { default_type text/plain; return 200 "ok\\n"; }
-  }
-}
-`;
+    location / { default_type text/plain; return 200 "ok\\n"; }`,
+  );
 }
 
 function scalwsdConf(dir: string, port: number): string {
@@ -98,20 +80,6 @@ function scalwsdConf(dir: string, port: number): string {
     },
     apps: [{ name: "scan", domains: [TLS_HOST], runtime: { type: "respond", body: "ok\n" } }],
   });
-}
-
-/** Waits until `port` accepts a TCP connection. */
-async function listening(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`nothing listens on ${port}: ${err}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
 }
 
 /** testssl.sh's findings (its JSON file), by id; the last of equal ids wins. */
@@ -145,33 +113,14 @@ async function main(): Promise<void> {
   for (const [name, path] of Object.entries(bin)) {
     if (path === undefined) throw new Error(`tls-scan needs ${name} on the PATH`);
   }
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-tls-scan-" });
-  await Deno.mkdir(`${dir}/tmp`);
   await Deno.mkdir(OUT_DIR, { recursive: true });
-  await makeCertificates(bin.openssl!, dir);
-  const procs = new Procs();
   const [ps, pn] = freePorts(2);
   const ports: Record<Server, number> = { scalwsd: ps, nginx: pn };
-  try {
-    await Deno.writeTextFile(`${dir}/scalwsd.yaml`, scalwsdConf(dir, ps));
-    await Deno.writeTextFile(`${dir}/nginx.conf`, nginxConf(dir, pn));
-    if (servers.includes("scalwsd")) {
-      await procs.spawn(
-        "scalwsd",
-        Deno.execPath(),
-        ["run", "--allow-all", "--unstable-net", MAIN_TS, "run", "--config", `${dir}/scalwsd.yaml`],
-        `${dir}/scalwsd.log`,
-      );
-    }
-    if (servers.includes("nginx")) {
-      await procs.spawn(
-        "nginx",
-        bin.nginx!,
-        ["-c", `${dir}/nginx.conf`, "-p", dir],
-        `${dir}/n.log`,
-      );
-    }
-    for (const s of servers) await listening(ports[s], 30_000);
+  await withProcs("tls-scan", async (procs, dir) => {
+    await prepareTlsDir(bin.openssl!, dir);
+    if (servers.includes("scalwsd")) await spawnScalwsd(procs, dir, scalwsdConf(dir, ps));
+    if (servers.includes("nginx")) await spawnNginx(procs, bin.nginx!, dir, nginxConf(dir, pn));
+    for (const s of servers) await waitListening(ports[s]);
     const found: Partial<Record<Server, Map<string, Finding>>> = {};
     const scans: Partial<Record<Server, string[]>> = {};
     for (const s of servers) {
@@ -203,11 +152,7 @@ async function main(): Promise<void> {
       scans[s] = readSslscan(sc.stdout);
     }
     report(servers, found, scans);
-  } finally {
-    await procs.stopAll();
-    if (keep) console.log(`tls-scan: kept ${dir}`);
-    else await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  }, { keep });
 }
 
 function report(
