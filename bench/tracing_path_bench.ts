@@ -16,57 +16,53 @@ import type { Generation } from "../src/server/generation.ts";
 import { Tracer } from "../src/tracing/mod.ts";
 import { batchArgs, interleaved, median } from "./_cpu_batches.ts";
 import { frontPath } from "./_front_path.ts";
+import { freePorts, waitListening, withProcs } from "./procs.ts";
 
 const REQUEST = new TextEncoder().encode(
   "GET / HTTP/1.1\r\nHost: a.test\r\nUser-Agent: wrk\r\n\r\n",
 );
 
-// The collector: a child process that reads each export and answers 200.
-const receiver = new Deno.Command(Deno.execPath(), {
-  args: [
-    "eval",
-    "const s = Deno.serve({hostname: '127.0.0.1', port: 0, onListen: (a) => console.log(a.port)}," +
-    " async (r) => { await r.arrayBuffer(); return new Response('{}'); });",
-  ],
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
-const reader = receiver.stdout.getReader();
-const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
-reader.releaseLock();
-
 const { gen, dispatcher, registry, connection } = frontPath(REQUEST);
-const tracer = (ratio: number) =>
-  new Tracer({
-    endpoint: `http://127.0.0.1:${port}/v1/traces`,
-    sample_ratio: ratio,
-    service_name: "bench",
-    headers: {},
-    trust_client: false,
-    queue_size: 2048,
-  }, { dropped: new Series("") });
-const gens: Record<string, Generation> = {
-  off: gen,
-  "ratio 1": { ...gen, tracer: tracer(1) },
-  "ratio 0.01": { ...gen, tracer: tracer(0.01) },
-};
-const cases = Object.fromEntries(
-  Object.entries(gens).map(([name, g]) => [name, (n: number) => {
-    dispatcher.current = g;
-    // Exports run as in production (512 spans, or 5 s): a batch's export may end in the next batch.
-    return () => connection(n);
-  }]),
-);
-const times = await interleaved(cases, batchArgs());
-const off = median(times.off);
-for (const [name, t] of Object.entries(times)) {
-  const m = median(t);
-  console.log(
-    `tracing ${name.padEnd(10)} ${m.toFixed(2)} us CPU/request (median of ${t.length}), ` +
-      `${(m / off).toFixed(2)}x off, +${(m - off).toFixed(2)} us`,
+// The collector: a child process that reads each export and answers 200, stopped on every exit.
+await withProcs("tracing-path", async (procs, dir) => {
+  const [port] = freePorts(1);
+  await procs.spawn("receiver", Deno.execPath(), [
+    "eval",
+    `Deno.serve({hostname: "127.0.0.1", port: ${port}, onListen() {}},` +
+    ` async (r) => { await r.arrayBuffer(); return new Response("{}"); });`,
+  ], `${dir}/receiver.log`);
+  await waitListening(port);
+  const tracer = (ratio: number) =>
+    new Tracer({
+      endpoint: `http://127.0.0.1:${port}/v1/traces`,
+      sample_ratio: ratio,
+      service_name: "bench",
+      headers: {},
+      trust_client: false,
+      queue_size: 2048,
+    }, { dropped: new Series("") });
+  const gens: Record<string, Generation> = {
+    off: gen,
+    "ratio 1": { ...gen, tracer: tracer(1) },
+    "ratio 0.01": { ...gen, tracer: tracer(0.01) },
+  };
+  const cases = Object.fromEntries(
+    Object.entries(gens).map(([name, g]) => [name, (n: number) => {
+      dispatcher.current = g;
+      // Exports run as in production (512 spans, or 5 s): a batch's export may end in the next
+      // batch.
+      return () => connection(n);
+    }]),
   );
-}
-for (const g of Object.values(gens)) await g.tracer?.close();
+  const times = await interleaved(cases, batchArgs());
+  const off = median(times.off);
+  for (const [name, t] of Object.entries(times)) {
+    const m = median(t);
+    console.log(
+      `tracing ${name.padEnd(10)} ${m.toFixed(2)} us CPU/request (median of ${t.length}), ` +
+        `${(m / off).toFixed(2)}x off, +${(m - off).toFixed(2)} us`,
+    );
+  }
+  for (const g of Object.values(gens)) await g.tracer?.close();
+});
 registry.closeAll();
-receiver.kill();
-await receiver.status;
