@@ -22,6 +22,7 @@ import { DRAIN_IDLE_GRACE, FrontConnection } from "../front/mod.ts";
 import { noDelayOnListeners } from "./tcp_nodelay.ts";
 import { FrontServe } from "./front_conn.ts";
 import { ServeSession } from "./serve_session.ts";
+import { ResetWatch } from "./reset_watch.ts";
 import type { AcmeManager } from "../acme/mod.ts";
 
 /** Pause after an accept error such as EMFILE before trying again (ms). */
@@ -92,6 +93,8 @@ function overConnLimit(c: ClientConn, info: Deno.ServeHandlerInfo<Deno.Addr>): R
 }
 
 const abuseLog = new LogBudget();
+/** HTTP/2 requests at work, watched for resets once slow (reset_watch.ts). */
+const resets = new ResetWatch();
 
 /**
  * An HTTP/2 connection whose client reset more than `max_resets_per_second` streams within a
@@ -114,28 +117,6 @@ function tooManyResets(c: ClientConn, listener: string, max: number): void {
     abuseLog.suppressed = 0;
   }
   log("warn", "http2_abuse", fields);
-}
-
-/**
- * `res`, calling `onReset` if the client resets the stream before it settles. (Deno 2.9.6's
- * `request.signal` also aborts once a response was sent: only an abort before counts.)
- */
-function resetWatch(
-  req: Request,
-  res: Promise<Response>,
-  onReset: () => void,
-): Promise<Response> {
-  let pending = true;
-  req.signal.addEventListener("abort", () => {
-    if (pending) onReset();
-  }, { once: true });
-  return res.then((r) => {
-    pending = false;
-    return r;
-  }, (err) => {
-    pending = false;
-    throw err;
-  });
 }
 
 /**
@@ -663,7 +644,7 @@ export class Listener {
         // Only a stream reset while its handler works costs anything (rapid reset): one
         // answered at once costs what a request does.
         return res instanceof Promise && d.current.limits.maxResets > 0
-          ? resetWatch(req, res, reset)
+          ? resets.watch(req, res, reset)
           : res;
       };
     let server: ServedConnection;
