@@ -16,98 +16,74 @@ export const NGINX = "nginx.ingress.kubernetes.io/";
 /** How far scalwsd follows an annotation. */
 export type Support = "supported" | "partial" | "refused";
 
+/**
+ * Every annotation scalwsd reads or refuses: its name, its support and how it maps, a row each
+ * (an indented line goes on with the note above). docs/kubernetes.md has the same table; a test
+ * compares them.
+ */
+const TABLE = `
+rewrite-target          | supported | a \`rewrite\` regex from the path to the target,
+                                      \`$1\`..\`$9\` captures (implies \`use-regex\`)
+use-regex               | partial   | paths are regular expressions anchored at the start, checked
+                                      for safety; the route is the literal prefix before the first
+                                      special character (segment-aligned)
+ssl-redirect            | supported | default \`true\` for a host with \`spec.tls\`: plain requests
+                                      get \`308\` to \`https://\`
+force-ssl-redirect      | supported | \`308\` to \`https://\` even without \`spec.tls\`
+permanent-redirect      | supported | a \`redirect\` to the URL
+permanent-redirect-code | supported | its status (default \`301\`)
+temporal-redirect       | supported | a \`302\` \`redirect\` to the URL
+affinity                | partial   | \`cookie\` only: the pool hashes by a cookie (\`balance:
+                                      hash\`, \`by: cookie\`)
+session-cookie-name     | supported | the cookie's name (default \`INGRESSCOOKIE\`)
+session-cookie-max-age  | supported | \`cookie_max_age\` in seconds
+load-balance            | partial   | \`round_robin\`; \`ewma\` and \`least_conn\` become
+                                      \`least_conn\`
+backend-protocol        | partial   | \`HTTP\`, \`HTTPS\` (pool \`scheme: https\`); \`GRPC\`,
+                                      \`GRPCS\`, \`AJP\`, \`FCGI\` refused
+proxy-body-size         | supported | the route's \`max_body\` (\`8m\`, \`1g\`, bytes); \`0\` leaves
+                                      \`server.max_body\`
+proxy-read-timeout      | partial   | \`response_timeout\` in seconds: until the response head, not
+                                      between reads
+proxy-connect-timeout   | supported | \`connect_timeout\` in seconds
+whitelist-source-range  | supported | an \`allow\` policy of the CIDRs
+allowlist-source-range  | supported | as \`whitelist-source-range\`
+auth-type               | partial   | \`basic\` only; the Secret's \`auth\` htpasswd keeps its
+                                      bcrypt lines (others refused)
+auth-secret             | supported | \`name\` or \`namespace/name\` of the htpasswd Secret
+auth-realm              | supported | the \`basic_auth\` realm
+enable-cors             | supported | a \`cors\` policy
+cors-allow-origin       | partial   | comma-separated origins (default \`*\`); with \`*\` no
+                                      credentials
+cors-allow-methods      | supported | the \`cors\` methods
+cors-allow-headers      | supported | the \`cors\` headers
+cors-expose-headers     | supported | the \`cors\` expose_headers
+cors-allow-credentials  | supported | the \`cors\` credentials (default true)
+cors-max-age            | supported | the \`cors\` max_age in seconds
+canary                  | supported | this Ingress's backends join the main Ingress's path
+canary-weight           | supported | weighted \`backends\` out of \`canary-weight-total\`
+canary-weight-total     | supported | default \`100\`
+canary-by-header        | supported | the header's \`always\` goes to the canary, \`never\` to the
+                                      main backend
+canary-by-header-value  | supported | this value goes to the canary instead
+limit-rps               | partial   | the host's \`limit_req\` (per client address, for every path
+                                      of the host), burst \`limit-burst-multiplier\` (default 5)
+                                      times the rate
+limit-burst-multiplier  | supported | the burst factor of \`limit-rps\`
+configuration-snippet   | refused   | raw nginx configuration
+server-snippet          | refused   | raw nginx configuration
+auth-snippet            | refused   | raw nginx configuration
+stream-snippet          | refused   | raw nginx configuration
+`;
+
 /** Every annotation scalwsd reads or refuses, with its support and how it maps. */
-export const NGINX_ANNOTATIONS: Readonly<Record<string, { support: Support; note: string }>> = {
-  "rewrite-target": {
-    support: "supported",
-    note:
-      "a `rewrite` regex from the path to the target, `$1`..`$9` captures (implies `use-regex`)",
-  },
-  "use-regex": {
-    support: "partial",
-    note: "paths are regular expressions anchored at the start, checked for safety; the route " +
-      "is the literal prefix before the first special character (segment-aligned)",
-  },
-  "ssl-redirect": {
-    support: "supported",
-    note: "default `true` for a host with `spec.tls`: plain requests get `308` to `https://`",
-  },
-  "force-ssl-redirect": {
-    support: "supported",
-    note: "`308` to `https://` even without `spec.tls`",
-  },
-  "permanent-redirect": { support: "supported", note: "a `redirect` to the URL" },
-  "permanent-redirect-code": { support: "supported", note: "its status (default `301`)" },
-  "temporal-redirect": { support: "supported", note: "a `302` `redirect` to the URL" },
-  "affinity": {
-    support: "partial",
-    note: "`cookie` only: the pool hashes by a cookie (`balance: hash`, `by: cookie`)",
-  },
-  "session-cookie-name": {
-    support: "supported",
-    note: "the cookie's name (default `INGRESSCOOKIE`)",
-  },
-  "session-cookie-max-age": { support: "supported", note: "`cookie_max_age` in seconds" },
-  "load-balance": {
-    support: "partial",
-    note: "`round_robin`; `ewma` and `least_conn` become `least_conn`",
-  },
-  "backend-protocol": {
-    support: "partial",
-    note: "`HTTP`, `HTTPS` (pool `scheme: https`); `GRPC`, `GRPCS`, `AJP`, `FCGI` refused",
-  },
-  "proxy-body-size": {
-    support: "supported",
-    note: "the route's `max_body` (`8m`, `1g`, bytes); `0` leaves `server.max_body`",
-  },
-  "proxy-read-timeout": {
-    support: "partial",
-    note: "`response_timeout` in seconds: until the response head, not between reads",
-  },
-  "proxy-connect-timeout": { support: "supported", note: "`connect_timeout` in seconds" },
-  "whitelist-source-range": { support: "supported", note: "an `allow` policy of the CIDRs" },
-  "allowlist-source-range": { support: "supported", note: "as `whitelist-source-range`" },
-  "auth-type": {
-    support: "partial",
-    note: "`basic` only; the Secret's `auth` htpasswd keeps its bcrypt lines (others refused)",
-  },
-  "auth-secret": {
-    support: "supported",
-    note: "`name` or `namespace/name` of the htpasswd Secret",
-  },
-  "auth-realm": { support: "supported", note: "the `basic_auth` realm" },
-  "enable-cors": { support: "supported", note: "a `cors` policy" },
-  "cors-allow-origin": {
-    support: "partial",
-    note: "comma-separated origins (default `*`); with `*` no credentials",
-  },
-  "cors-allow-methods": { support: "supported", note: "the `cors` methods" },
-  "cors-allow-headers": { support: "supported", note: "the `cors` headers" },
-  "cors-expose-headers": { support: "supported", note: "the `cors` expose_headers" },
-  "cors-allow-credentials": { support: "supported", note: "the `cors` credentials (default true)" },
-  "cors-max-age": { support: "supported", note: "the `cors` max_age in seconds" },
-  "canary": { support: "supported", note: "this Ingress's backends join the main Ingress's path" },
-  "canary-weight": {
-    support: "supported",
-    note: "weighted `backends` out of `canary-weight-total`",
-  },
-  "canary-weight-total": { support: "supported", note: "default `100`" },
-  "canary-by-header": {
-    support: "supported",
-    note: "the header's `always` goes to the canary, `never` to the main backend",
-  },
-  "canary-by-header-value": { support: "supported", note: "this value goes to the canary instead" },
-  "limit-rps": {
-    support: "partial",
-    note: "the host's `limit_req` (per client address, for every path of the host), " +
-      "burst `limit-burst-multiplier` (default 5) times the rate",
-  },
-  "limit-burst-multiplier": { support: "supported", note: "the burst factor of `limit-rps`" },
-  "configuration-snippet": { support: "refused", note: "raw nginx configuration" },
-  "server-snippet": { support: "refused", note: "raw nginx configuration" },
-  "auth-snippet": { support: "refused", note: "raw nginx configuration" },
-  "stream-snippet": { support: "refused", note: "raw nginx configuration" },
-};
+export const NGINX_ANNOTATIONS: Readonly<Record<string, { support: Support; note: string }>> =
+  Object.fromEntries(
+    TABLE.trim().replaceAll(/\n +/g, " ").split("\n").map((row) => {
+      const [name, support, note] = row.split(" | ").map((c) => c.trim());
+      return [name, { support: support as Support, note }];
+    }),
+  );
 
 /** What one Ingress's annotations ask for. */
 export interface IngressAnnotations {
@@ -157,6 +133,41 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const CIDR = /^[0-9a-fA-F:.]+(\/\d{1,3})?$/;
 const ORIGIN = /^(\*|https?:\/\/(\*\.)?[a-z0-9.-]+(:\d+)?)$/;
 
+/** How an annotation's value is read: what it must be (named in the warning) and its reading. */
+interface ValueKind<T> {
+  readonly what: string;
+  /** The value in scalwsd's terms, or undefined when it is not one. */
+  readonly read: (v: string) => T | undefined;
+}
+
+const SECONDS: ValueKind<string> = {
+  what: "a number of seconds",
+  read: (v) => (/^\d+$/.test(v.trim()) && Number(v) > 0 ? `${Number(v)}s` : undefined),
+};
+/** A cookie's max-age: 0 (expire at once) included. */
+const COOKIE_SECONDS: ValueKind<string> = {
+  what: "a number of seconds",
+  read: (v) => (/^\d+$/.test(v) ? `${Number(v)}s` : undefined),
+};
+const COOKIE_NAME: ValueKind<string> = {
+  what: "a cookie name",
+  read: (v) => (TOKEN.test(v) ? v : undefined),
+};
+const SIZE: ValueKind<number> = { what: "a size", read: nginxSize };
+const POSITIVE_INTEGER: ValueKind<number> = {
+  what: "a positive integer",
+  read: (v) => {
+    const n = Number(v);
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  },
+};
+
+/** The proxy timeouts: annotation, then the proxy runtime's key. */
+const PROXY_TIMEOUTS = [
+  ["proxy-read-timeout", "response_timeout"],
+  ["proxy-connect-timeout", "connect_timeout"],
+] as const;
+
 function list(s: string | undefined): string[] {
   return (s ?? "").split(",").map((x) => x.trim()).filter((x) => x !== "");
 }
@@ -189,14 +200,13 @@ export function readAnnotations(
       warn(`annotation ${key} is refused (${known.note}); the Ingress is served without it`);
     }
   }
-  const seconds = (k: string): string | undefined => {
+  /** Annotation `k` read as `kind`; undefined when absent, or (with a warning) not one. */
+  const value = <T>(k: string, kind: ValueKind<T>): T | undefined => {
     const v = get(k);
     if (v === undefined) return undefined;
-    if (!/^\d+$/.test(v.trim()) || Number(v) <= 0) {
-      warn(`${NGINX}${k}: "${v}" is not a number of seconds; ignored`);
-      return undefined;
-    }
-    return `${Number(v)}s`;
+    const r = kind.read(v);
+    if (r === undefined) warn(`${k} "${v}" is not ${kind.what}; ignored`);
+    return r;
   };
 
   // Pools.
@@ -209,16 +219,14 @@ export function readAnnotations(
   const affinity = get("affinity") ?? (all["scalwsd.io/affinity"] as string | undefined);
   if (affinity === "cookie") {
     const hash: Record<string, unknown> = { by: "cookie" };
-    const name = get("session-cookie-name") ?? (get("affinity") ? "INGRESSCOOKIE" : undefined);
-    if (name !== undefined) {
-      if (TOKEN.test(name)) hash.name = name;
-      else warn(`session-cookie-name "${name}" is not a cookie name; ignored`);
-    }
-    const age = get("session-cookie-max-age");
-    if (age !== undefined) {
-      if (/^\d+$/.test(age)) hash.cookie_max_age = `${Number(age)}s`;
-      else warn(`session-cookie-max-age "${age}" is not a number of seconds; ignored`);
-    }
+    // ingress-nginx's default name only when its own `affinity` asked for the cookie.
+    const fallback = get("affinity") ? "INGRESSCOOKIE" : undefined;
+    const name = get("session-cookie-name") === undefined
+      ? fallback
+      : value("session-cookie-name", COOKIE_NAME);
+    if (name !== undefined) hash.name = name;
+    const age = value("session-cookie-max-age", COOKIE_SECONDS);
+    if (age !== undefined) hash.cookie_max_age = age;
     Object.assign(pool, { balance: "hash", hash });
   } else if (affinity !== undefined) warn(`affinity "${affinity}" is not supported; ignored`);
   const proto = (get("backend-protocol") ?? (all["scalwsd.io/backend-protocol"] as string))
@@ -230,10 +238,10 @@ export function readAnnotations(
 
   // Proxy.
   const proxy: Record<string, unknown> = {};
-  const read = seconds("proxy-read-timeout");
-  if (read !== undefined) proxy.response_timeout = read;
-  const connect = seconds("proxy-connect-timeout");
-  if (connect !== undefined) proxy.connect_timeout = connect;
+  for (const [k, key] of PROXY_TIMEOUTS) {
+    const t = value(k, SECONDS);
+    if (t !== undefined) proxy[key] = t;
+  }
 
   // Route policies: redirects, address lists, authentication, CORS.
   const policies: Record<string, unknown>[] = [];
@@ -316,25 +324,14 @@ export function readAnnotations(
     });
   }
 
-  let maxBody: number | undefined;
-  const body = get("proxy-body-size");
-  if (body !== undefined) {
-    const n = nginxSize(body);
-    if (n === undefined) warn(`proxy-body-size "${body}" is not a size; ignored`);
-    else if (n > 0) maxBody = n;
-  }
+  const body = value("proxy-body-size", SIZE);
+  const maxBody = body !== undefined && body > 0 ? body : undefined;
 
   let limitReq: IngressAnnotations["limitReq"];
-  const rps = get("limit-rps");
+  const rps = value("limit-rps", POSITIVE_INTEGER);
   if (rps !== undefined) {
-    const n = Number(rps);
     const mult = Number(get("limit-burst-multiplier") ?? 5);
-    if (!Number.isInteger(n) || n <= 0) {
-      warn(`limit-rps "${rps}" is not a positive integer; ignored`);
-    } else {limitReq = {
-        rate: `${n}r/s`,
-        burst: n * (Number.isInteger(mult) && mult > 0 ? mult : 5),
-      };}
+    limitReq = { rate: `${rps}r/s`, burst: rps * (Number.isInteger(mult) && mult > 0 ? mult : 5) };
   }
 
   const rewrite = get("rewrite-target");
