@@ -9,6 +9,7 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { KubeObject } from "./k8s_watch.ts";
 import { namespaceOf } from "./kube_pool.ts";
+import { secretText } from "./kube_secret.ts";
 
 /** The `spec.controllerName` of the GatewayClasses scalwsd serves by default. */
 export const CONTROLLER_NAME = "scalwsd.io/gateway-controller";
@@ -175,20 +176,10 @@ export function granted(
   return false;
 }
 
-function decode(b64: unknown): string | undefined {
-  if (typeof b64 !== "string") return undefined;
-  try {
-    return new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
-  } catch {
-    return undefined;
-  }
-}
-
 /** The certificate and key of a TLS Secret, when both parse. */
 function tlsPair(secret: KubeObject): { cert: string; key: string } | undefined {
-  const data = (secret as Any).data ?? {};
-  const cert = decode(data["tls.crt"]);
-  const key = decode(data["tls.key"]);
+  const cert = secretText(secret, "tls.crt");
+  const key = secretText(secret, "tls.key");
   if (cert === undefined || key === undefined) return undefined;
   try {
     new X509Certificate(cert);

@@ -26,6 +26,7 @@ import type { KubeObject } from "./k8s_watch.ts";
 import { type KubeMember, nameOf, poolName, serviceMembers } from "./kube_pool.ts";
 import { checkPattern } from "../config/mod.ts";
 import { type IngressAnnotations, readAnnotations, regexPrefix } from "./nginx_annotations.ts";
+import { secretText } from "./kube_secret.ts";
 
 export { nameOf };
 
@@ -90,15 +91,6 @@ function normalisePath(p: unknown): string {
   if (typeof p !== "string" || !p.startsWith("/")) return "/";
   const trimmed = p.replace(/\/+$/, "");
   return trimmed === "" ? "/" : trimmed;
-}
-
-function decode(b64: unknown): string | undefined {
-  if (typeof b64 !== "string") return undefined;
-  try {
-    return new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
-  } catch {
-    return undefined;
-  }
 }
 
 interface Backend {
@@ -287,9 +279,8 @@ export function ingressConfig(o: IngressObjects): IngressConfig {
     }
     for (const t of ((ing as Any).spec?.tls ?? []) as Any[]) {
       const secret = secrets.get(`${ns(ing)}/${t.secretName}`);
-      const data = (secret as Any)?.data ?? {};
-      const cert = decode(data["tls.crt"]);
-      const key = decode(data["tls.key"]);
+      const cert = secretText(secret, "tls.crt");
+      const key = secretText(secret, "tls.key");
       const domains = ((t.hosts ?? []) as unknown[]).filter((x): x is string =>
         typeof x === "string"
       );

@@ -9,6 +9,7 @@
  */
 import type { KubeObject } from "./k8s_watch.ts";
 import { namespaceOf } from "./kube_pool.ts";
+import { secretText } from "./kube_secret.ts";
 
 /** The annotation prefix of ingress-nginx. */
 export const NGINX = "nginx.ingress.kubernetes.io/";
@@ -276,7 +277,7 @@ export function readAnnotations(
       const ref = get("auth-secret") ?? "";
       const key = ref.includes("/") ? ref : `${namespaceOf(ing)}/${ref}`;
       const secret = o.secrets.get(key);
-      const text = decode((secret as Any)?.data?.auth);
+      const text = secretText(secret, "auth");
       const lines = (text ?? "").split("\n").map((l) => l.trim()).filter((l) => l !== "");
       const bcrypt = lines.filter((l) => /^[^:]+:\$2[aby]\$\d\d\$/.test(l));
       if (lines.length > bcrypt.length) {
@@ -365,15 +366,6 @@ export function readAnnotations(
     authBroken,
     ...(canary !== undefined ? { canary } : {}),
   };
-}
-
-function decode(b64: unknown): string | undefined {
-  if (typeof b64 !== "string") return undefined;
-  try {
-    return new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
-  } catch {
-    return undefined;
-  }
 }
 
 /**
