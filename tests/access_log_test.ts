@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { app, scalwsYaml, startMember, startPki, startScalwsd, tempDir } from "./_support/mod.ts";
+import { httpsListener } from "./_support/yaml.ts";
 import { curl } from "./_support/tls_client.ts";
 
 const FIELDS = [
@@ -63,11 +64,7 @@ Deno.test("access log: host, protocol, user agent, referer, request id, upstream
         server: {
           listeners: [
             { name: "http", address: `${PLAIN}:0` },
-            {
-              name: "https",
-              address: "127.0.0.1:0",
-              tls: { certificates: [{ cert: cert.cert, key: cert.key }] },
-            },
+            httpsListener(cert),
           ],
           trusted_proxies: ["127.0.0.2/32"],
         },

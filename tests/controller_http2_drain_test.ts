@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { app, scalwsYaml, sleep, startMember, startPki, waitUntil } from "./_support/mod.ts";
+import { httpsListener } from "./_support/yaml.ts";
 import {
   alive,
   ControllerProcess,
@@ -110,11 +111,7 @@ Deno.test({
       scalwsYaml({
         server: {
           listener_mode: "reuseport",
-          listeners: [{
-            name: "https",
-            address: `127.0.0.1:${port}`,
-            tls: { certificates: [{ cert: cert.cert, key: cert.key }] },
-          }],
+          listeners: [httpsListener(cert, `127.0.0.1:${port}`)],
           admin: undefined,
           access_log: "off",
         },

@@ -22,7 +22,7 @@ import { canUnshare, INSIDE, runSelfInNamespace } from "./_support/netns.ts";
 import { startPki } from "./_support/pki.ts";
 import { startScalwsdProcess } from "./_support/scalwsd_process.ts";
 import { sleep, waitUntil } from "./_support/wait.ts";
-import { app, respond, scalwsYaml } from "./_support/yaml.ts";
+import { app, httpsListener, respond, scalwsYaml } from "./_support/yaml.ts";
 
 const SELF = new URL(import.meta.url).pathname;
 
@@ -200,11 +200,7 @@ Deno.test({
     const cert = await pki.issue("a", ["a.test"]);
     await using p = await startScalwsdProcess(scalwsYaml({
       server: {
-        listeners: [{
-          name: "https",
-          address: "127.0.0.1:0",
-          tls: { certificates: [{ cert: cert.cert, key: cert.key }] },
-        }],
+        listeners: [httpsListener(cert)],
         admin: undefined,
         access_log: "off",
       },

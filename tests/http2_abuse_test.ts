@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
 import { app, respond, scalwsYaml, sleep, startMember, startPki } from "./_support/mod.ts";
+import { httpsListener } from "./_support/yaml.ts";
 import { startScalwsdProcess } from "./_support/scalwsd_process.ts";
 import {
   COMPRESSION_ERROR,
@@ -119,11 +120,7 @@ Deno.test({
     });
     await using scalwsd = await startScalwsdProcess(scalwsYaml({
       server: {
-        listeners: [{
-          name: "https",
-          address: "127.0.0.1:0",
-          tls: { certificates: [{ cert: cert.cert, key: cert.key }] },
-        }],
+        listeners: [httpsListener(cert)],
         admin: undefined,
         access_log: "off",
         // The steady client is never idle; the abusers get an answer first.

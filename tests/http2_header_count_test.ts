@@ -1,27 +1,20 @@
 /** `server.limits.max_header_count` on HTTP/2 (Deno.serve's HTTP/2 applies no count of its own). */
 import assert from "node:assert/strict";
 import { startPki, startScalwsd } from "./_support/mod.ts";
+import { app, httpsListener, respond, scalwsYaml } from "./_support/yaml.ts";
 import { curl } from "./_support/tls_client.ts";
 
 Deno.test("HTTP/2 requests over max_header_count get 431, as HTTP/1.1 ones do", async () => {
   await using pki = await startPki();
   const a = await pki.issue("a", ["a.test"]);
-  await using s = await startScalwsd(`
-server:
-  listeners:
-    - name: https
-      address: "127.0.0.1:0"
-      tls:
-        certificates:
-          - {cert: ${a.cert}, key: ${a.key}}
-  limits: {max_header_count: 20}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test]
-        runtime: {type: respond, body: "app a"}
-`);
+  await using s = await startScalwsd(scalwsYaml({
+    server: {
+      listeners: [httpsListener(a)],
+      admin: undefined,
+      limits: { max_header_count: 20 },
+    },
+    apps: [app(respond("app a"))],
+  }));
   const port = s.server.bound.get("https")!.port;
   const headers = (n: number) => Array.from({ length: n }, (_, i) => ["-H", `x-h${i}: v`]).flat();
   // curl sends 3 fields of its own (user-agent, accept, and host as :authority does not count).

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
 import { app, scalwsYaml, startMember, startPki, startScalwsd, tempDir } from "./_support/mod.ts";
+import { httpsListener } from "./_support/yaml.ts";
 import { curl } from "./_support/tls_client.ts";
 
 Deno.test("HTTP/2 from clients works through the proxy and static files", async () => {
@@ -28,11 +29,7 @@ Deno.test("HTTP/2 from clients works through the proxy and static files", async 
   });
   await using s = await startScalwsd(scalwsYaml({
     server: {
-      listeners: [{
-        name: "https",
-        address: "127.0.0.1:0",
-        tls: { certificates: [{ cert: cert.cert, key: cert.key }] },
-      }],
+      listeners: [httpsListener(cert)],
       admin: undefined,
     },
     apps: [app({ type: "proxy", upstream: `http://${member.address}` }, {

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { startPki, startScalwsd, tempDir } from "./_support/mod.ts";
+import { app, httpsListener, respond, scalwsYaml } from "./_support/yaml.ts";
 
 /** One request with `openssl s_client`, saving (and with `sessIn`, offering) the session. */
 async function sClient(
@@ -40,22 +41,10 @@ Deno.test("the access log says the TLS version, cipher, resumption and SNI of ea
   const logFile = `${dir.path}/access.log`;
   {
     await using s = await startScalwsd(
-      `
-server:
-  listeners:
-    - name: https
-      address: "127.0.0.1:0"
-      tls:
-        certificates:
-          - {cert: ${a.cert}, key: ${a.key}}
-          - {cert: ${b.cert}, key: ${b.key}}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test]
-        runtime: {type: respond, body: "app a"}
-`,
+      scalwsYaml({
+        server: { listeners: [httpsListener([a, b])], admin: undefined },
+        apps: [app(respond("app a"))],
+      }),
       { accessLog: logFile },
     );
     const port = s.server.bound.get("https")!.port;

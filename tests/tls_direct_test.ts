@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import tls from "node:tls";
 import { startPki, startScalwsd, waitUntil } from "./_support/mod.ts";
-import { curl, fingerprint, handshake } from "./_support/tls_client.ts";
+import { app, httpsListener, respond, scalwsYaml } from "./_support/yaml.ts";
+import { curl, fingerprint, handshake, requestOnce } from "./_support/tls_client.ts";
 import { canUnshare, INSIDE, runSelfInNamespace } from "./_support/netns.ts";
 import { hostSupport } from "../src/server/tls_direct.ts";
 
@@ -30,58 +31,23 @@ const DOWNLOAD = 4 * 1024 * 1024;
 
 /** One TLS listener with `certs`; with `files`, a static application on files.a.test too. */
 function config(certs: readonly { cert: string; key: string }[], files?: string): string {
-  return `
-server:
-  listeners:
-    - name: https
-      address: "127.0.0.1:0"
-      tls:
-        certificates:
-${certs.map((c) => `          - {cert: ${c.cert}, key: ${c.key}}`).join("\n")}
-tenants:
-  - name: t
-    applications:
-      - name: a
-        domains: [a.test, b.test]
-        runtime: {type: respond, body: "app a"}
-${
-    files === undefined ? "" : `      - name: files
-        domains: [files.a.test]
-        runtime: {type: static, root: ${files}}
-`
-  }`;
+  const static_ = {
+    name: "files",
+    domains: ["files.a.test"],
+    runtime: { type: "static", root: files },
+  };
+  return scalwsYaml({
+    server: { listeners: [httpsListener(certs)], admin: undefined },
+    apps: [
+      app(respond("app a"), { domains: ["a.test", "b.test"] }),
+      ...(files === undefined ? [] : [static_]),
+    ],
+  });
 }
 
 function modes(logs: readonly string[]): string[] {
   return logs.map((l) => JSON.parse(l)).filter((e) => e.event === "tls_termination")
     .map((e) => e.mode);
-}
-
-/** A new TLS connection, one request: the certificate's fingerprint and the status. */
-function once(port: number, ca: string): Promise<{ fp: string; status: number }> {
-  return new Promise((resolve, reject) => {
-    const s = tls.connect({ host: "127.0.0.1", port, ca, servername: "a.test" });
-    let fp = "";
-    let data = "";
-    const timer = setTimeout(() => {
-      s.destroy();
-      reject(new Error("no answer within 10 s"));
-    }, 10_000);
-    s.setEncoding("latin1");
-    s.once("secureConnect", () => {
-      fp = s.getPeerCertificate().fingerprint256;
-      s.write("GET / HTTP/1.1\r\nhost: a.test\r\nconnection: close\r\n\r\n");
-    });
-    s.on("data", (d: string) => (data += d));
-    s.once("end", () => {
-      clearTimeout(timer);
-      resolve({ fp, status: Number(data.split(" ")[1]) });
-    });
-    s.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-  });
 }
 
 function fds(): number {
@@ -162,7 +128,7 @@ Deno.test({
     const client = async () => {
       for (let i = 0; running && i < 5000; i++) {
         try {
-          const r = await once(port, pki.ca);
+          const r = await requestOnce(port, pki.ca);
           if (r.status !== 200) {
             failures.push(`status ${r.status} (step ${step}, fp ${r.fp !== ""})`);
           }
@@ -185,7 +151,7 @@ Deno.test({
         const r = await s.server.reload();
         assert.equal(r.ok, true, JSON.stringify(r));
         assert.equal(s.server.bound.get("https")!.port, port);
-        assert.equal((await once(port, pki.ca)).fp, prints[certs[0] === one ? 0 : 1]);
+        assert.equal((await requestOnce(port, pki.ca)).fp, prints[certs[0] === one ? 0 : 1]);
       }
     } finally {
       running = false;

@@ -79,6 +79,40 @@ export function presented(port: number, ca: string, servername: string): Promise
   });
 }
 
+/**
+ * One GET (`connection: close`) on a new TLS connection with SNI `servername`: the fingerprint of
+ * the certificate presented and the status; rejects on an error or after 10 s.
+ */
+export function requestOnce(
+  port: number,
+  ca: string,
+  servername = "a.test",
+): Promise<{ fp: string; status: number }> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: "127.0.0.1", port, ca, servername });
+    let fp = "";
+    let data = "";
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error("no answer within 10 s"));
+    }, 10_000);
+    s.setEncoding("latin1");
+    s.once("secureConnect", () => {
+      fp = s.getPeerCertificate().fingerprint256;
+      s.write(`GET / HTTP/1.1\r\nhost: ${servername}\r\nconnection: close\r\n\r\n`);
+    });
+    s.on("data", (d: string) => (data += d));
+    s.once("end", () => {
+      clearTimeout(timer);
+      resolve({ fp, status: Number(data.split(" ")[1]) });
+    });
+    s.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
 /** The SHA-256 fingerprint of a PEM certificate file, as `presented` reports it. */
 export async function fingerprint(certFile: string): Promise<string> {
   return new X509Certificate(await Deno.readTextFile(certFile)).fingerprint256;

@@ -29,6 +29,19 @@ export interface ConfigSpec {
 /** The listener every test binds unless it says otherwise. */
 export const HTTP_LISTENER = { name: "http", address: "127.0.0.1:0" } as const;
 
+/** A certificate and key file, as `startPki().issue` gives them. */
+type CertFiles = { readonly cert: string; readonly key: string };
+
+/** A TLS listener `https` on `address` (an ephemeral port unless given) with `certs`. */
+export function httpsListener(certs: CertFiles | readonly CertFiles[], address = "127.0.0.1:0") {
+  const list = "cert" in certs ? [certs] : certs;
+  return {
+    name: "https",
+    address,
+    tls: { certificates: list.map(({ cert, key }) => ({ cert, key })) },
+  };
+}
+
 /** The admin socket in the test's temporary directory (`Scalwsd.adminSocket`). */
 export const ADMIN_SOCKET = { socket: "{{dir}}/admin.sock" } as const;
 
