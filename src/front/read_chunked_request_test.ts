@@ -2,21 +2,11 @@ import assert from "node:assert/strict";
 import { bytes } from "./_bytes.ts";
 import { ChunkedDecoder } from "../wire/mod.ts";
 import { ChunkError, REQUEST_CHUNKED } from "./read_chunked_request.ts";
+import { decodeChunked } from "../../tests/_support/chunked.ts";
 
 /** Decodes `input` fed in pieces of `step` bytes: the body and where it ended, or the error. */
 function decode(input: string, step = Infinity): { body: string; rest: number; done: boolean } {
-  const buf = bytes(input);
-  const d = new ChunkedDecoder(REQUEST_CHUNKED);
-  let body = "";
-  let pos = 0;
-  while (pos < buf.length && !d.done) {
-    const end = Math.min(buf.length, pos + step);
-    while (pos < end && !d.done) {
-      pos = d.decode(buf, pos, end);
-      for (let i = d.spanStart; i < d.spanEnd; i++) body += String.fromCharCode(buf[i]);
-    }
-  }
-  return { body, rest: pos, done: d.done };
+  return decodeChunked(REQUEST_CHUNKED, input, step);
 }
 
 function refused(input: string): void {

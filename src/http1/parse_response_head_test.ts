@@ -2,12 +2,7 @@ import assert from "node:assert/strict";
 import { findHeadEnd, latin1, parseContentLength } from "../wire/mod.ts";
 import { MAX_HEAD, parseResponseHead, type ResponseHead } from "./parse_response_head.ts";
 import { UpstreamError } from "./upstream_error.ts";
-
-function bytes(s: string): Uint8Array {
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
+import { bytesOf as bytes } from "../../tests/_support/bytes.ts";
 
 function parse(s: string): ResponseHead {
   const buf = bytes(s);

@@ -2,27 +2,12 @@ import assert from "node:assert/strict";
 import { ChunkedDecoder } from "../wire/mod.ts";
 import { RESPONSE_CHUNKED } from "./read_chunked_response.ts";
 import { UpstreamError } from "./upstream_error.ts";
-
-function bytes(s: string): Uint8Array {
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
+import { decodeChunked } from "../../tests/_support/chunked.ts";
+import { bytesOf as bytes } from "../../tests/_support/bytes.ts";
 
 /** Decodes `input` fed in pieces of `step` bytes; returns body and the position after it. */
 function decode(input: string, step = Infinity): { body: string; rest: number; done: boolean } {
-  const buf = bytes(input);
-  const d = new ChunkedDecoder(RESPONSE_CHUNKED);
-  let body = "";
-  let pos = 0;
-  while (pos < buf.length && !d.done) {
-    const end = Math.min(buf.length, pos + step);
-    while (pos < end && !d.done) {
-      pos = d.decode(buf, pos, end);
-      for (let i = d.spanStart; i < d.spanEnd; i++) body += String.fromCharCode(buf[i]);
-    }
-  }
-  return { body, rest: pos, done: d.done };
+  return decodeChunked(RESPONSE_CHUNKED, input, step);
 }
 
 Deno.test("ChunkedDecoder decodes chunks, extensions and trailers", () => {

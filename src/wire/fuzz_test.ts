@@ -18,6 +18,7 @@ import {
   latin1,
   scanFieldLines,
 } from "./mod.ts";
+import { bytesOf as bytes } from "../../tests/_support/bytes.ts";
 
 const CASES = Number(Deno.env.get("SCALWS_FUZZ_CASES") ?? "2500");
 
@@ -25,12 +26,6 @@ class Refused extends Error {}
 
 const STRICT: ChunkedOptions = { strict: true, maxTrailers: 16384, fail: (m) => new Refused(m) };
 const LENIENT: ChunkedOptions = { strict: false, maxTrailers: 65536, fail: (m) => new Refused(m) };
-
-function bytes(s: string): Uint8Array {
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
 
 /** Text bytes (HTAB, SP, VCHAR, obs-text). */
 const TEXT_RE = /^[\t\x20-\x7e\x80-\xff]*$/;

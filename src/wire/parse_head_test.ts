@@ -23,10 +23,7 @@ import {
   readContentLength,
   scanFieldLines,
 } from "./mod.ts";
-
-function bytes(s: string): Uint8Array {
-  return Uint8Array.from(s, (c) => c.charCodeAt(0));
-}
+import { bytesOf as bytes } from "../../tests/_support/bytes.ts";
 
 Deno.test("findHeadEnd never reads past `end` (stale bytes of an earlier message)", () => {
   const buf = bytes("X: 1\r\n\r\n\r\n");
