@@ -10,6 +10,7 @@ import type { ConnPool } from "./conn_pool.ts";
 import type { Http1Conn } from "./member_conn.ts";
 import type { BodyReader, Bytes, FinishListener } from "./types.ts";
 import { ioError, malformed, UpstreamError } from "./upstream_error.ts";
+import { giveView, takeView, VIEW_SIZE } from "./view_buffers.ts";
 
 /** Body delimited by Content-Length. */
 export const BODY_LENGTH = 0;
@@ -18,7 +19,7 @@ export const BODY_CHUNKED = 1;
 /** Body delimited by the member closing the connection. */
 export const BODY_CLOSE = 2;
 
-/** Largest read into a fresh chunk. */
+/** Largest read into a fresh chunk (`read`; `readView` reads up to `VIEW_SIZE`). */
 const CHUNK = 65536;
 
 type Controller = ReadableStreamDefaultController<Bytes>;
@@ -40,6 +41,8 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
   #done = false;
   /** The body ended cleanly: later reads give null. */
   #ended = false;
+  /** The connection's own buffer while it reads into a lent one (`#space`), else null. */
+  #own: Bytes | null = null;
 
   constructor(
     conn: Http1Conn,
@@ -79,6 +82,8 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
   cancel(): void {
     if (this.#done) return;
     this.#done = true;
+    // A read may still be pending into the lent buffer: it is left to the garbage collector.
+    this.#giveBack(false);
     this.#pool.release(this.#conn, false);
     // The consumer (the client) went away: not the member's fault.
     this.#listener?.bodyFinished(false, this.#bytes, true);
@@ -212,6 +217,7 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
     } catch (err) {
       if (this.#done) return this.#gone();
       this.#done = true;
+      this.#giveBack(false);
       this.#pool.release(this.#conn, false);
       this.#listener?.bodyFinished(false, this.#bytes);
       throw ioError("body", err, true, false, "reading the response body");
@@ -219,14 +225,35 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
   }
 
   /**
-   * The connection's read buffer, emptied and grown to `CHUNK` bytes (once per connection),
-   * as the place of the next direct read of at most `want` bytes.
+   * The connection's read buffer, emptied, as the place of the next direct read of at most
+   * `want` bytes: a lent `VIEW_SIZE` one from the first such read to the body's end.
    */
   #space(want: number): Bytes {
     const conn = this.#conn;
     conn.start = conn.end = 0;
-    if (conn.buf.length < CHUNK) conn.reserve(CHUNK);
+    if (this.#own === null && conn.buf.length < VIEW_SIZE) {
+      this.#own = conn.buf;
+      conn.buf = takeView();
+    }
     return want < conn.buf.length ? conn.buf.subarray(0, want) : conn.buf;
+  }
+
+  /**
+   * Gives the connection its own buffer back (what is unread moves with it when it fits);
+   * `reuse`: no read is pending into the lent one, which may serve another body.
+   */
+  #giveBack(reuse: boolean): void {
+    const own = this.#own;
+    if (own === null) return;
+    this.#own = null;
+    const conn = this.#conn;
+    const lent = conn.buf;
+    const left = conn.end - conn.start;
+    if (left > 0 && left <= own.length) own.set(lent.subarray(conn.start, conn.end));
+    conn.buf = own;
+    conn.start = 0;
+    conn.end = left <= own.length ? left : 0;
+    if (reuse) giveView(lent);
   }
 
   /** A read that was pending when the body was cancelled. */
@@ -239,6 +266,7 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
     this.#ended = true;
     const conn = this.#conn;
     const surplus = conn.start !== conn.end;
+    this.#giveBack(true);
     this.#pool.release(conn, this.#keepAlive && !surplus);
     this.#listener?.bodyFinished(true, this.#bytes, false, surplus);
   }

@@ -4,6 +4,8 @@ import { ConnPool } from "./conn_pool.ts";
 import { send } from "./send.ts";
 import type { BodyReader, FinishListener, OutboundRequest, UpstreamResponse } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
+import { READ_BUFFER } from "./member_conn.ts";
+import { freeViews, giveView, takeView, VIEW_SIZE } from "./view_buffers.ts";
 
 const GET: OutboundRequest = {
   method: "GET",
@@ -217,5 +219,48 @@ Deno.test("reader: the last view stays intact until the next call gives null", a
   assert.equal(await last.res.reader!.readView!(), null);
   assert.equal(last.pool.idle, 1);
   last.pool.close();
+  pool.close();
+});
+
+Deno.test("reader: large views come from a lent 256 KiB buffer, given back at the body's end", async () => {
+  const size = 600_000;
+  const body = new Uint8Array(size);
+  for (let i = 0; i < size; i++) body[i] = i % 253;
+  const { res, pool } = await exchange(
+    withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\n\r\n`, body),
+    [4096, 1 << 20],
+  );
+  const reader = res.reader!;
+  const first = await reader.readView!(); // what came with the head, in the connection's buffer
+  const second = await reader.readView!();
+  assert.equal(second!.length, VIEW_SIZE, "one read brings up to 256 KiB");
+  assert.equal(second!.buffer.byteLength, VIEW_SIZE);
+  const rest = await drain(reader, true);
+  assert.equal(first!.length + second!.length + rest.body.length, size);
+  assert.deepEqual(rest.body, body.subarray(first!.length + second!.length));
+  const again = takeView();
+  assert.equal(again.buffer, second!.buffer, "given back for the next body");
+  giveView(again);
+  const conn = pool.acquire()!;
+  assert.equal(conn.buf.length, READ_BUFFER, "the idle connection keeps its own buffer only");
+  pool.release(conn, false);
+  pool.close();
+});
+
+Deno.test("reader: a body cancelled while reading into a lent buffer does not give it back", async () => {
+  const size = 600_000;
+  const { res, pool, sock } = await exchange(
+    withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\n\r\n`, new Uint8Array(size)),
+    [4096, 300_000],
+  );
+  sock.hangAtEnd = true;
+  const reader = res.reader!;
+  await reader.readView!();
+  await reader.readView!(); // now in the lent buffer
+  const before = freeViews();
+  reader.cancel();
+  assert.equal(freeViews(), before, "a read may still be pending into it");
+  assert.equal(pool.idle, 0);
+  assert.ok(sock.closed);
   pool.close();
 });
