@@ -199,6 +199,28 @@ export class SwrrCore implements AvailabilitySink {
     if (b.steps >= this.#rebaseAt) this.#rebase(b);
   }
 
+  /**
+   * Starts the sequence a random number of picks in (every member inserted), so that the
+   * balancers of many pools do not all begin with their first member.
+   */
+  skipRandom(random: () => number): void {
+    for (let k = Math.floor(random() * this.n); k > 0; k--) this.commit(this.peek());
+  }
+
+  /**
+   * Takes the members of `set` (found by `index`) that are in a bucket out of it, pushing each
+   * onto `out`, so that a retry's pick skips the members already tried.
+   */
+  takeOut(set: ReadonlySet<unknown>, index: ReadonlyMap<unknown, number>, out: number[]): void {
+    for (const m of set) {
+      const i = index.get(m);
+      if (i !== undefined && this.inside[i] === 1) {
+        this.remove(i);
+        out.push(i);
+      }
+    }
+  }
+
   /** AvailabilitySink: an unavailable member leaves its bucket. */
   markDown(i: number): void {
     if (this.inside[i] === 1) this.remove(i);

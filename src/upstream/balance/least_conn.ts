@@ -33,25 +33,18 @@ export class LeastConnBalancer<M extends Candidate> implements Balancer<M> {
   constructor(members: readonly M[], random?: Random) {
     this.#members = members;
     const n = members.length;
-    const weights = new Float64Array(n);
-    this.#index = new Map();
+    this.#index = new Map(members.map((m, i) => [m, i]));
     this.#inflight = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      weights[i] = members[i].weight;
-      this.#index.set(members[i], i);
-    }
-    const core = new SwrrCore(weights);
+    const core = new SwrrCore(members.map((m) => m.weight));
     this.#core = core;
     this.#avail = new AvailabilitySync(n, core);
     for (let i = 0; i < n; i++) {
       const f = members[i].inflight;
       this.#inflight[i] = f;
-      core.key[i] = f / weights[i];
+      core.key[i] = f / core.w[i];
       core.insert(i);
     }
-    if (random !== undefined) {
-      for (let k = Math.floor(random() * n); k > 0; k--) core.commit(core.peek());
-    }
+    if (random !== undefined) core.skipRandom(random);
   }
 
   /** The least loaded eligible member, or undefined when none is eligible. */
@@ -64,7 +57,7 @@ export class LeastConnBalancer<M extends Candidate> implements Balancer<M> {
     avail.sync(members, ctx);
     this.#refresh(n);
     const tried = this.#tried;
-    if (ctx.tried !== null && ctx.tried.size > 0) this.#takeTried(ctx.tried);
+    if (ctx.tried !== null && ctx.tried.size > 0) core.takeOut(ctx.tried, this.#index, tried);
     const inflight = this.#inflight;
     let c: number;
     for (;;) {
@@ -120,16 +113,5 @@ export class LeastConnBalancer<M extends Candidate> implements Balancer<M> {
       if (++j === n) j = 0;
     }
     this.#cursor = j;
-  }
-
-  #takeTried(set: ReadonlySet<Candidate>): void {
-    const core = this.#core;
-    for (const m of set) {
-      const i = this.#index.get(m);
-      if (i !== undefined && core.inside[i] === 1) {
-        core.remove(i);
-        this.#tried.push(i);
-      }
-    }
   }
 }

@@ -30,19 +30,12 @@ export class RoundRobinBalancer<M extends Candidate> implements Balancer<M> {
   constructor(members: readonly M[], random?: Random) {
     this.#members = members;
     const n = members.length;
-    const weights = new Float64Array(n);
-    this.#index = new Map();
-    for (let i = 0; i < n; i++) {
-      weights[i] = members[i].weight;
-      this.#index.set(members[i], i);
-    }
-    const core = new SwrrCore(weights);
+    this.#index = new Map(members.map((m, i) => [m, i]));
+    const core = new SwrrCore(members.map((m) => m.weight));
     this.#core = core;
     this.#avail = new AvailabilitySync(n, core);
     for (let i = 0; i < n; i++) core.insert(i);
-    if (random !== undefined) {
-      for (let k = Math.floor(random() * n); k > 0; k--) core.commit(core.peek());
-    }
+    if (random !== undefined) core.skipRandom(random);
   }
 
   /** The next member in the smooth weighted sequence, or undefined when none is eligible. */
@@ -53,7 +46,7 @@ export class RoundRobinBalancer<M extends Candidate> implements Balancer<M> {
     const avail = this.#avail;
     avail.sync(members, ctx);
     const tried = this.#tried;
-    if (ctx.tried !== null && ctx.tried.size > 0) this.#takeTried(ctx.tried);
+    if (ctx.tried !== null && ctx.tried.size > 0) core.takeOut(ctx.tried, this.#index, tried);
     let c = core.peek();
     while (c >= 0 && !members[c].available(ctx.now)) {
       avail.setDown(c);
@@ -71,16 +64,5 @@ export class RoundRobinBalancer<M extends Candidate> implements Balancer<M> {
   /** Re-reads every member's availability at the next pick. */
   invalidate(): void {
     this.#avail.invalidate();
-  }
-
-  #takeTried(set: ReadonlySet<Candidate>): void {
-    const core = this.#core;
-    for (const m of set) {
-      const i = this.#index.get(m);
-      if (i !== undefined && core.inside[i] === 1) {
-        core.remove(i);
-        this.#tried.push(i);
-      }
-    }
   }
 }
