@@ -70,6 +70,7 @@ export type {
   RedirectPolicy,
   RespondRuntime,
   RewritePolicy,
+  RouteConfig,
   RuntimeConfig,
   StaticRuntime,
   TracingConfig,

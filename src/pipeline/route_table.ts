@@ -6,21 +6,14 @@
  * takes the method the group's `notAllowed` entry answers (405 with `Allow`). No group: the
  * fallback (the application's own runtime). Applications without conditions use `Router`.
  */
+import type { RouteConfig } from "../config/mod.ts";
 import type { Exchange } from "./exchange.ts";
 import { requestHeader, requestMethod } from "./request_view.ts";
 
-/** One route as the table needs it. */
-export interface RouteSpec<T> {
-  readonly path: string;
-  readonly exact: boolean;
-  readonly methods?: readonly string[];
-  /** Lower-case names. */
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly query?: Readonly<Record<string, string>>;
-  /** `https`: over TLS only; `http`: plain only. */
-  readonly scheme?: "http" | "https";
-  readonly value: T;
-}
+/** One route as the table needs it: a configured route's conditions and what it gives. */
+export type RouteSpec<T> =
+  & Pick<RouteConfig, "path" | "exact" | "methods" | "headers" | "query" | "scheme">
+  & { readonly value: T };
 
 interface Compiled<T> {
   readonly methods: readonly string[] | null;
