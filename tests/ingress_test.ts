@@ -8,112 +8,15 @@
 import assert from "node:assert/strict";
 import { startIngress } from "../cli/ingress.ts";
 import { adminFetch, get, tempDir, waitUntil } from "./_support/mod.ts";
+import { fakeKubeApi, kubeconfigFor } from "./_support/kube_api.ts";
 
-const enc = new TextEncoder();
-const PATHS = {
-  ingresses: "/apis/networking.k8s.io/v1/ingresses",
-  services: "/api/v1/services",
-  endpointSlices: "/apis/discovery.k8s.io/v1/endpointslices",
-  secrets: "/api/v1/secrets",
-} as const;
-type Kind = keyof typeof PATHS;
-
-// deno-lint-ignore no-explicit-any
-type Obj = any;
-
-function fakeApi() {
-  let rv = 100;
-  const items = new Map<string, Map<string, Obj>>();
-  const streams = new Map<string, Set<ReadableStreamDefaultController<Uint8Array>>>();
-  const lists = new Map<string, number>();
-  /** Every event with its version: a watch from version X first gets the ones after X. */
-  const history: { rv: number; path: string; ev: unknown }[] = [];
-  for (const p of Object.values(PATHS)) {
-    items.set(p, new Map());
-    streams.set(p, new Set());
-    lists.set(p, 0);
-  }
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
-    if (req.headers.get("authorization") !== "Bearer test-token") {
-      return new Response("", { status: 401 });
-    }
-    const u = new URL(req.url);
-    const status =
-      /^\/apis\/networking\.k8s\.io\/v1\/namespaces\/([^/]+)\/ingresses\/([^/]+)\/status$/
-        .exec(u.pathname);
-    if (status !== null && req.method === "PATCH") {
-      return req.json().then((patch) => {
-        const key = `${status[1]}/${status[2]}`;
-        const o = items.get(PATHS.ingresses)!.get(key);
-        if (o === undefined) return new Response("{}", { status: 404 });
-        if (req.headers.get("content-type") !== "application/merge-patch+json") {
-          return new Response("{}", { status: 415 });
-        }
-        patches.push(key);
-        api.put("ingresses", { ...o, status: patch.status });
-        return Response.json(o);
-      });
-    }
-    const set = items.get(u.pathname);
-    if (set === undefined) return new Response("{}", { status: 404 });
-    if (u.searchParams.get("watch") !== "1") {
-      lists.set(u.pathname, lists.get(u.pathname)! + 1);
-      return Response.json({ metadata: { resourceVersion: String(rv) }, items: [...set.values()] });
-    }
-    let ctl!: ReadableStreamDefaultController<Uint8Array>;
-    const from = Number(u.searchParams.get("resourceVersion"));
-    const body = new ReadableStream<Uint8Array>({
-      start(c) {
-        ctl = c;
-        for (const h of history) {
-          if (h.path === u.pathname && h.rv > from) {
-            c.enqueue(enc.encode(JSON.stringify(h.ev) + "\n"));
-          }
-        }
-        streams.get(u.pathname)!.add(c);
-      },
-      cancel() {
-        streams.get(u.pathname)!.delete(ctl);
-      },
-    });
-    return new Response(body);
+const fakeApi = () =>
+  fakeKubeApi({
+    ingresses: { path: "/apis/networking.k8s.io/v1/ingresses", namespaced: true },
+    services: { path: "/api/v1/services", namespaced: true },
+    endpointSlices: { path: "/apis/discovery.k8s.io/v1/endpointslices", namespaced: true },
+    secrets: { path: "/api/v1/secrets", namespaced: true },
   });
-  const patches: string[] = [];
-  const send = (path: string, ev: unknown) => {
-    history.push({ rv, path, ev });
-    for (const c of streams.get(path)!) c.enqueue(enc.encode(JSON.stringify(ev) + "\n"));
-  };
-  const api = {
-    url: `http://127.0.0.1:${server.addr.port}`,
-    /** The Ingresses whose status was patched, in order. */
-    patches,
-    get: (k: Kind, key: string): Obj => items.get(PATHS[k])!.get(key),
-    lists: (k: Kind) => lists.get(PATHS[k])!,
-    watching: (k: Kind) => streams.get(PATHS[k])!.size > 0,
-    /** Sets an object before the start (no event) or during it (ADDED/MODIFIED). */
-    put(k: Kind, o: Obj) {
-      const key = `${o.metadata.namespace}/${o.metadata.name}`;
-      const had = items.get(PATHS[k])!.has(key);
-      o.metadata.resourceVersion = String(++rv);
-      items.get(PATHS[k])!.set(key, o);
-      send(PATHS[k], { type: had ? "MODIFIED" : "ADDED", object: o });
-    },
-    bookmark(k: Kind) {
-      send(PATHS[k], { type: "BOOKMARK", object: { metadata: { resourceVersion: String(++rv) } } });
-    },
-    /** A 410 in the middle of the stream, as an ERROR event; the stream then ends. */
-    gone(k: Kind) {
-      send(PATHS[k], { type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
-      for (const c of streams.get(PATHS[k])!) c.close();
-      streams.get(PATHS[k])!.clear();
-    },
-    close: async () => {
-      for (const s of streams.values()) for (const c of s) c.close();
-      await server.shutdown();
-    },
-  };
-  return api;
-}
 
 const service = (name: string, port: number) => ({
   metadata: { name, namespace: "shop" },
@@ -174,16 +77,7 @@ Deno.test({
     const P = web1.port;
     const api = fakeApi();
     await using dir = await tempDir("scalwsd-ingress-");
-    await Deno.writeTextFile(
-      `${dir.path}/kubeconfig`,
-      `apiVersion: v1
-kind: Config
-current-context: test
-contexts: [{name: test, context: {cluster: fake, user: me}}]
-clusters: [{name: fake, cluster: {server: "${api.url}"}}]
-users: [{name: me, user: {token: test-token}}]
-`,
-    );
+    await Deno.writeTextFile(`${dir.path}/kubeconfig`, kubeconfigFor(api.url));
     await Deno.writeTextFile(
       `${dir.path}/base.yaml`,
       `server:
@@ -332,9 +226,11 @@ users: [{name: me, user: {token: test-token}}]
         /default_host: default-backend\.ingress\.invalid/,
       );
       await running.settled();
-      // Each Ingress patched once per change of its spec (a put replaces the status), never
-      // again for the event its own patch caused.
-      assert.deepEqual(api.patches.filter((k) => k === "shop/fallback"), ["shop/fallback"]);
+      // Each Ingress patched once per change of its spec, never again for the event its own
+      // patch caused.
+      assert.deepEqual(api.statusPatches.filter((k) => k === "ingresses/shop/fallback"), [
+        "ingresses/shop/fallback",
+      ]);
       assert.equal(api.get("ingresses", "shop/fallback").status.loadBalancer.ingress.length, 2);
     } finally {
       await running.stop();

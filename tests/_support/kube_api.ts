@@ -3,7 +3,8 @@
  * from a resource version (events after it replayed first), and `PATCH` of the `/status`
  * subresource as a JSON merge patch (RFC 7386). Objects get `resourceVersion`,
  * `creationTimestamp` and `generation` (bumped when anything but `status` changes), as the
- * real API server gives them. Bearer token `test-token`.
+ * real API server gives them. Bearer token `test-token`. A test can also send a bookmark, end
+ * a watch with 410 Gone, and count the lists of a collection.
  */
 
 const enc = new TextEncoder();
@@ -38,9 +39,11 @@ export function fakeKubeApi<K extends string>(resources: Record<K, KubeResource>
   const streams = new Map<string, Set<ReadableStreamDefaultController<Uint8Array>>>();
   const history: { rv: number; path: string; ev: unknown }[] = [];
   const statusPatches: string[] = [];
+  const lists = new Map<string, number>();
   for (const r of Object.values(resources) as KubeResource[]) {
     items.set(r.path, new Map());
     streams.set(r.path, new Set());
+    lists.set(r.path, 0);
   }
   const keyOf = (o: Obj) =>
     o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
@@ -87,6 +90,7 @@ export function fakeKubeApi<K extends string>(resources: Record<K, KubeResource>
     const set = items.get(u.pathname);
     if (set === undefined) return new Response("{}", { status: 404 });
     if (u.searchParams.get("watch") !== "1") {
+      lists.set(u.pathname, lists.get(u.pathname)! + 1);
       return Response.json({ metadata: { resourceVersion: String(rv) }, items: [...set.values()] });
     }
     let ctl!: ReadableStreamDefaultController<Uint8Array>;
@@ -115,6 +119,24 @@ export function fakeKubeApi<K extends string>(resources: Record<K, KubeResource>
     get: (k: K, key: string): Obj => items.get(pathOf(k))!.get(key),
     all: (k: K): Obj[] => [...items.get(pathOf(k))!.values()],
     watching: (k: K) => streams.get(pathOf(k))!.size > 0,
+    /** How many times the collection was listed. */
+    lists: (k: K) => lists.get(pathOf(k))!,
+    /** A BOOKMARK event (a new resource version, no object changed). */
+    bookmark(k: K) {
+      send(pathOf(k), {
+        type: "BOOKMARK",
+        object: { metadata: { resourceVersion: String(++rv) } },
+      });
+    },
+    /** A 410 in the middle of the watch streams, as an ERROR event; the streams then end. */
+    gone(k: K) {
+      send(pathOf(k), {
+        type: "ERROR",
+        object: { kind: "Status", code: 410, reason: "Expired" },
+      });
+      for (const c of streams.get(pathOf(k))!) c.close();
+      streams.get(pathOf(k))!.clear();
+    },
     /**
      * Creates or replaces an object (ADDED or MODIFIED); a replaced object keeps its status,
      * creation time and generation unless its spec changed.
