@@ -13,7 +13,8 @@ import {
   type Bytes,
   type Connector,
   ConnPool,
-  type Http1Conn,
+  Http1Conn,
+  type Socket,
   UpstreamError,
 } from "../http1/mod.ts";
 import type { HistogramSeries, Metrics, Series } from "../observe/mod.ts";
@@ -140,8 +141,7 @@ const EMPTY_BUF = new Uint8Array(0);
 
 /** The buffers of a closed connection. */
 interface Spare {
-  /** Null when the body took it (a view of it was the response body). */
-  readonly buf: Bytes | null;
+  readonly buf: Bytes;
   readonly out: Uint8Array;
 }
 
@@ -371,23 +371,25 @@ export class FcgiConns extends ConnPool {
   override async open(timeoutMs: number): Promise<Http1Conn> {
     const conn = await super.open(timeoutMs);
     if (this.series !== null) this.series.connections.value++;
-    const spare = this.#spare.pop();
-    if (spare !== undefined) {
-      if (spare.buf !== null) conn.buf = spare.buf;
-      conn.out.buf = spare.out;
-    }
     return conn;
   }
 
-  /**
-   * Keeps `conn`'s buffers for the next connection, unless `lent` (a response body is a view
-   * of its read buffer) or they grew large.
-   */
-  #reclaim(conn: Http1Conn, lent: boolean): void {
-    if (this.#spare.length >= this.limit || conn.out.buf.length > SPARE_MAX) return;
-    const buf = lent || conn.buf.length > SPARE_MAX ? null : conn.buf;
-    this.#spare.push({ buf, out: conn.out.buf });
-    if (buf !== null) conn.buf = EMPTY_BUF;
+  /** A new socket gets the buffers of a closed connection when one left them. */
+  protected override wrap(socket: Socket): Http1Conn {
+    const spare = this.#spare.pop();
+    return spare === undefined
+      ? new Http1Conn(socket)
+      : new Http1Conn(socket, spare.buf, spare.out);
+  }
+
+  /** Keeps `conn`'s buffers for the next connection unless they grew large. */
+  #reclaim(conn: Http1Conn): void {
+    if (
+      this.#spare.length >= this.limit || conn.out.buf.length > SPARE_MAX ||
+      conn.buf.length > SPARE_MAX
+    ) return;
+    this.#spare.push({ buf: conn.buf, out: conn.out.buf });
+    conn.buf = EMPTY_BUF;
   }
 
   /** Ends an exchange: the connection closes and its slot goes to the next waiter. */
@@ -398,14 +400,14 @@ export class FcgiConns extends ConnPool {
   }
 
   /**
-   * Ends an exchange that ended well (END_REQUEST read, no read pending): its buffers go to the
-   * next connection, but for the read buffer when the response body is a view of it (`lent`).
+   * Ends an exchange that ended well (END_REQUEST read, no read pending, the answer copied out
+   * of the read buffer): handed to a waiter, or closed with its buffers kept for the next one.
    */
-  finished(conn: Http1Conn, lent: boolean): void {
+  finished(conn: Http1Conn): void {
     if (!conn.inUse) return;
-    if (!lent && this.handOff(conn)) return;
+    if (this.handOff(conn)) return;
     this.drop(conn);
-    this.#reclaim(conn, lent);
+    this.#reclaim(conn);
     this.leave();
   }
 

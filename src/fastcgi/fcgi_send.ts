@@ -22,7 +22,7 @@ import {
   writeAll,
   writeRest,
 } from "../http1/mod.ts";
-import type { ParamsBuffer } from "./params.ts";
+import { PARAMS_HEAD_ROOM, type ParamsBuffer } from "./params.ts";
 import {
   HEADER_LEN,
   MAX_CONTENT,
@@ -138,14 +138,14 @@ export async function fcgiSend(
     try {
       const body = req.body;
       const inline = body === null || (body instanceof Uint8Array && body.length <= COALESCE_LIMIT);
-      const n = buildRequest(
+      const bytes = buildRequest(
         conn,
         req.params,
         keepConn,
         inline,
         inline ? body as Uint8Array | null : null,
       );
-      const bytes = conn.out.buf.subarray(0, n);
+      const n = bytes.length;
       const k = await conn.socket.write(bytes);
       conn.sent += k;
       if (k < n) await writeRest(conn, bytes, k);
@@ -190,8 +190,9 @@ export async function fcgiSend(
 }
 
 /**
- * BEGIN_REQUEST, PARAMS records and their empty end, and with `body` (null or small bytes)
- * the STDIN records and their empty end, into `conn.out`; returns the length.
+ * BEGIN_REQUEST, PARAMS records and their empty end, and with `body` (null or small bytes) the
+ * STDIN records and their empty end: written around the pairs in the params' own buffer (its
+ * head room), or when the pairs take more than one record, copied into `conn.out`.
  */
 function buildRequest(
   conn: Http1Conn,
@@ -199,19 +200,31 @@ function buildRequest(
   keepConn: boolean,
   withStdin: boolean,
   body: Uint8Array | null,
-): number {
-  const out = conn.out;
+): Uint8Array {
   const plen = params.length;
-  const precords = Math.ceil(plen / MAX_CONTENT);
   const blen = !withStdin ? -1 : body === null ? 0 : body.length;
-  out.ensure(16 + plen + precords * HEADER_LEN + 8 + (blen > 0 ? blen + 8 : 0) + 8);
-  const buf = out.buf;
-  let at = writeBeginRequest(buf, 0, keepConn);
-  for (let off = 0; off < plen; off += MAX_CONTENT) {
-    const len = Math.min(MAX_CONTENT, plen - off);
-    at = writeHeader(buf, at, PARAMS, len);
-    buf.set(params.buf.subarray(off, off + len), at);
-    at += len;
+  const tail = 8 + (blen < 0 ? 0 : blen > 0 ? blen + 16 : 8);
+  let buf: Uint8Array;
+  let at: number;
+  if (plen <= MAX_CONTENT) {
+    params.ensure(tail);
+    buf = params.buf;
+    writeBeginRequest(buf, 0, keepConn);
+    writeHeader(buf, 16, PARAMS, plen);
+    at = PARAMS_HEAD_ROOM + plen;
+  } else {
+    const precords = Math.ceil(plen / MAX_CONTENT);
+    const out = conn.out;
+    out.ensure(16 + plen + precords * HEADER_LEN + tail);
+    buf = out.buf;
+    at = writeBeginRequest(buf, 0, keepConn);
+    const pairs = params.bytes();
+    for (let off = 0; off < plen; off += MAX_CONTENT) {
+      const len = Math.min(MAX_CONTENT, plen - off);
+      at = writeHeader(buf, at, PARAMS, len);
+      buf.set(pairs.subarray(off, off + len), at);
+      at += len;
+    }
   }
   at = writeHeader(buf, at, PARAMS, 0);
   if (blen >= 0) {
@@ -222,7 +235,7 @@ function buildRequest(
     }
     at = writeHeader(buf, at, STDIN, 0);
   }
-  return at;
+  return buf.subarray(0, at);
 }
 
 /** Large byte bodies: a record header, then the bytes, per 64 KiB - 1; then the empty STDIN. */
@@ -339,15 +352,11 @@ async function readAnswer(
       rec.skip();
       watchdog.disarm(conn);
       let body = bodyless ? null : parts.bytes(conn.buf);
-      // The body view must be handed over before the connection serves another request:
-      // copied when a request waits for this connection (cheaper than a new connection).
       if (pool instanceof FcgiConns) {
-        let lent = body !== null && body.buffer === conn.buf.buffer;
-        if (lent && pool.handoffs > 1 && pool.waiting > 0) {
-          body = body!.slice();
-          lent = false;
-        }
-        pool.finished(conn, lent);
+        // A view of the read buffer (one record: a few KiB at most) is copied out, so that the
+        // buffer serves the next connection rather than a new one being allocated.
+        if (body !== null && body.buffer === conn.buf.buffer) body = body.slice();
+        pool.finished(conn);
       } else pool.release(conn, conn.start === conn.end);
       opts.onFinish?.bodyFinished(true, body === null ? 0 : body.length);
       return { status: cgi.status, statusText: cgi.statusText, headers: cgi.headers, body };

@@ -6,49 +6,64 @@
 
 const encoder = new TextEncoder();
 
-/** A growing byte buffer that params are appended to; reused across requests. */
+/**
+ * Bytes kept before the pairs in `ParamsBuffer.buf`: room for BEGIN_REQUEST (16) and the PARAMS
+ * record header (8), so that a request is written from this one buffer (`fcgiSend`).
+ */
+export const PARAMS_HEAD_ROOM = 24;
+
+/**
+ * A growing byte buffer that params are appended to, at `PARAMS_HEAD_ROOM`; reused across
+ * requests. `length` counts the pairs' bytes.
+ */
 export class ParamsBuffer {
   buf: Uint8Array<ArrayBuffer>;
   length = 0;
 
   constructor(size = 2048) {
-    this.buf = new Uint8Array(size);
+    this.buf = new Uint8Array(PARAMS_HEAD_ROOM + size);
   }
 
   reset(): void {
     this.length = 0;
   }
 
-  #ensure(extra: number): void {
-    const need = this.length + extra;
+  /** The encoded pairs (a view). */
+  bytes(): Uint8Array<ArrayBuffer> {
+    return this.buf.subarray(PARAMS_HEAD_ROOM, PARAMS_HEAD_ROOM + this.length);
+  }
+
+  /** Makes room for `extra` bytes after the pairs (records written behind them). */
+  ensure(extra: number): void {
+    const need = PARAMS_HEAD_ROOM + this.length + extra;
     if (need <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < need) size *= 2;
     const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.length));
+    next.set(this.buf.subarray(0, PARAMS_HEAD_ROOM + this.length));
     this.buf = next;
   }
 
   /** Appends one pair. */
   add(name: string, value: string): void {
     // One pass for the usual byte strings (every char up to U+00FF); else measured first.
-    const start = this.length;
-    this.#ensure(name.length + value.length + 8);
+    this.ensure(name.length + value.length + 8);
+    const start = PARAMS_HEAD_ROOM + this.length;
     let at = this.#length(start, name.length);
     at = this.#length(at, value.length);
     at = writeLatin1(this.buf, at, name);
     if (at >= 0) at = writeLatin1(this.buf, at, value);
     if (at >= 0) {
-      this.length = at;
+      this.length = at - PARAMS_HEAD_ROOM;
       return;
     }
     const n = byteLength(name);
     const v = byteLength(value);
-    this.#ensure(n + v + 8);
+    this.ensure(n + v + 8);
     at = this.#length(start, n);
     at = this.#length(at, v);
     at = writeString(this.buf, at, name, n);
-    this.length = writeString(this.buf, at, value, v);
+    this.length = writeString(this.buf, at, value, v) - PARAMS_HEAD_ROOM;
   }
 
   #length(at: number, len: number): number {

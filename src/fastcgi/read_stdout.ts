@@ -55,7 +55,7 @@ export class FcgiBodySource implements UnderlyingDefaultSource<Bytes> {
         if (rec.ended) {
           rec.skip();
           this.#done = true;
-          if (this.pool instanceof FcgiConns) this.pool.finished(conn, false);
+          if (this.pool instanceof FcgiConns) this.pool.finished(conn);
           else this.pool.release(conn, conn.start === conn.end);
           c.close();
           this.listener?.bodyFinished(true, this.#bytes);

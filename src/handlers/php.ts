@@ -48,6 +48,18 @@ const STDERR_LINE = 1024;
 
 const decoder = new TextDecoder();
 
+/** Params buffers of finished requests, reused (at most `SPARE_PARAMS`, none over 16 KiB). */
+const spareParams: ParamsBuffer[] = [];
+const SPARE_PARAMS = 64;
+
+function takeParams(): ParamsBuffer {
+  return spareParams.pop() ?? new ParamsBuffer(1024);
+}
+
+function giveParams(p: ParamsBuffer): void {
+  if (spareParams.length < SPARE_PARAMS && p.buf.length <= 16384) spareParams.push(p);
+}
+
 /**
  * One FastCGI attempt on a single address: send options, the end of the response body (bytes,
  * the access log) and the bounded STDERR log.
@@ -213,13 +225,19 @@ export class PhpHandler implements Handler {
     const body = await this.body(ex, retryable);
     if (typeof body === "number") return clientBodyFailed(ex, body);
     const length = isNoBody(body) ? -1 : body.length;
-    const params = new ParamsBuffer(1024);
+    const params = takeParams();
     buildParams(params, ex, { script: found, root, path, contentLength: length, extra: rt.params });
     // A client that leaves from now on is dropped from the queue, or its script aborted.
     const tie = new ClientTie();
     const watched = ex.session.watchGone(tie.leave);
-    if (pool === null) return this.single(ex, params, body, watched ? tie : undefined);
-    return this.pooled(ex, pool, params, body, watched ? tie : undefined);
+    try {
+      return pool === null
+        ? await this.single(ex, params, body, watched ? tie : undefined)
+        : await this.pooled(ex, pool, params, body, watched ? tie : undefined);
+    } finally {
+      // Sent (or never to be): the response, read or streaming, no longer needs it.
+      giveParams(params);
+    }
   }
 
   /** The body with a known length (FastCGI needs CONTENT_LENGTH): one without is read whole. */

@@ -36,7 +36,7 @@ const INDEX = {
 function params(ex: Exchange, contentLength = -1): Map<string, string> {
   const out = new ParamsBuffer();
   buildParams(out, ex, { ...INDEX, contentLength });
-  return new Map(decodeParams(out.buf.subarray(0, out.length)));
+  return new Map(decodeParams(out.bytes()));
 }
 
 Deno.test("buildParams: the CGI/1.1 set, HTTP_* without Proxy or underscores, extras last", () => {
@@ -61,7 +61,7 @@ Deno.test("buildParams: the CGI/1.1 set, HTTP_* without Proxy or underscores, ex
     contentLength: 3,
     extra: { APP_ENV: "prod", SERVER_NAME: "override" },
   });
-  const p = new Map(decodeParams(out.buf.subarray(0, out.length)));
+  const p = new Map(decodeParams(out.bytes()));
   assert.equal(p.get("SCRIPT_FILENAME"), "/srv/www/a b/info.php");
   assert.equal(p.get("SCRIPT_NAME"), "/a b/info.php");
   assert.equal(p.get("PATH_INFO"), "/x/y");
@@ -84,7 +84,7 @@ Deno.test("buildParams: the CGI/1.1 set, HTTP_* without Proxy or underscores, ex
   assert.equal(p.get("HTTP_CONTENT_TYPE"), undefined);
   assert.equal(p.get("APP_ENV"), "prod");
   // Extras are sent last: PHP keeps the last value of a repeated name.
-  const pairs = decodeParams(out.buf.subarray(0, out.length));
+  const pairs = decodeParams(out.bytes());
   assert.deepEqual(pairs.at(-1), ["SERVER_NAME", "override"]);
 });
 
@@ -98,7 +98,7 @@ Deno.test("buildParams: no body is an empty CONTENT_LENGTH; SERVER_PORT from the
     contentLength: -1,
     extra: {},
   });
-  const p = new Map(decodeParams(out.buf.subarray(0, out.length)));
+  const p = new Map(decodeParams(out.bytes()));
   assert.equal(p.get("CONTENT_LENGTH"), "");
   assert.equal(p.get("SERVER_NAME"), "[::1]");
   assert.equal(p.get("SERVER_PORT"), "8080");
@@ -114,7 +114,7 @@ Deno.test("buildParams: no body is an empty CONTENT_LENGTH; SERVER_PORT from the
     contentLength: -1,
     extra: {},
   });
-  assert.equal(new Map(decodeParams(out.buf.subarray(0, out.length))).get("SERVER_PORT"), "18080");
+  assert.equal(new Map(decodeParams(out.bytes())).get("SERVER_PORT"), "18080");
 });
 
 Deno.test("buildParams: HTTP_HOST is the absolute-form target's authority, not the Host field", () => {
@@ -127,7 +127,7 @@ Deno.test("buildParams: HTTP_HOST is the absolute-form target's authority, not t
   // Once: the Host field is not passed as well.
   const out = new ParamsBuffer();
   buildParams(out, exchange("http://w/", { host: "evil.example" }, false, "wiki.test"), INDEX);
-  const hosts = decodeParams(out.buf.subarray(0, out.length)).filter(([k]) => k === "HTTP_HOST");
+  const hosts = decodeParams(out.bytes()).filter(([k]) => k === "HTTP_HOST");
   assert.deepEqual(hosts, [["HTTP_HOST", "wiki.test"]]);
   // Without any authority (an HTTP/1.0 request with no Host) there is none to pass.
   assert.equal(params(exchange("http://x/", {}, false, "")).get("HTTP_HOST"), undefined);

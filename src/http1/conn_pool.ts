@@ -2,7 +2,7 @@
 
 import type { Clock } from "../base/mod.ts";
 import { Http1Conn } from "./member_conn.ts";
-import type { SocketFactory } from "./types.ts";
+import type { Socket, SocketFactory } from "./types.ts";
 
 /** Settings of a `ConnPool`. */
 export interface ConnPoolOptions {
@@ -93,10 +93,15 @@ export class ConnPool {
 
   /** Opens a new connection (counted active). Rejects with `UpstreamError` phase `connect`. */
   async open(timeoutMs: number): Promise<Http1Conn> {
-    const conn = new Http1Conn(await this.connector.connect(timeoutMs));
+    const conn = this.wrap(await this.connector.connect(timeoutMs));
     conn.inUse = true;
     this.#active++;
     return conn;
+  }
+
+  /** The `Http1Conn` of a new socket (a subclass may give it buffers it kept). */
+  protected wrap(socket: Socket): Http1Conn {
+    return new Http1Conn(socket);
   }
 
   /** Returns a connection after an exchange; keeps it idle when `reusable` and there is room. */

@@ -4,24 +4,31 @@ import type { MemberAddress } from "../net/mod.ts";
 import { caCertsFor } from "./tls_roots.ts";
 import type { Socket, SocketFactory, TlsSettings } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
+import { type Expirable, watchdog } from "./watchdog.ts";
 
-/** State of one connect attempt, so that the timer needs no closure. */
-class Attempt {
-  readonly controller = new AbortController();
+/**
+ * State of one connect attempt, its deadline on the shared watchdog (a connection per request,
+ * as FastCGI's, would otherwise cost a timer and an AbortController each).
+ */
+class Attempt implements Expirable {
+  #controller: AbortController | null = null;
   conn: Deno.Conn | null = null;
   timedOut = false;
   handshaking = false;
+  expiresAt = 0;
+
+  /** A TCP connect's signal (a Unix socket connect takes none). */
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
+  }
 
   expire(): void {
     this.timedOut = true;
-    this.controller.abort();
+    this.#controller?.abort();
     // A TLS handshake has no signal: closing its socket ends it.
     if (this.conn !== null) closeQuietly(this.conn);
   }
-}
-
-function expireAttempt(a: Attempt): void {
-  a.expire();
 }
 
 function closeQuietly(conn: Socket): void {
@@ -62,7 +69,7 @@ export class Connector implements SocketFactory {
    */
   async connect(timeoutMs: number): Promise<Socket> {
     const attempt = new Attempt();
-    const timer = timeoutMs > 0 ? setTimeout(expireAttempt, timeoutMs, attempt) : undefined;
+    watchdog.arm(attempt, timeoutMs);
     const a = this.address;
     try {
       if (a.kind === "unix") {
@@ -71,7 +78,7 @@ export class Connector implements SocketFactory {
         const tcp = await Deno.connect({
           hostname: a.hostname,
           port: a.port,
-          signal: attempt.controller.signal,
+          signal: attempt.signal,
         });
         attempt.conn = tcp;
         tcp.setNoDelay(true);
@@ -118,7 +125,7 @@ export class Connector implements SocketFactory {
         err,
       );
     } finally {
-      clearTimeout(timer);
+      watchdog.disarm(attempt);
     }
   }
 }

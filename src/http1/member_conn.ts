@@ -13,11 +13,11 @@ const EMPTY = new Uint8Array(0);
 export class Http1Conn implements Expirable {
   readonly socket: Socket;
   /** Read buffer; unconsumed bytes are `buf[start, end)`. Empty while the connection is idle. */
-  buf: Bytes = new Uint8Array(READ_BUFFER);
+  buf: Bytes;
   start = 0;
   end = 0;
   /** Write buffer for request heads and small bodies. */
-  readonly out: HeadBuffer = new HeadBuffer();
+  readonly out: HeadBuffer;
   /** Pool clock when it was last put back idle. */
   idleSince = 0;
   /** How long it sat idle before the current exchange; -1 for a fresh connection. */
@@ -43,8 +43,11 @@ export class Http1Conn implements Expirable {
   /** Response bytes received in the current exchange. */
   received = 0;
 
-  constructor(socket: Socket) {
+  /** `buf` and `out`: buffers a closed connection left (else new ones). */
+  constructor(socket: Socket, buf?: Bytes, out?: Uint8Array) {
     this.socket = socket;
+    this.buf = buf ?? new Uint8Array(READ_BUFFER);
+    this.out = new HeadBuffer(out ?? 4096);
   }
 
   /** Response timeout: close the socket so that pending reads and writes fail. */

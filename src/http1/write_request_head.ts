@@ -13,8 +13,9 @@ const encoder = new TextEncoder();
 export class HeadBuffer {
   buf: Uint8Array;
 
-  constructor(size = 4096) {
-    this.buf = new Uint8Array(size);
+  /** A new buffer of `size` bytes, or the one given. */
+  constructor(size: number | Uint8Array = 4096) {
+    this.buf = typeof size === "number" ? new Uint8Array(size) : size;
   }
 
   /** Grows to hold at least `capacity` bytes, keeping the first `keep`. */

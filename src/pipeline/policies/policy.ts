@@ -5,6 +5,7 @@
  * passes back only through the policies before it, as middleware does in Caddy and Traefik.
  * Routes without policies get their handler as it is: nothing on their path changes.
  */
+import type { Answer } from "../../front/mod.ts";
 import type { Exchange, Handler } from "../exchange.ts";
 
 /** One compiled policy; both phases are optional. */
@@ -35,16 +36,22 @@ export function answer(
 /** A handler behind a list of policies; built once per route at load. */
 export class PolicyHandler implements Handler {
   private readonly outward: readonly Policy[];
+  /**
+   * No policy acts on the answer (a route with only `rewrite`, say): the handler's answer passes
+   * as it was made, no `Response` built for it on scalwsd's own front.
+   */
+  private readonly inwardOnly: boolean;
   constructor(readonly policies: readonly Policy[], readonly inner: Handler) {
     this.outward = policies;
+    this.inwardOnly = policies.every((p) => p.response === undefined);
   }
 
-  handle(ex: Exchange): Response | Promise<Response> {
+  handle(ex: Exchange): Answer | Promise<Answer> {
     return this.from(ex, 0);
   }
 
   /** Runs request phases from `start`, then the handler, then the way out. */
-  private from(ex: Exchange, start: number): Response | Promise<Response> {
+  private from(ex: Exchange, start: number): Answer | Promise<Answer> {
     const ps = this.policies;
     for (let i = start; i < ps.length; i++) {
       const req = ps[i].request;
@@ -54,6 +61,7 @@ export class PolicyHandler implements Handler {
       if (r instanceof Promise) return this.resume(ex, r, i);
       return this.out(ex, r, i - 1);
     }
+    if (this.inwardOnly) return this.inner.handle(ex);
     // The way out reads and edits a `Response`: the handler gives one.
     ex.answerAsResponse();
     const res = this.inner.handle(ex) as Response | Promise<Response>;
@@ -65,7 +73,7 @@ export class PolicyHandler implements Handler {
     ex: Exchange,
     pending: Promise<Response | null>,
     i: number,
-  ): Promise<Response> {
+  ): Promise<Answer> {
     const r = await pending;
     if (r !== null) return this.out(ex, r, i - 1);
     return await this.from(ex, i + 1);
