@@ -3,6 +3,7 @@
  * after scripts ran, `--screenshot` for a picture. Flags for a closed network (no background
  * calls home); every run is killed past its bound, so a stuck browser fails the test.
  */
+import { outputWithin } from "./child_output.ts";
 
 /** The Chromium binary, or undefined where none is installed (the tests are then ignored). */
 export const CHROMIUM: string | undefined = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
@@ -39,20 +40,9 @@ export async function runChromium(args: string[], timeoutMs = 60_000): Promise<s
     stdout: "piped",
     stderr: "null",
   }).spawn();
-  let killed = false;
-  const timer = setTimeout(() => {
-    killed = true;
-    try {
-      child.kill("SIGKILL");
-    } catch { /* exited */ }
-  }, timeoutMs);
-  try {
-    const out = await child.output();
-    if (killed) throw new Error(`chromium ran more than ${timeoutMs} ms: ${args.at(-1)}`);
-    return new TextDecoder().decode(out.stdout);
-  } finally {
-    clearTimeout(timer);
-  }
+  const { out, killed } = await outputWithin(child, timeoutMs);
+  if (killed) throw new Error(`chromium ran more than ${timeoutMs} ms: ${args.at(-1)}`);
+  return new TextDecoder().decode(out.stdout);
 }
 
 /**

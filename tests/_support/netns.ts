@@ -4,6 +4,7 @@
  * touched. The outer run's one test calls `runSelfInNamespace`; the inner run (`INSIDE`) runs
  * the tests that need the namespace.
  */
+import { outputWithin } from "./child_output.ts";
 
 /** Set in the inner run. */
 export const INSIDE = Deno.env.get("SCALWS_TEST_NETNS") === "1";
@@ -43,20 +44,9 @@ export async function runSelfInNamespace(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let killed = false;
-  const timer = setTimeout(() => {
-    killed = true;
-    try {
-      child.kill("SIGKILL");
-    } catch { /* exited */ }
-  }, timeoutMs);
-  try {
-    const out = await child.output();
-    const dec = new TextDecoder();
-    const text = dec.decode(out.stdout) + dec.decode(out.stderr) +
-      (killed ? `\nkilled: the run inside the namespace took more than ${timeoutMs} ms\n` : "");
-    return { code: out.code, text };
-  } finally {
-    clearTimeout(timer);
-  }
+  const { out, killed } = await outputWithin(child, timeoutMs);
+  const dec = new TextDecoder();
+  const text = dec.decode(out.stdout) + dec.decode(out.stderr) +
+    (killed ? `\nkilled: the run inside the namespace took more than ${timeoutMs} ms\n` : "");
+  return { code: out.code, text };
 }
