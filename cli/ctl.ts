@@ -11,7 +11,8 @@ import type { SiteJson } from "./ctl_format.ts";
 import { formatApps, formatCache, formatPool, formatPools, formatSites } from "./ctl_format.ts";
 import { purgeOfArgs } from "../src/cache/mod.ts";
 import { CONTROLLER_CTL_USAGE, ctlController } from "./ctl_controller.ts";
-import { callSocket, SocketCallError } from "./socket_call.ts";
+import { callSocket } from "./socket_call.ts";
+import { argsOrRefuse, runCtl } from "./ctl_run.ts";
 import { parseMemberArgs } from "./member_args.ts";
 
 /** Where `scalwsd ctl` looks for the admin socket without `--socket`. */
@@ -66,9 +67,7 @@ export async function ctl(args: string[]): Promise<number> {
     return await ctlController(controlSocket, p, values.json === true, values);
   }
   const socket = values.socket ?? Deno.env.get("SCALWSD_ADMIN_SOCKET") ?? DEFAULT_SOCKET;
-  const out = (data: unknown, text: () => string) =>
-    console.log(values.json ? JSON.stringify(data, null, 2) : text());
-  try {
+  return await runCtl(p, { json: values.json === true, usage: CTL_USAGE }, async (out) => {
     if (p[0] === "reload" && p.length === 1) {
       const r = await call(socket, "POST", "/v1/reload") as {
         generation: number;
@@ -81,39 +80,35 @@ export async function ctl(args: string[]): Promise<number> {
             "\n",
           ),
       );
-      return 0;
+      return true;
     }
     if (p[0] === "apps" && p.length === 1) {
       const r = await call(socket, "GET", "/v1/apps") as { apps: Record<string, unknown>[] };
       out(r, () => formatApps(r.apps));
-      return 0;
+      return true;
     }
     if (p[0] === "cache" && p.length === 1) {
       const r = await call(socket, "GET", "/v1/cache") as Record<string, unknown>;
       out(r, () => formatCache(r));
-      return 0;
+      return true;
     }
     if (p[0] === "cache" && p[1] === "purge") {
-      const target = purgeOfArgs(p.slice(2), values);
-      if (typeof target === "string") {
-        console.error(`scalwsd ctl: ${target}`);
-        return 2;
-      }
+      const target = argsOrRefuse(purgeOfArgs(p.slice(2), values));
       const r = await call(socket, "POST", "/v1/cache/purge", target) as { purged: number };
       out(r, () => `purged ${r.purged} ${r.purged === 1 ? "entry" : "entries"}`);
-      return 0;
+      return true;
     }
     if (p[0] === "sites" && p.length === 1) {
       const r = await call(socket, "GET", "/v1/sites") as { sites: SiteJson[] };
       out(r, () => formatSites(r.sites));
-      return 0;
+      return true;
     }
     if (p[0] === "upstreams" && p.length === 1) {
       const r = await call(socket, "GET", "/v1/upstreams") as {
         upstreams: Record<string, unknown>[];
       };
       out(r, () => formatPools(r.upstreams));
-      return 0;
+      return true;
     }
     if (p[0] === "upstreams" && p[1] === "show" && p.length === 3) {
       const r = await call(socket, "GET", `/v1/upstreams/${encodeURIComponent(p[2])}`) as Record<
@@ -121,27 +116,16 @@ export async function ctl(args: string[]): Promise<number> {
         unknown
       >;
       out(r, () => formatPool(r));
-      return 0;
+      return true;
     }
     if (p[0] === "upstreams" && p[1] === "set" && p.length >= 3) {
-      const members = parseMemberArgs(p.slice(3));
-      if (typeof members === "string") {
-        console.error(`scalwsd ctl: ${members}`);
-        return 2;
-      }
+      const members = argsOrRefuse(parseMemberArgs(p.slice(3)));
       const r = await call(socket, "PUT", `/v1/upstreams/${encodeURIComponent(p[2])}`, {
         members,
       }) as Record<string, unknown>;
       out(r, () => formatPool(r));
-      return 0;
+      return true;
     }
-  } catch (err) {
-    if (err instanceof SocketCallError) {
-      console.error(`scalwsd ctl: ${err.message}`);
-      return 1;
-    }
-    throw err;
-  }
-  console.error(`scalwsd ctl: unknown command "${p.join(" ")}"\n${CTL_USAGE}`);
-  return 2;
+    return false;
+  });
 }

@@ -1,7 +1,8 @@
 /** `scalwsd ctl --controller-socket PATH ...`: the client of the controller's control socket. */
 import { table } from "./ctl_format.ts";
 import { formatPool, formatPools } from "./ctl_format.ts";
-import { callSocket, SocketCallError } from "./socket_call.ts";
+import { callSocket } from "./socket_call.ts";
+import { argsOrRefuse, CtlArgsError, runCtl } from "./ctl_run.ts";
 import { purgeOfArgs } from "../src/cache/mod.ts";
 import { parseMemberArgs } from "./member_args.ts";
 
@@ -114,13 +115,11 @@ export async function ctlController(
   json: boolean,
   flags: { readonly prefix?: boolean; readonly all?: boolean } = {},
 ): Promise<number> {
-  const out = (data: unknown, text: () => string) =>
-    console.log(json ? JSON.stringify(data, null, 2) : text());
-  try {
+  return await runCtl(p, { json: json, usage: CONTROLLER_CTL_USAGE }, async (out) => {
     if (p[0] === "status" && p.length === 1) {
       const r = await call(socket, "GET", "/v1/status") as StatusJson;
       out(r, () => formatStatus(r));
-      return 0;
+      return true;
     }
     if ((p[0] === "reload" || p[0] === "rollback") && p.length === 1) {
       const r = await call(socket, "POST", `/v1/${p[0]}`) as {
@@ -135,24 +134,21 @@ export async function ctlController(
           }: generation ${r.generation} (was ${r.previous}), rolling one instance at a time`,
           ...(r.warnings ?? []).map((w) => `warning: ${w}`),
         ].join("\n"));
-      return 0;
+      return true;
     }
     if (p[0] === "scale" && p.length === 2) {
-      if (!/^\d+$/.test(p[1])) {
-        console.error(`scalwsd ctl: invalid instance count "${p[1]}"`);
-        return 2;
-      }
+      if (!/^\d+$/.test(p[1])) throw new CtlArgsError(`invalid instance count "${p[1]}"`);
       const r = await call(socket, "POST", "/v1/scale", { instances: Number(p[1]) }) as {
         desired: number;
         previous: number;
       };
       out(r, () => `scaling: ${r.previous} -> ${r.desired} instances`);
-      return 0;
+      return true;
     }
     if ((p[0] === "enable" || p[0] === "disable") && p.length === 1) {
       const r = await call(socket, "POST", `/v1/autoscaling/${p[0]}`) as { autoscaling: boolean };
       out(r, () => `autoscaling ${r.autoscaling ? "on" : "off"}`);
-      return 0;
+      return true;
     }
     if (p[0] === "upstreams" && p.length === 1) {
       const r = await call(socket, "GET", "/v1/upstreams") as {
@@ -170,19 +166,15 @@ export async function ctlController(
           : `\ninstances disagree about member lists: ${differ.join(", ")}`;
         return `from ${r.instance}${agree}\n${formatPools(r.upstreams)}`;
       });
-      return 0;
+      return true;
     }
     if (p[0] === "upstreams" && p[1] === "set" && p.length >= 3) {
-      const members = parseMemberArgs(p.slice(3));
-      if (typeof members === "string") {
-        console.error(`scalwsd ctl: ${members}`);
-        return 2;
-      }
+      const members = argsOrRefuse(parseMemberArgs(p.slice(3)));
       const r = await call(socket, "PUT", `/v1/upstreams/${encodeURIComponent(p[2])}`, {
         members,
       }) as Record<string, unknown> & { instances: MemberFanoutJson[] };
       out(r, () => formatFanout(r));
-      return 0;
+      return true;
     }
     if (p[0] === "upstreams" && p[1] === "show" && p.length === 3) {
       const r = await call(socket, "GET", `/v1/upstreams/${encodeURIComponent(p[2])}`) as Record<
@@ -190,7 +182,7 @@ export async function ctlController(
         unknown
       >;
       out(r, () => `from ${r.instance}\n${formatPool(r)}`);
-      return 0;
+      return true;
     }
     if (p[0] === "cache" && p.length === 1) {
       const r = await call(socket, "GET", "/v1/cache") as {
@@ -204,30 +196,19 @@ export async function ctlController(
           ["INSTANCE", "OBJECTS", "BYTES"],
           r.instances.map((i) => [i.id, String(i.objects ?? "-"), String(i.bytes ?? "-")]),
         ));
-      return 0;
+      return true;
     }
     if (p[0] === "cache" && p[1] === "purge") {
-      const target = purgeOfArgs(p.slice(2), flags);
-      if (typeof target === "string") {
-        console.error(`scalwsd ctl: ${target}`);
-        return 2;
-      }
+      const target = argsOrRefuse(purgeOfArgs(p.slice(2), flags));
       const r = await call(socket, "POST", "/v1/cache/purge", target) as { purged: number };
       out(r, () => `purged ${r.purged} ${r.purged === 1 ? "entry" : "entries"} on every instance`);
-      return 0;
+      return true;
     }
     if (p[0] === "stop" && p.length === 1) {
       const r = await call(socket, "POST", "/v1/stop");
       out(r, () => "stopping: draining every instance");
-      return 0;
+      return true;
     }
-  } catch (err) {
-    if (err instanceof SocketCallError) {
-      console.error(`scalwsd ctl: ${err.message}`);
-      return 1;
-    }
-    throw err;
-  }
-  console.error(`scalwsd ctl: unknown command "${p.join(" ")}"\n${CONTROLLER_CTL_USAGE}`);
-  return 2;
+    return false;
+  });
 }
