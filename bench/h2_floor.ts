@@ -14,7 +14,14 @@ import { parseArgs } from "node:util";
 import { scalwsYaml } from "../tests/_support/yaml.ts";
 import { TLS_BODY, TLS_HOST } from "./configs.ts";
 import { parseH2load } from "./h2load_output.ts";
-import { clockTicks, cpuTicks, findExecutable, freePorts, Procs } from "./procs.ts";
+import {
+  clockTicks,
+  cpuTicks,
+  findExecutable,
+  freePorts,
+  waitListening,
+  withProcs,
+} from "./procs.ts";
 import { makeCertificates } from "./tls_load.ts";
 
 const SERVER = new URL("./h2_floor_server.ts", import.meta.url).pathname;
@@ -68,19 +75,6 @@ ${
 
 const BODY = TLS_BODY.replace("\n", "\\n");
 
-async function listening(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`nothing listens on ${port}: ${err}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
-
 /** Main: parses `args`. */
 export async function main(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -97,9 +91,8 @@ export async function main(args: string[]): Promise<number> {
   const h2load = findExecutable("h2load")!;
   const nginx = findExecutable("nginx")!;
   const hz = await clockTicks();
-  const dir = await Deno.makeTempDir({ prefix: "scalwsd-h2-floor-" });
-  const procs = new Procs();
-  try {
+  // Every process started is stopped on every way out (an error, SIGINT, the end).
+  await withProcs("h2-floor", async (procs, dir) => {
     await makeCertificates(findExecutable("openssl")!, dir);
     const [member, ng, direct, relayed, ...bare] = freePorts(4 + BARE.length);
     const cert = `${dir}/rsa.pem`;
@@ -205,7 +198,7 @@ export async function main(args: string[]): Promise<number> {
     const chosen = ALL.filter((n) => wanted.includes(n)).map((n) =>
       ways.find((w) => w.name === n)!
     );
-    for (const w of chosen) await listening(w.port, 30_000);
+    for (const w of chosen) await waitListening(w.port);
     const uptime = () => new TextDecoder().decode(new Deno.Command("uptime").outputSync().stdout);
     console.log(`h2-floor: h2load -c64 -m1 -t2 -D${seconds}, ${rounds} rounds; ${uptime().trim()}`);
 
@@ -266,10 +259,7 @@ export async function main(args: string[]): Promise<number> {
           `${median(ratios.get(w.name)!).toFixed(2)}x |`,
       );
     }
-  } finally {
-    await procs.stopAll();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  });
   return 0;
 }
 
