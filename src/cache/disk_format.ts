@@ -19,7 +19,7 @@
  * torn write (caught by the length) or a disk fault; checking every body on every hit would cost
  * more than the hit itself. Not for the memory tier: that keeps `Entry` objects.
  */
-import { Entry, type EntryInit } from "./entry.ts";
+import { type Bytes, Entry, type EntryInit } from "./entry.ts";
 
 export const MAGIC = 0x43574353; // "SCWC" read as a little-endian u32
 export const VERSION = 1;
@@ -69,7 +69,7 @@ export function variantName(keyName: string, values: readonly (string | null)[])
  * The meta part of an answer's file: what `Entry` is made from besides its body, and the key it
  * is stored under; a NaN `dateValue` is written as null (JSON has no NaN).
  */
-type AnswerMeta = Omit<EntryInit, "body" | "dateValue" | "immutable"> & {
+export type AnswerMeta = Omit<EntryInit, "body" | "dateValue" | "immutable"> & {
   readonly key: string;
   readonly dateValue: number | null;
   readonly immutable: boolean;
@@ -136,84 +136,74 @@ export type Decoded =
 
 const CORRUPT: Decoded = { kind: "corrupt" };
 
-/**
- * Meta parts already parsed and checked, by their text: a file read again (the hits of one
- * answer) skips `JSON.parse` and the checks. Bounded; emptied when full.
- */
-const parsed = new Map<string, unknown>();
-const PARSED_MAX = 4096;
+/** What a file's fixed header says: its kind and the lengths of its meta part and body. */
+export interface Frame {
+  readonly kind: number;
+  readonly metaLength: number;
+  readonly metaCheck: number;
+  readonly bodyLength: number;
+}
 
-/** The meta part's bytes, checked against the header; null when the file is not whole. */
-function metaOf(
-  b: Uint8Array<ArrayBuffer>,
-): { kind: number; text: string; meta: unknown; known: boolean; body: number } | null {
+/** The fixed header at the start of `b`; null when it is not one of this format. */
+export function frameOf(b: Uint8Array): Frame | null {
   if (b.length < HEADER_SIZE) return null;
-  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const v = new DataView(b.buffer, b.byteOffset, HEADER_SIZE);
   if (v.getUint32(0, true) !== MAGIC || b[4] !== VERSION) return null;
   const kind = b[5];
   if (kind !== KIND_ANSWER && kind !== KIND_INDEX) return null;
-  const mlen = v.getUint32(8, true);
-  const blen = v.getFloat64(16, true);
-  if (!Number.isSafeInteger(blen) || blen < 0 || HEADER_SIZE + mlen + blen !== b.length) {
-    return null;
-  }
-  const m = b.subarray(HEADER_SIZE, HEADER_SIZE + mlen);
-  if (fnv1a(m) !== v.getUint32(12, true)) return null;
-  try {
-    const text = dec.decode(m);
-    const known = parsed.get(text);
-    if (known !== undefined) {
-      return { kind, text, meta: known, known: true, body: HEADER_SIZE + mlen };
-    }
-    return { kind, text, meta: JSON.parse(text), known: false, body: HEADER_SIZE + mlen };
-  } catch {
-    return null;
-  }
+  const bodyLength = v.getFloat64(16, true);
+  if (!Number.isSafeInteger(bodyLength) || bodyLength < 0) return null;
+  return { kind, metaLength: v.getUint32(8, true), metaCheck: v.getUint32(12, true), bodyLength };
 }
 
-/** Remembers a checked meta part. */
-function remember(text: string, meta: unknown): void {
-  if (parsed.size >= PARSED_MAX) parsed.clear();
-  parsed.set(text, meta);
-}
+/** What a file holds besides the body: an answer's meta part, or a variant index. */
+export type Head =
+  | { readonly kind: "answer"; readonly key: string; readonly meta: AnswerMeta }
+  | { readonly kind: "index"; readonly key: string; readonly names: readonly string[] };
 
 const isStr = (x: unknown): x is string => typeof x === "string";
 const isNum = (x: unknown): x is number => typeof x === "number";
 const isStrOrNull = (x: unknown) => x === null || typeof x === "string";
 
-/** Reads a whole file (see the module comment); the entry's body is a view of `b`. */
-export function decode(b: Uint8Array<ArrayBuffer>): Decoded {
-  const f = metaOf(b);
-  if (f === null || typeof f.meta !== "object" || f.meta === null) return CORRUPT;
+/** The meta part `m` of a file framed by `f`, checked; null when corrupt. */
+export function headOf(f: Frame, m: Uint8Array): Head | null {
+  if (m.length !== f.metaLength || fnv1a(m) !== f.metaCheck) return null;
+  let meta: unknown;
+  try {
+    meta = JSON.parse(dec.decode(m));
+  } catch {
+    return null;
+  }
+  if (typeof meta !== "object" || meta === null) return null;
   if (f.kind === KIND_INDEX) {
-    const m = f.meta as IndexMeta;
-    if (!f.known && (!isStr(m.key) || !Array.isArray(m.names) || !m.names.every(isStr))) {
-      return CORRUPT;
-    }
-    if (f.body !== b.length) return CORRUPT;
-    if (!f.known) remember(f.text, m);
-    return { kind: "index", key: m.key, names: m.names };
+    const x = meta as IndexMeta;
+    if (f.bodyLength !== 0 || !isStr(x.key) || !Array.isArray(x.names)) return null;
+    return x.names.every(isStr) ? { kind: "index", key: x.key, names: x.names } : null;
   }
-  const m = f.meta as AnswerMeta;
+  const x = meta as AnswerMeta;
   if (
-    !f.known && (!isStr(m.key) || !isNum(m.status) || !Array.isArray(m.headers) ||
-      !m.headers.every((h) => Array.isArray(h) && h.length === 2 && isStr(h[0]) && isStr(h[1])) ||
-      !isNum(m.requestTime) || !isNum(m.responseTime) ||
-      !(m.dateValue === null || isNum(m.dateValue)) ||
-      !isNum(m.ageValue) || !isNum(m.lifetime) || !isNum(m.staleWhileRevalidate) ||
-      !isNum(m.staleIfError) || !isStrOrNull(m.etag) || !isStrOrNull(m.lastModified) ||
-      !Array.isArray(m.selectNames) || !m.selectNames.every(isStr) ||
-      !Array.isArray(m.selectValues) || m.selectValues.length !== m.selectNames.length ||
-      !m.selectValues.every(isStrOrNull) || !isStr(m.owner))
+    !isStr(x.key) || !isNum(x.status) || !Array.isArray(x.headers) ||
+    !x.headers.every((h) => Array.isArray(h) && h.length === 2 && isStr(h[0]) && isStr(h[1])) ||
+    !isNum(x.requestTime) || !isNum(x.responseTime) ||
+    !(x.dateValue === null || isNum(x.dateValue)) ||
+    !isNum(x.ageValue) || !isNum(x.lifetime) || !isNum(x.staleWhileRevalidate) ||
+    !isNum(x.staleIfError) || !isStrOrNull(x.etag) || !isStrOrNull(x.lastModified) ||
+    !Array.isArray(x.selectNames) || !x.selectNames.every(isStr) ||
+    !Array.isArray(x.selectValues) || x.selectValues.length !== x.selectNames.length ||
+    !x.selectValues.every(isStrOrNull) || !isStr(x.owner)
   ) {
-    return CORRUPT;
+    return null;
   }
-  if (!f.known) remember(f.text, m);
-  const entry = new Entry({
+  return { kind: "answer", key: x.key, meta: x };
+}
+
+/** A new entry from an answer's meta part and `body`. */
+export function entryOf(m: AnswerMeta, body: Bytes): Entry {
+  return new Entry({
     status: m.status,
-    // Shared with the remembered meta: entries replace their header list, never edit it.
+    // Shared with the decoded meta: entries replace their header list, never edit it.
     headers: m.headers,
-    body: b.subarray(f.body),
+    body,
     requestTime: m.requestTime,
     responseTime: m.responseTime,
     dateValue: m.dateValue ?? NaN,
@@ -230,7 +220,17 @@ export function decode(b: Uint8Array<ArrayBuffer>): Decoded {
     selectValues: m.selectValues,
     owner: m.owner,
   });
-  return { kind: "answer", key: m.key, entry };
+}
+
+/** Reads a whole file (see the module comment); the entry's body is a view of `b`. */
+export function decode(b: Uint8Array<ArrayBuffer>): Decoded {
+  const f = frameOf(b);
+  if (f === null || HEADER_SIZE + f.metaLength + f.bodyLength !== b.length) return CORRUPT;
+  const body = HEADER_SIZE + f.metaLength;
+  const h = headOf(f, b.subarray(HEADER_SIZE, body));
+  if (h === null) return CORRUPT;
+  if (h.kind === "index") return h;
+  return { kind: "answer", key: h.key, entry: entryOf(h.meta, b.subarray(body)) };
 }
 
 /** The key a file names, from its first bytes; null when they are not a whole header and meta. */

@@ -7,20 +7,27 @@
  * fill in progress (one member request per key per host); `evict.lock` is held by the one
  * process that measures and trims the directory; `usage.json` is what it found last.
  *
- * Reads are synchronous (`Deno.readFileSync`, one system call round for a whole file), as
- * nginx reads its cache files without thread pools: keep the path on local storage. Writes,
- * removals and scans are asynchronous. Not for the memory tier (`store.ts`), which stays in
+ * Reads are synchronous, as nginx reads its cache files without thread pools: keep the path on
+ * local storage. Entry files stay open between hits (`disk_files.ts`: checked on every use,
+ * closed when replaced, removed, idle or past a bound); a hit reads the body alone into a
+ * pooled buffer, the head part having been decoded when the file was opened. Writes, removals
+ * and scans are asynchronous. Not for the memory tier (`store.ts`), which stays in
  * front: a hit there touches no file.
  */
 import { log, type Series } from "../observe/mod.ts";
 import {
-  decode,
   encodeAnswer,
   encodeIndex,
+  entryOf,
+  frameOf,
+  type Head,
+  HEADER_SIZE,
+  headOf,
   keyOfHead,
   nameOf,
   variantName,
 } from "./disk_format.ts";
+import { giveBody, IDLE_MS, type OpenFile, OpenFiles, takeBody } from "./disk_files.ts";
 import { Entry } from "./entry.ts";
 import { type LockFile, lockTime, tryLockFile } from "./lock_file.ts";
 import { purgeMatches, type PurgeTarget } from "./store.ts";
@@ -33,17 +40,8 @@ const TOUCH_EVERY = 60_000;
 /** Store failures are logged at most this often. */
 const WARN_EVERY = 60_000;
 /**
- * Files are read into a slab shared by the process (reads are synchronous), a new one once less
- * than `SLAB_MIN_FREE` is left; a slab is freed when no entry read into it is alive.
- */
-const SLAB_SIZE = 1024 * 1024;
-const SLAB_MIN_FREE = 64 * 1024;
-let slab = new Uint8Array(SLAB_SIZE);
-let slabAt = 0;
-
-/**
- * `e` with a body of its own (for the memory tier): a body read from disk is a view of a slab
- * that a long-lived entry would keep whole.
+ * `e` with a body of its own (for the memory tier, or to keep past its answer): a body read
+ * from disk is a view of a pooled buffer (`Entry.lent`) that goes back once it is written.
  */
 export function ownBody(e: Entry): Entry {
   const copy = new Entry({ ...e, body: e.body.slice() });
@@ -51,8 +49,17 @@ export function ownBody(e: Entry): Entry {
   return copy;
 }
 
+/** The head part of a file read when it is opened: its first bytes (a longer one is read again). */
+const HEAD_READ = 4096;
+const headBuf = new Uint8Array(HEAD_READ);
+
 /** Files left in `tmp/` longer than this are a crashed writer's. */
 const TMP_STALE = 600_000;
+
+/** A file's head part as kept with its open file: an answer's with its body's offset. */
+type DiskHead =
+  | Extract<Head, { kind: "index" }>
+  | (Extract<Head, { kind: "answer" }> & { readonly offset: number });
 
 /** What one measurement of the directory found (`usage.json`). */
 interface Usage {
@@ -72,6 +79,8 @@ export interface DiskStoreOptions {
   readonly checkEvery?: number;
   /** A measurement older than this is redone; default 60 s. */
   readonly measureEvery?: number;
+  /** How entry files are read: libc over FFI where it can be had (default), or `Deno.FsFile`. */
+  readonly fileCalls?: "libc" | "deno";
 }
 
 /** The disk tier (see the module comment). */
@@ -83,6 +92,7 @@ export class DiskStore {
   private readonly checkEvery: number;
   private readonly measureEvery: number;
   private readonly touched = new Map<string, number>();
+  private readonly files: OpenFiles<DiskHead>;
   private lastWarn = -Infinity;
   private usage: Usage = { bytes: 0, entries: 0, at: 0 };
   /** Bytes and files this process wrote since `usage` was measured. */
@@ -103,6 +113,7 @@ export class DiskStore {
     this.storeErrors = o.storeErrors;
     this.checkEvery = o.checkEvery ?? 5_000;
     this.measureEvery = o.measureEvery ?? 60_000;
+    this.files = new OpenFiles(undefined, o.fileCalls);
     try {
       Deno.mkdirSync(`${this.dir}/tmp`, { recursive: true, mode: 0o700 });
       Deno.mkdirSync(`${this.dir}/locks`, { recursive: true, mode: 0o700 });
@@ -135,6 +146,7 @@ export class DiskStore {
   close(): void {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
+    this.files.closeAll();
   }
 
   private path(name: string): string {
@@ -143,87 +155,90 @@ export class DiskStore {
 
   /**
    * The stored answer under `key` whose selection matches `h`, read from its file; null when
-   * there is none. A corrupt or truncated file is removed.
+   * there is none. A corrupt or truncated file is removed. The entry's body is lent
+   * (`Entry.lent`): `release` it once its answer is written, or `ownBody` it to keep it.
    */
   read(key: string, h: HeaderGet): Entry | null {
     const name = nameOf(key);
-    const d = this.load(this.path(name));
-    if (d === null || d.key !== key) return null;
-    if (d.kind === "answer") {
-      if (d.entry.selectNames.length !== 0) return null;
-      this.touch(this.path(name));
-      d.entry.onDisk = true;
-      return d.entry;
+    const path = this.path(name);
+    const now = Date.now();
+    let f = this.load(path, now);
+    if (f === null || f.head!.key !== key) return null;
+    let head = f.head!;
+    let file = path;
+    if (head.kind === "index") {
+      file = this.path(variantName(name, varyValues(head.names, h)));
+      f = this.load(file, now);
+      if (f === null || f.head!.kind !== "answer" || f.head!.key !== key) return null;
+      head = f.head!;
+      if (!varyMatches(head.meta.selectNames, head.meta.selectValues, h)) return null;
+      this.touch(path, now);
+    } else if (head.meta.selectNames.length !== 0) return null;
+    if (head.kind !== "answer") return null;
+    const n = f.size - head.offset;
+    const buf = takeBody(n);
+    const body = buf.subarray(0, n);
+    if (n > 0 && !this.files.read(f, body, head.offset)) {
+      giveBody(buf);
+      this.corrupt(file);
+      return null;
     }
-    const file = this.path(variantName(name, varyValues(d.names, h)));
-    const v = this.load(file);
-    if (v === null || v.kind !== "answer" || v.key !== key) return null;
-    const e = v.entry;
-    if (!varyMatches(e.selectNames, e.selectValues, h)) return null;
-    this.touch(file);
-    this.touch(this.path(name));
+    this.touch(file, now);
+    const e = entryOf(head.meta, body);
     e.onDisk = true;
+    e.lent = buf;
     return e;
   }
 
-  /**
-   * The whole file at `path`: read straight into the free part of a shared slab (open, one read,
-   * close; no allocation per read, unlike `Deno.readFileSync`), and kept there: an entry's body
-   * is a view of it (`ownBody` copies it out for the memory tier). A file larger than the free
-   * part is read again whole. Null when missing.
-   */
-  private bytesOf(path: string): Uint8Array<ArrayBuffer> | null {
-    if (slab.length - slabAt < SLAB_MIN_FREE) {
-      slab = new Uint8Array(SLAB_SIZE);
-      slabAt = 0;
-    }
-    const free = slab.subarray(slabAt);
-    let n: number;
-    try {
-      const f = Deno.openSync(path);
-      try {
-        n = f.readSync(free) ?? 0;
-        if (n === free.length) {
-          const size = f.statSync().size;
-          const all = new Uint8Array(size);
-          all.set(free);
-          let at = n;
-          while (at < size) {
-            const got = f.readSync(all.subarray(at));
-            if (got === null) break;
-            at += got;
-          }
-          return at === size ? all : all.slice(0, at);
-        }
-      } finally {
-        f.close();
-      }
-    } catch {
-      return null;
-    }
-    const out = slab.subarray(slabAt, slabAt + n);
-    slabAt += (n + 7) & ~7;
-    return out;
+  /** Gives back the buffer `e`'s body was read into (see `read`); `e` must not be used after. */
+  release(e: Entry): void {
+    const buf = e.lent;
+    if (buf === null) return;
+    e.lent = null;
+    giveBody(buf);
   }
 
-  /** The file at `path` decoded; null when missing, removed when corrupt. */
-  private load(path: string) {
-    const b = this.bytesOf(path);
-    if (b === null) return null;
-    const d = decode(b);
-    if (d.kind === "corrupt") {
-      log("warn", "cache_disk_corrupt", { file: path });
-      try {
-        Deno.removeSync(path);
-      } catch { /* removed meanwhile */ }
+  /**
+   * The open file at `path` with its head part decoded (on the first use since it was opened);
+   * null when missing, removed when corrupt.
+   */
+  private load(path: string, now: number): OpenFile<DiskHead> | null {
+    const f = this.files.get(path, now);
+    if (f === null || f.head !== null) return f;
+    let b: Uint8Array = headBuf.subarray(0, Math.min(HEAD_READ, f.size));
+    const frame = this.files.read(f, b, 0) ? frameOf(b) : null;
+    const offset = frame === null ? -1 : HEADER_SIZE + frame.metaLength;
+    if (frame === null || offset + frame.bodyLength !== f.size) {
+      this.corrupt(path);
       return null;
     }
-    return d;
+    if (offset > b.length) {
+      b = new Uint8Array(offset);
+      if (!this.files.read(f, b, 0)) {
+        this.corrupt(path);
+        return null;
+      }
+    }
+    const head = headOf(frame, b.subarray(HEADER_SIZE, offset));
+    if (head === null) {
+      this.corrupt(path);
+      return null;
+    }
+    f.head = head.kind === "index" ? head : { ...head, offset };
+    return f;
+  }
+
+  /** A corrupt or truncated file: removed (a miss). */
+  private corrupt(path: string): void {
+    log("warn", "cache_disk_corrupt", { file: path });
+    this.files.drop(path);
+    try {
+      Deno.removeSync(path);
+    } catch { /* removed meanwhile */ }
   }
 
   /** Renews a file's place in the LRU order, at most once a minute per file. */
-  private touch(path: string): void {
-    const now = Date.now();
+  private touch(path: string, now: number): void {
     const last = this.touched.get(path);
     if (last !== undefined && now - last < TOUCH_EVERY) return;
     if (this.touched.size >= 65_536) this.touched.clear();
@@ -279,6 +294,7 @@ export class DiskStore {
       await Deno.remove(tmp).catch(() => {});
       throw err;
     }
+    this.files.drop(path);
     this.addedBytes += bytes.length;
     this.addedEntries++;
   }
@@ -350,6 +366,7 @@ export class DiskStore {
     }
     const key = keyOfHead(head);
     if (key !== null && !match(key)) return 0;
+    this.files.drop(file);
     try {
       await Deno.remove(file);
     } catch {
@@ -450,6 +467,7 @@ export class DiskStore {
   check(): Promise<void> {
     if (this.checking !== null) return this.checking;
     this.checking = (async () => {
+      this.files.closeIdle(Date.now() - IDLE_MS);
       this.readUsage();
       const old = !this.measured || Date.now() - this.usage.at >= this.measureEvery;
       if (!old && this.bytes <= this.maxBytes) return;
@@ -502,6 +520,7 @@ export class DiskStore {
         const goal = this.maxBytes * TRIM_TO;
         for (const f of files) {
           if (bytes <= goal) break;
+          this.files.drop(f.path);
           try {
             await Deno.remove(f.path);
             bytes -= f.size;

@@ -139,3 +139,31 @@ Deno.test("DiskStore: one fill lock per key; released after the write; stale loc
   const taken = t.d.lockFill("https://a.test/g", 100);
   assert.ok(taken !== null && taken !== "unlocked");
 });
+
+for (const fileCalls of ["libc", "deno"] as const) {
+  Deno.test(`DiskStore (${fileCalls}): a file another store replaced or removed is never served from the one kept open`, async () => {
+    await using t = await tier();
+    const reader = new DiskStore({ root: t.root, maxBytes: 1 << 20, fileCalls });
+    try {
+      await t.d.write("https://a.test/r", entryForTest({ size: 3_000, etag: '"1"' }));
+      const first = reader.read("https://a.test/r", none)!;
+      assert.equal(first.etag, '"1"');
+      assert.ok(first.lent !== null && first.body.buffer === first.lent.buffer);
+      reader.release(first);
+      assert.equal(first.lent, null);
+      // Read again from the file kept open: the same answer.
+      assert.equal(reader.read("https://a.test/r", none)?.etag, '"1"');
+      const e2 = entryForTest({ size: 5_000, etag: '"2"' });
+      e2.body.fill(9);
+      await t.d.write("https://a.test/r", e2);
+      const second = reader.read("https://a.test/r", none)!;
+      assert.equal(second.etag, '"2"');
+      assert.equal(second.body.length, 5_000);
+      assert.equal(second.body[4_999], 9);
+      await t.d.removeKey("https://a.test/r");
+      assert.equal(reader.read("https://a.test/r", none), null);
+    } finally {
+      reader.close();
+    }
+  });
+}

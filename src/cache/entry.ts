@@ -66,6 +66,11 @@ export class Entry implements AgeBasis {
   refreshing = false;
   /** Read from or written to the disk tier (`server.cache.path`). */
   onDisk = false;
+  /**
+   * The pooled buffer `body` is a view of (an entry just read from the disk tier), given back
+   * with `DiskStore.release` once the answer is written; null when the body is its own.
+   */
+  lent: Bytes | null = null;
 
   constructor(init: EntryInit) {
     this.status = init.status;

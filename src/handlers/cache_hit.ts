@@ -31,8 +31,17 @@ function storedDate(e: Entry): number {
   return Number.isNaN(e.dateValue) ? Math.floor(e.responseTime / 1000) * 1000 : e.dateValue;
 }
 
-/** The answer from entry `e`, `age` seconds old, with `Cache-Status: status`. */
-export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): Answer {
+/**
+ * The answer from entry `e`, `age` seconds old, with `Cache-Status: status`; `onWritten` is told
+ * once it was written (scalwsd's own front only).
+ */
+export function hitAnswer(
+  ex: Exchange,
+  e: Entry,
+  age: number,
+  status: string,
+  onWritten: ((ok: boolean) => void) | null = null,
+): Answer {
   const h = ex.req.headers;
   const inm = h.get("if-none-match");
   const ims = inm === null ? h.get("if-modified-since") : null;
@@ -44,7 +53,7 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
     for (const f of e.headers) if (NOT_MODIFIED_HEADERS.has(f[0])) headers.push(f);
     headers.push(["age", String(age)], ["cache-status", status]);
     ex.answered(304, 0);
-    return ex.answer(304, headers, null);
+    return ex.answer(304, headers, null, onWritten);
   }
   const method = ex.req.method;
   const range = e.status === 200 ? h.get("range") : null;
@@ -56,7 +65,7 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
     hh[n] = ["age", String(age)];
     hh[n + 1] = ["cache-status", status];
     ex.answered(e.status, e.body.length);
-    return ex.answer(e.status, hh, e.body.length === 0 ? null : e.body);
+    return ex.answer(e.status, hh, e.body.length === 0 ? null : e.body, onWritten);
   }
   const headers = e.headers.slice();
   headers.push(["age", String(age)], ["cache-status", status]);
@@ -80,8 +89,8 @@ export function hitAnswer(ex: Exchange, e: Entry, age: number, status: string): 
   if (method === "HEAD") {
     headers.push(["content-length", String(body.length)]);
     ex.sent(0);
-    return ex.answer(code, headers, null);
+    return ex.answer(code, headers, null, onWritten);
   }
   ex.sent(body.length);
-  return ex.answer(code, headers, body.length === 0 ? null : body);
+  return ex.answer(code, headers, body.length === 0 ? null : body, onWritten);
 }

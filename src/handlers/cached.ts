@@ -216,9 +216,11 @@ export class CachedHandler implements Handler {
     if (tier !== null && (e === null || currentAge(e, this.cache.clock.now()) >= e.lifetime)) {
       // Not in memory, or stale there: the disk may hold what another process stored since.
       const d = tier.read(key, h);
-      if (d !== null && (e === null || d.responseTime > e.responseTime)) {
-        e = this.promote(key, d);
-        disk = true;
+      if (d !== null) {
+        if (e === null || d.responseTime > e.responseTime) {
+          e = this.promote(key, d);
+          disk = true;
+        } else tier.release(d);
       }
     }
     if (e !== null) {
@@ -231,10 +233,12 @@ export class CachedHandler implements Handler {
       if (ttl <= 0 && !e.noCache && !e.mustRevalidate && !checked) {
         if (rcc.maxStale >= -ttl) return this.serve(ex, e, age, hitStatus(ttl), STALE, disk);
         if (inStaleWindow(-ttl, e.staleWhileRevalidate)) {
-          this.refresh(ex, key, e);
+          this.refresh(ex, key, e.lent === null ? e : ownBody(e));
           return this.serve(ex, e, age, hitStatus(ttl), STALE, disk);
         }
       }
+      // Kept past an await from here: a body read from disk is copied out of its lent buffer.
+      e = this.own(e);
       if (rcc.onlyIfCached) return this.notCached(ex);
       return this.revalidate(ex, key, e, ttl > 0 || e.noCache ? "request" : "stale");
     }
@@ -279,15 +283,34 @@ export class CachedHandler implements Handler {
     this.cache.store.touch(e);
     this.count(ex, result, disk);
     if (result !== REVALIDATED) (disk ? this.cache.hitsDisk : this.cache.hitsMemory).value++;
-    return hitAnswer(ex, e, age, status);
+    const tier = this.cache.disk;
+    if (e.lent === null || tier === null) return hitAnswer(ex, e, age, status);
+    // A body read from disk into a lent buffer: given back once written (a Response has
+    // copied it already).
+    const a = hitAnswer(ex, e, age, status, () => tier.release(e));
+    if (a instanceof Response) tier.release(e);
+    return a;
   }
 
-  /** An entry read from disk, put in memory (with a body of its own) when it may fit there. */
+  /**
+   * An entry read from disk, put in memory (with a body of its own) when it may fit there;
+   * else the entry as read (its body lent: see `serve`).
+   */
   private promote(key: string, d: Entry): Entry {
     const store = this.cache.store;
     if (d.body.length >= store.maxBytes) return d;
     const m = ownBody(d);
-    return store.put(key, m) ? m : d;
+    this.cache.disk?.release(d);
+    store.put(key, m);
+    return m;
+  }
+
+  /** `e` with a body of its own (one read from disk is copied out of its lent buffer). */
+  private own(e: Entry): Entry {
+    if (e.lent === null) return e;
+    const o = ownBody(e);
+    this.cache.disk?.release(e);
+    return o;
   }
 
   /** Stores `e` under `key` in memory and, when there is one, on disk. */
@@ -417,6 +440,7 @@ export class CachedHandler implements Handler {
           const status = forwardStatus({ fwd, status: e.status, collapsed: true });
           return this.serve(ex, e, age, status, COLLAPSED, true);
         }
+        disk.release(e);
       }
       if (Date.now() >= end) return null;
       lock = disk.lockFill(key, this.fillTimeout);

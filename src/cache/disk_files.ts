@@ -1,0 +1,246 @@
+/**
+ * The disk tier's open files, for the hit path: a bounded set of entry files kept open (least
+ * recently used closed first, and any unused for `IDLE_MS`), each checked on every use to still
+ * be the file its path names (its link count: a file replaced by a rename, or removed, has
+ * none left, so a replaced entry is never served from the old one), and read with positioned
+ * reads. On Linux with `--allow-ffi` the calls go straight to libc (`open`, `statx`, `pread`,
+ * `close`: a hit costs two system calls, `statx` and `pread`, and no Deno op); elsewhere
+ * through `Deno.FsFile` (seek and read). Bodies are read into pooled buffers given back once
+ * their answer is written (`giveBody`). Not for writes, removals or scans (`disk_store.ts`).
+ *
+ * @module
+ */
+import type { Bytes } from "./entry.ts";
+
+/** How files are opened, checked, read and closed (libc over FFI, or `Deno.FsFile`). */
+interface FileCalls {
+  /** A descriptor for `path` opened read-only; -1 when it cannot be opened (missing). */
+  open(path: string): number;
+  /** Size in bytes and link count of the open file into `out`; false on error. */
+  stat(fd: number, out: FileStat): boolean;
+  /** Bytes read into `buf` from `offset`; -1 on error. */
+  pread(fd: number, buf: Uint8Array, offset: number): number;
+  close(fd: number): void;
+}
+
+interface FileStat {
+  size: number;
+  links: number;
+}
+
+const O_RDONLY = 0;
+/** `O_CLOEXEC` (the same on x86_64 and arm64 Linux). */
+const O_CLOEXEC = 0o2000000;
+const AT_EMPTY_PATH = 0x1000;
+const STATX_NLINK = 0x4;
+const STATX_SIZE = 0x200;
+/** `struct statx`: 256 bytes, `stx_nlink` (u32) at 16, `stx_size` (u64) at 40, every arch. */
+const STATX_BYTES = 256;
+
+type Libc = {
+  open(path: Uint8Array, flags: number): number;
+  statx(dirfd: number, path: Uint8Array, flags: number, mask: number, buf: Uint8Array): number;
+  pread(fd: number, buf: Uint8Array, count: number | bigint, offset: number | bigint): number;
+  close(fd: number): number;
+};
+
+/** libc's calls, or null where they cannot be had (not Linux, no `--allow-ffi`). */
+function libcCalls(): FileCalls | null {
+  let c: Libc;
+  try {
+    if (Deno.build.os !== "linux") return null;
+    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
+    c = Deno.dlopen("libc.so.6", {
+      open: { parameters: ["buffer", "i32"], result: "i32" },
+      statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
+      pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
+      close: { parameters: ["i32"], result: "i32" },
+    }).symbols as unknown as Libc;
+  } catch {
+    return null;
+  }
+  const enc = new TextEncoder();
+  let pathBuf = new Uint8Array(1024);
+  const empty = new Uint8Array(1);
+  const sx = new Uint8Array(STATX_BYTES);
+  const sv = new DataView(sx.buffer);
+  return {
+    open(path) {
+      if (path.length * 3 + 1 > pathBuf.length) pathBuf = new Uint8Array(path.length * 3 + 1);
+      const n = enc.encodeInto(path, pathBuf).written;
+      pathBuf[n] = 0;
+      return c.open(pathBuf, O_RDONLY | O_CLOEXEC);
+    },
+    stat(fd, out) {
+      if (c.statx(fd, empty, AT_EMPTY_PATH, STATX_NLINK | STATX_SIZE, sx) !== 0) return false;
+      out.links = sv.getUint32(16, true);
+      out.size = Number(sv.getBigUint64(40, true));
+      return true;
+    },
+    pread(fd, buf, offset) {
+      return Number(c.pread(fd, buf, buf.length, offset));
+    },
+    close(fd) {
+      c.close(fd);
+    },
+  };
+}
+
+/** `Deno.FsFile` calls: three ops a hit (stat, seek, read), as many as opening anew. */
+function denoCalls(): FileCalls {
+  const files = new Map<number, Deno.FsFile>();
+  let next = 1;
+  return {
+    open(path) {
+      try {
+        const f = Deno.openSync(path);
+        files.set(next, f);
+        return next++;
+      } catch {
+        return -1;
+      }
+    },
+    stat(fd, out) {
+      try {
+        const st = files.get(fd)!.statSync();
+        out.size = st.size;
+        out.links = st.nlink ?? 1;
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    pread(fd, buf, offset) {
+      try {
+        const f = files.get(fd)!;
+        f.seekSync(offset, Deno.SeekMode.Start);
+        let at = 0;
+        while (at < buf.length) {
+          const n = f.readSync(buf.subarray(at));
+          if (n === null) break;
+          at += n;
+        }
+        return at;
+      } catch {
+        return -1;
+      }
+    },
+    close(fd) {
+      const f = files.get(fd);
+      files.delete(fd);
+      try {
+        f?.close();
+      } catch { /* closed */ }
+    },
+  };
+}
+
+/** One open entry file; `head` is what its first bytes said, decoded once (the file never changes). */
+export interface OpenFile<H> {
+  readonly fd: number;
+  readonly size: number;
+  head: H | null;
+  used: number;
+}
+
+/** Files kept open at most; the least recently used is closed past it. */
+export const MAX_OPEN = 512;
+/** A file unused this long is closed (it may have been removed: its space is then freed). */
+export const IDLE_MS = 30_000;
+
+/** The open entry files of one disk tier (see the module comment). */
+export class OpenFiles<H> {
+  /** By path, least recently used first. */
+  private readonly files = new Map<string, OpenFile<H>>();
+  private readonly calls: FileCalls;
+  private readonly st: FileStat = { size: 0, links: 0 };
+
+  constructor(readonly max = MAX_OPEN, calls: "libc" | "deno" = "libc") {
+    this.calls = (calls === "libc" ? libcCalls() : null) ?? denoCalls();
+  }
+
+  /** Files open now. */
+  get size(): number {
+    return this.files.size;
+  }
+
+  /**
+   * The open file `path` names now: the one kept open when it is still linked, else `path`
+   * opened anew (its `head` null). Null when there is no such file.
+   */
+  get(path: string, now: number): OpenFile<H> | null {
+    const c = this.calls;
+    const kept = this.files.get(path);
+    if (kept !== undefined) {
+      this.files.delete(path);
+      if (c.stat(kept.fd, this.st) && this.st.links > 0 && this.st.size === kept.size) {
+        kept.used = now;
+        this.files.set(path, kept);
+        return kept;
+      }
+      c.close(kept.fd);
+    }
+    const fd = c.open(path);
+    if (fd < 0) return null;
+    if (!c.stat(fd, this.st)) {
+      c.close(fd);
+      return null;
+    }
+    const f: OpenFile<H> = { fd, size: this.st.size, head: null, used: now };
+    this.files.set(path, f);
+    if (this.files.size > this.max) {
+      const [oldest, o] = this.files.entries().next().value!;
+      this.files.delete(oldest);
+      c.close(o.fd);
+    }
+    return f;
+  }
+
+  /** Bytes of `f` from `offset` into `buf`; false when fewer were there (a short file). */
+  read(f: OpenFile<H>, buf: Uint8Array, offset: number): boolean {
+    return this.calls.pread(f.fd, buf, offset) === buf.length;
+  }
+
+  /** Closes `path` if open (it was removed or replaced here). */
+  drop(path: string): void {
+    const f = this.files.get(path);
+    if (f === undefined) return;
+    this.files.delete(path);
+    this.calls.close(f.fd);
+  }
+
+  /** Closes the files unused since `before`. */
+  closeIdle(before: number): void {
+    for (const [path, f] of this.files) {
+      if (f.used >= before) break; // least recently used first: the rest are newer
+      this.files.delete(path);
+      this.calls.close(f.fd);
+    }
+  }
+
+  closeAll(): void {
+    for (const f of this.files.values()) this.calls.close(f.fd);
+    this.files.clear();
+  }
+}
+
+/** Pooled body buffers: 16 KiB and 64 KiB; larger bodies get their own. */
+const SMALL = 16_384;
+const LARGE = 65_536;
+const KEEP = 64;
+const smallFree: Bytes[] = [];
+const largeFree: Bytes[] = [];
+
+/** A buffer of at least `n` bytes for a body (its content is undefined). */
+export function takeBody(n: number): Bytes {
+  if (n <= SMALL) return smallFree.pop() ?? new Uint8Array(SMALL);
+  if (n <= LARGE) return largeFree.pop() ?? new Uint8Array(LARGE);
+  return new Uint8Array(n);
+}
+
+/** Gives back a buffer from `takeBody`; nothing may use it afterwards. */
+export function giveBody(buf: Bytes): void {
+  if (buf.length === SMALL) {
+    if (smallFree.length < KEEP) smallFree.push(buf);
+  } else if (buf.length === LARGE && largeFree.length < KEEP) largeFree.push(buf);
+}

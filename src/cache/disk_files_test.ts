@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { giveBody, OpenFiles, takeBody } from "./disk_files.ts";
+
+const enc = new TextEncoder();
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+for (const calls of ["libc", "deno"] as const) {
+  Deno.test(`OpenFiles (${calls}): a kept file is read at an offset until it is replaced or removed`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "scalwsd-files-" });
+    const files = new OpenFiles<string>(2, calls);
+    try {
+      const p = `${dir}/a`;
+      Deno.writeFileSync(p, enc.encode("0123456789"));
+      const f = files.get(p, 1)!;
+      assert.equal(f.size, 10);
+      f.head = "decoded";
+      const buf = new Uint8Array(4);
+      assert.ok(files.read(f, buf, 3));
+      assert.equal(text(buf), "3456");
+      // Kept: the same open file, its head decoded once.
+      assert.equal(files.get(p, 2), f);
+      assert.equal(f.used, 2);
+      // Replaced by a rename (as every writer does): the old file is never read again.
+      Deno.writeFileSync(`${dir}/tmp`, enc.encode("abcdefghij"));
+      Deno.renameSync(`${dir}/tmp`, p);
+      const g = files.get(p, 3)!;
+      assert.notEqual(g, f);
+      assert.equal(g.head, null);
+      assert.ok(files.read(g, buf, 0));
+      assert.equal(text(buf), "abcd");
+      // Past its end: a short read.
+      assert.equal(files.read(g, buf, 8), false);
+      Deno.removeSync(p);
+      assert.equal(files.get(p, 4), null);
+      assert.equal(files.size, 0);
+    } finally {
+      files.closeAll();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+
+  Deno.test(`OpenFiles (${calls}): at most max files open, least recently used closed first, idle ones closed`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "scalwsd-files-" });
+    const files = new OpenFiles<string>(2, calls);
+    try {
+      for (const n of ["a", "b", "c"]) Deno.writeFileSync(`${dir}/${n}`, enc.encode(n));
+      const a = files.get(`${dir}/a`, 1)!;
+      files.get(`${dir}/b`, 2);
+      assert.equal(files.get(`${dir}/a`, 3), a); // a is now the most recently used
+      files.get(`${dir}/c`, 4); // b goes
+      assert.equal(files.size, 2);
+      assert.equal(files.get(`${dir}/a`, 5), a);
+      files.closeIdle(5); // c (used at 4) goes, a stays
+      assert.equal(files.size, 1);
+      assert.equal(files.get(`${dir}/a`, 6), a);
+      files.drop(`${dir}/a`);
+      assert.equal(files.size, 0);
+    } finally {
+      files.closeAll();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("takeBody: pooled buffers of 16 and 64 KiB are reused; larger ones are not kept", () => {
+  const a = takeBody(100);
+  assert.equal(a.length, 16_384);
+  giveBody(a);
+  assert.equal(takeBody(16_384), a);
+  const b = takeBody(16_385);
+  assert.equal(b.length, 65_536);
+  giveBody(b);
+  assert.equal(takeBody(60_000), b);
+  const c = takeBody(70_000);
+  assert.equal(c.length, 70_000);
+  giveBody(c);
+  assert.notEqual(takeBody(70_000), c);
+});
