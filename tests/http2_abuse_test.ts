@@ -10,9 +10,9 @@ import http2 from "node:http2";
 import { app, respond, scalwsYaml, sleep, startMember, startPki } from "./_support/mod.ts";
 import { httpsListener } from "./_support/yaml.ts";
 import { startScalwsdProcess } from "./_support/scalwsd_process.ts";
+import { concat } from "./_support/bytes.ts";
 import {
   COMPRESSION_ERROR,
-  concat,
   CONTINUATION,
   END_HEADERS,
   END_STREAM,

@@ -15,6 +15,7 @@ import { send } from "./send.ts";
 import type { OutboundRequest, SendOptions } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
 import { Gen } from "../base/_gen.ts";
+import { concat } from "../../tests/_support/bytes.ts";
 
 /** Cases in the suite's slice: about 1 s on an idle 2-core box. */
 const CASES = 1200;
@@ -47,18 +48,6 @@ interface Case {
 function latin1Bytes(s: string): Uint8Array {
   const out = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
   return out;
 }
 

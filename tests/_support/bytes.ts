@@ -16,10 +16,15 @@ export function bytesOf(s: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** `a` followed by `b`. */
-export function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
+/** The parts one after another, in one new array. */
+export function concat(parts: readonly Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
   return out;
 }

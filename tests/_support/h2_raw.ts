@@ -5,6 +5,7 @@
  * (`:status` from the static table) and keeps DATA payloads per stream. SETTINGS and PING are
  * acknowledged unless told not to. Loopback only; every wait is bounded.
  */
+import { concat } from "./bytes.ts";
 
 /** How long one `send` may wait on a server that does not read before the connection is closed. */
 export const WRITE_STALL_MS = 10_000;
@@ -57,19 +58,6 @@ export function frame(
   new DataView(f.buffer).setUint32(5, stream & 0x7fffffff);
   f.set(payload, 9);
   return f;
-}
-
-/** Concatenates byte arrays. */
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
 }
 
 /** An HPACK integer with an `prefix`-bit prefix, the first byte's high bits `first`. */

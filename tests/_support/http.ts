@@ -35,7 +35,7 @@ function dechunk(body: Uint8Array): Uint8Array {
     while (j + 1 < body.length && !(body[j] === 13 && body[j + 1] === 10)) j++;
     const size = parseInt(dec.decode(body.subarray(i, j)), 16);
     if (!(size > 0)) return out;
-    out = concat(out, body.subarray(j + 2, j + 2 + size));
+    out = concat([out, body.subarray(j + 2, j + 2 + size)]);
     i = j + 2 + size + 2;
   }
 }
@@ -73,7 +73,7 @@ export async function request(
       break;
     }
     if (n === null) break;
-    all = concat(all, buf.subarray(0, n));
+    all = concat([all, buf.subarray(0, n)]);
   }
   let end = -1;
   for (let i = 0; i + 3 < all.length; i++) {

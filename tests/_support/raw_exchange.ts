@@ -29,7 +29,7 @@ export async function exchange(
     for (;;) {
       const n = await conn.read(buf);
       if (n === null) break;
-      got = concat(got, buf.subarray(0, n));
+      got = concat([got, buf.subarray(0, n)]);
       clearTimeout(idle);
       idle = setTimeout(stop, idleMs);
     }

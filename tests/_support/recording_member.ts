@@ -54,7 +54,7 @@ export class RecordingMember implements AsyncDisposable {
       for (;;) {
         const n = await conn.read(buf);
         if (n === null) break;
-        rec.bytes = concat(rec.bytes, buf.subarray(0, n));
+        rec.bytes = concat([rec.bytes, buf.subarray(0, n)]);
         if (!answered && looksComplete(latin1(rec.bytes))) {
           answered = true;
           await conn.write(enc.encode("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
