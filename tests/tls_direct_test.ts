@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import tls from "node:tls";
 import { startPki, startScalwsd, waitUntil } from "./_support/mod.ts";
 import { app, httpsListener, respond, scalwsYaml } from "./_support/yaml.ts";
-import { curl, fingerprint, handshake, requestOnce } from "./_support/tls_client.ts";
+import { curl, fingerprint, handshake, ReconnectLoad, requestOnce } from "./_support/tls_client.ts";
 import { canUnshare, INSIDE, runSelfInNamespace } from "./_support/netns.ts";
 import { hostSupport } from "../src/server/tls_direct.ts";
 
@@ -122,31 +122,14 @@ Deno.test({
     const prints = [await fingerprint(one.cert), await fingerprint(two.cert)];
     await using s = await startScalwsd(config([one]));
     const port = s.server.bound.get("https")!.port;
-    let running = true;
-    let done = 0;
-    const failures: string[] = [];
-    const client = async () => {
-      for (let i = 0; running && i < 5000; i++) {
-        try {
-          const r = await requestOnce(port, pki.ca);
-          if (r.status !== 200) {
-            failures.push(`status ${r.status} (step ${step}, fp ${r.fp !== ""})`);
-          }
-          done++;
-        } catch (err) {
-          failures.push(`${err} (step ${step})`);
-        }
-      }
-    };
     let step = 0;
-    const clients = [client(), client()];
+    const load = new ReconnectLoad(port, pki.ca, { context: () => `step ${step}` });
     // one, two, two+other (relayed), one, ...: every kind of change, twice.
     const steps = [[two], [two, other], [one], [one, other], [two], [one]];
     try {
       for (const certs of steps) {
         step++;
-        const before = done;
-        await waitUntil(() => done >= before + 3, { what: "three requests", timeoutMs: 20_000 });
+        await load.more(3);
         await s.write(config(certs));
         const r = await s.server.reload();
         assert.equal(r.ok, true, JSON.stringify(r));
@@ -154,10 +137,9 @@ Deno.test({
         assert.equal((await requestOnce(port, pki.ca)).fp, prints[certs[0] === one ? 0 : 1]);
       }
     } finally {
-      running = false;
-      await Promise.all(clients);
+      await load.stop();
     }
-    assert.deepEqual(failures, []);
+    assert.deepEqual(load.failures, []);
     assert.deepEqual(modes(s.logs), [
       "direct",
       "direct",

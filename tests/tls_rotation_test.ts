@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { startPki, startScalwsd, waitUntil } from "./_support/mod.ts";
+import { startPki, startScalwsd } from "./_support/mod.ts";
 import { app, httpsListener, respond, scalwsYaml } from "./_support/yaml.ts";
-import { fingerprint, requestOnce } from "./_support/tls_client.ts";
+import { fingerprint, ReconnectLoad, requestOnce } from "./_support/tls_client.ts";
 
 function config(cert: { cert: string; key: string }): string {
   return scalwsYaml({
@@ -16,26 +16,11 @@ Deno.test("ten certificate reloads refuse no new TLS connection, and new ones ge
   const prints = [await fingerprint(certs[0].cert), await fingerprint(certs[1].cert)];
   await using s = await startScalwsd(config(certs[0]));
   const port = s.server.bound.get("https")!.port;
-  let running = true;
-  let done = 0;
-  const failures: string[] = [];
   // Two clients, each a new connection per request, bounded by count and by the reloads.
-  const client = async () => {
-    for (let i = 0; running && i < 5000; i++) {
-      try {
-        const r = await requestOnce(port, pki.ca);
-        if (r.status !== 200) failures.push(`status ${r.status}`);
-        done++;
-      } catch (err) {
-        failures.push(String(err));
-      }
-    }
-  };
-  const clients = [client(), client()];
+  const load = new ReconnectLoad(port, pki.ca);
   try {
     for (let n = 1; n <= 10; n++) {
-      const before = done;
-      await waitUntil(() => done >= before + 3, { what: "three requests", timeoutMs: 20_000 });
+      await load.more(3);
       await s.write(config(certs[n % 2]));
       const r = await s.server.reload();
       assert.equal(r.ok, true, JSON.stringify(r));
@@ -47,9 +32,8 @@ Deno.test("ten certificate reloads refuse no new TLS connection, and new ones ge
       );
     }
   } finally {
-    running = false;
-    await Promise.all(clients);
+    await load.stop();
   }
-  assert.deepEqual(failures, []);
-  assert.ok(done >= 30, `${done} connections`);
+  assert.deepEqual(load.failures, []);
+  assert.ok(load.done >= 30, `${load.done} connections`);
 });

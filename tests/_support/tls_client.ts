@@ -4,6 +4,7 @@
  */
 import tls from "node:tls";
 import { X509Certificate } from "node:crypto";
+import { waitUntil } from "./wait.ts";
 
 export interface CurlResult {
   readonly status: number;
@@ -111,6 +112,50 @@ export function requestOnce(
       reject(err);
     });
   });
+}
+
+/**
+ * Clients that each make one request on a new TLS connection after another (`requestOnce`)
+ * while a test changes certificates under them: how many were answered, and every failure
+ * (with `context()`, what the test was doing). Bounded: `max` requests per client.
+ */
+export class ReconnectLoad {
+  done = 0;
+  readonly failures: string[] = [];
+  #running = true;
+  readonly #clients: Promise<void>[];
+
+  constructor(
+    port: number,
+    ca: string,
+    o: { readonly clients?: number; readonly max?: number; readonly context?: () => string } = {},
+  ) {
+    const note = (m: string) => o.context === undefined ? m : `${m} (${o.context()})`;
+    const client = async () => {
+      for (let i = 0; this.#running && i < (o.max ?? 5000); i++) {
+        try {
+          const r = await requestOnce(port, ca);
+          if (r.status !== 200) this.failures.push(note(`status ${r.status}`));
+          this.done++;
+        } catch (err) {
+          this.failures.push(note(String(err)));
+        }
+      }
+    };
+    this.#clients = Array.from({ length: o.clients ?? 2 }, client);
+  }
+
+  /** Waits until `n` more requests were answered (20 s at most). */
+  async more(n: number): Promise<void> {
+    const before = this.done;
+    await waitUntil(() => this.done >= before + n, { what: `${n} requests`, timeoutMs: 20_000 });
+  }
+
+  /** Stops the clients after their current request. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    await Promise.all(this.#clients);
+  }
 }
 
 /** The SHA-256 fingerprint of a PEM certificate file, as `presented` reports it. */
