@@ -75,3 +75,29 @@ Deno.test("LagWindow recordTimes counts one sample as many, at most the window",
   w.recordTimes(1, 1000);
   assert.equal(w.p99(), 1);
 });
+
+Deno.test("LoopLagMonitor samples once per request gap while requests come slower than its interval", async () => {
+  let requests = 0;
+  let ticks = 0;
+  const m = new LoopLagMonitor({
+    interval: 5,
+    size: 50,
+    activity: () => {
+      ticks++;
+      return requests;
+    },
+    idleInterval: 1000,
+    idleAfter: 1000,
+  });
+  m.start();
+  try {
+    // A request every 60 ms for 360 ms: about one sample per request, not one per 5 ms (72).
+    for (let i = 0; i < 6; i++) {
+      requests++;
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    assert.ok(ticks >= 3 && ticks <= 24, `${ticks} samples in 360 ms at one request per 60 ms`);
+  } finally {
+    m.stop();
+  }
+});
