@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { waitUntil } from "./_support/mod.ts";
 import { ControllerProcess, freeRange } from "./_support/controller.ts";
-import { freePort, startPebble } from "./_support/pebble.ts";
+import { startPebble } from "./_support/pebble.ts";
+import { freePort } from "./_support/ports.ts";
 import { TlsClient } from "./_support/tls_client.ts";
 
 async function acmeMetrics(address: string): Promise<string[]> {

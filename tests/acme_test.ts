@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import tls from "node:tls";
 import { get, startPki, startScalwsd, tempDir, waitUntil } from "./_support/mod.ts";
-import { freePort, type Pebble, startPebble } from "./_support/pebble.ts";
+import { type Pebble, startPebble } from "./_support/pebble.ts";
+import { freePort } from "./_support/ports.ts";
 import { fingerprint, TlsClient } from "./_support/tls_client.ts";
 
 function config(

@@ -9,6 +9,7 @@ import {
   startMember,
   tempDir,
 } from "./_support/mod.ts";
+import { freePort } from "./_support/ports.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -20,13 +21,6 @@ async function scalwsd(args: string[]): Promise<{ code: number; stdout: string; 
   }).output();
   const d = new TextDecoder();
   return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 Deno.test("scalwsd check prints ok for a valid file and every error with the file name otherwise", async () => {

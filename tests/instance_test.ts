@@ -14,15 +14,9 @@ import {
   tempDir,
   waitUntil,
 } from "./_support/mod.ts";
+import { freePort } from "./_support/ports.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 /** One keep-alive GET (no `Connection: close` from the client) with any Host header. */
 async function get(

@@ -13,15 +13,9 @@ import {
   startScalwsd,
   waitUntil,
 } from "./_support/mod.ts";
+import { freePort } from "./_support/ports.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 /** scalwsd as a child process; `events` is its event log once it has exited. */
 function spawn(file: string) {

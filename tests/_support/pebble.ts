@@ -8,6 +8,7 @@
  */
 import { makePki } from "../../src/base/_test_certs.ts";
 import { type FakeDns, startFakeDns } from "../../src/discovery/_dns_test_server.ts";
+import { freePort } from "./ports.ts";
 
 export interface Pebble extends AsyncDisposable {
   /** `https://127.0.0.1:PORT/dir`. */
@@ -21,14 +22,6 @@ export interface Pebble extends AsyncDisposable {
   issuerRoot(): Promise<string>;
   /** What pebble printed (stdout and stderr), for failures. */
   output(): string;
-}
-
-/** A port free on 127.0.0.1 right now. */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 export async function startPebble(o: {
