@@ -2,6 +2,8 @@
  * Shared pieces of the route-policy tests: an echo member that answers with what it received,
  * and a config around one application.
  */
+import { ConfigError } from "../../src/config/errors.ts";
+import { parseConfig } from "../../src/config/load.ts";
 import { type Member, startMember } from "./members.ts";
 
 /** What the echo member saw. */
@@ -41,3 +43,14 @@ ${body}
 }
 
 export const HOST = { host: "site.test" };
+
+/** The errors the configuration `yaml` (file `file`) is refused with; throws when it is accepted. */
+export function configErrors(yaml: string, file = "scalws.yaml"): readonly string[] {
+  try {
+    parseConfig(yaml, file);
+  } catch (e) {
+    if (e instanceof ConfigError) return e.errors;
+    throw e;
+  }
+  throw new Error(`${file} was accepted`);
+}
