@@ -4,6 +4,7 @@ import { parseConfig } from "./load.ts";
 import type { Config } from "./types.ts";
 import { makePki } from "../base/_test_certs.ts";
 import { A, COMPLETE_EXAMPLE, errorsOf, EVERY_DIR } from "./_load_test_doc.ts";
+import { POOL_DEFAULTS, SERVER_DEFAULTS } from "./_test_defaults.ts";
 
 function member(host: string, port: number, weight = 1) {
   const canonical = `${host}:${port}`;
@@ -13,16 +14,6 @@ function member(host: string, port: number, weight = 1) {
     weight,
   };
 }
-
-const POOL_DEFAULTS = {
-  members_from: "file",
-  balance: "round_robin",
-  passive_health: { failures: 3, cooldown: 10_000 },
-  retries: 1,
-  keepalive: 32,
-  protocol: "http",
-  scheme: "http",
-};
 
 const PROXY_DEFAULTS = {
   type: "proxy",
@@ -39,28 +30,7 @@ Deno.test("the guide's complete example provisions to the expected values and de
     file: "lb.yaml",
     server: {
       listeners: [{ name: "http", address: "0.0.0.0:80", hostname: "0.0.0.0", port: 80 }],
-      admin: {},
-      metrics: {},
-      trusted_proxies: [],
-      request_id: { header: "X-Request-Id" },
-      access_log: "stdout",
-      max_body: 10 * 1024 * 1024,
-      upstream_client: { keepalive: 32, idle_timeout: 60_000 },
-      listener_mode: "shared",
-      limits: {
-        header_read_timeout: 60_000,
-        idle_timeout: 75_000,
-        body_read_timeout: 60_000,
-        max_header_size: 65_536,
-        max_header_count: 128,
-        max_uri_length: 8_192,
-        max_connections: 0,
-        max_concurrent_streams: 200,
-        max_resets_per_second: 100,
-      },
-      deny_paths: [],
-      include: [],
-      cache: { max_size: 256 * 1024 * 1024, heuristic_max: 86_400_000 },
+      ...SERVER_DEFAULTS,
     },
     upstreams: {
       web: {

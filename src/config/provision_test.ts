@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { provision, type Sink } from "./provision.ts";
+import { POOL_DEFAULTS, SERVER_DEFAULTS } from "./_test_defaults.ts";
 
 function run(data: unknown) {
   const sink: Sink = { errors: [], warnings: [] };
@@ -14,28 +15,7 @@ Deno.test("provision fills server defaults", () => {
   assert.deepEqual(sink, { errors: [], warnings: [] });
   assert.deepEqual(draft.server, {
     listeners: [{ name: "http", address: "127.0.0.1:80", hostname: "127.0.0.1", port: 80 }],
-    admin: {},
-    metrics: {},
-    trusted_proxies: [],
-    request_id: { header: "X-Request-Id" },
-    access_log: "stdout",
-    max_body: 10_485_760,
-    upstream_client: { keepalive: 32, idle_timeout: 60_000 },
-    listener_mode: "shared",
-    limits: {
-      header_read_timeout: 60_000,
-      idle_timeout: 75_000,
-      body_read_timeout: 60_000,
-      max_header_size: 65_536,
-      max_header_count: 128,
-      max_uri_length: 8_192,
-      max_connections: 0,
-      max_concurrent_streams: 200,
-      max_resets_per_second: 100,
-    },
-    deny_paths: [],
-    cache: { max_size: 268_435_456, heuristic_max: 86_400_000 },
-    include: [],
+    ...SERVER_DEFAULTS,
   });
 });
 
@@ -52,13 +32,7 @@ Deno.test("provision fills pool defaults and warns about an empty file pool only
   assert.deepEqual(draft.pools.get("empty"), {
     name: "empty",
     members: [],
-    members_from: "file",
-    balance: "round_robin",
-    passive_health: { failures: 3, cooldown: 10_000 },
-    retries: 1,
-    keepalive: 32,
-    protocol: "http",
-    scheme: "http",
+    ...POOL_DEFAULTS,
   });
   assert.deepEqual(draft.pools.get("s")?.sticky, { ttl: 60_000, cookie: "SCALWS_STICKY_s" });
   assert.deepEqual([...draft.poolNames], ["empty", "seeded", "s"]);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { PoolConfig } from "../config/types.ts";
+import { POOL_DEFAULTS } from "../config/_test_defaults.ts";
 import { AffinityKey } from "./affinity.ts";
 import { ManualClock } from "../base/clock.ts";
 import { sessionAffinity } from "./session_affinity.ts";
@@ -7,13 +8,7 @@ import { sessionAffinity } from "./session_affinity.ts";
 const BASE: PoolConfig = {
   name: "p",
   members: [],
-  members_from: "file",
-  balance: "round_robin",
-  passive_health: { failures: 3, cooldown: 10_000 },
-  retries: 1,
-  keepalive: 32,
-  protocol: "http",
-  scheme: "http",
+  ...POOL_DEFAULTS,
 };
 const A = "0123456789abcdef0123456789abcdef";
 const B = "fedcba9876543210fedcba9876543210";
