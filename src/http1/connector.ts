@@ -69,8 +69,9 @@ export class Connector implements SocketFactory {
    */
   async connect(timeoutMs: number): Promise<Socket> {
     const attempt = new Attempt();
-    watchdog.arm(attempt, timeoutMs);
     const a = this.address;
+    // A Unix socket connects at once or fails (a full backlog refuses): no deadline to keep.
+    if (a.kind !== "unix") watchdog.arm(attempt, timeoutMs);
     try {
       if (a.kind === "unix") {
         attempt.conn = await Deno.connect({ transport: "unix", path: a.path });
