@@ -50,6 +50,8 @@ export interface FrontHandler {
   readonly draining: boolean;
   /** Called with a handler's exception. */
   failed(err: unknown): Answer;
+  /** The answer was written (or failed): what the request left behind may be let go. */
+  answered?(): void;
 }
 
 /**
@@ -281,6 +283,7 @@ export class FrontConnection implements BodyInput {
       ok = await writeAnswer(this.conn, answer, head, keep);
     } finally {
       this.busy = false;
+      this.handler.answered?.();
     }
     if (this.handedOver) {
       // The 101 went out and a tunnel took the connection.

@@ -57,6 +57,11 @@ class Echo implements FrontHandler {
   failed(): Answer {
     return new Response("oops", { status: 500 });
   }
+  /** `seen` entries whose answers were written when `answered` was called. */
+  answeredAt: number[] = [];
+  answered(): void {
+    this.answeredAt.push(this.seen.length);
+  }
 }
 
 /** Serves one connection with `handler`, writes `input` (pieces), and reads until close. */
@@ -108,6 +113,8 @@ Deno.test("front: pipelined requests are answered in order, the last one closes"
   assert.deepEqual(bodies, ["GET /slow []", "GET /b []", "POST /c [xyz]"]);
   assert.match(out, /connection: close\r\n\r\nPOST \/c \[xyz\]$/);
   assert.deepEqual(books.events, ["started", "done", "started", "done", "started", "done"]);
+  // Told after each answer was written, before the next request was served.
+  assert.deepEqual(handler.answeredAt, [1, 2, 3]);
 });
 
 Deno.test("front: HTTP/1.0 closes unless keep-alive is asked; 1.1 stays open", async () => {

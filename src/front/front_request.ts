@@ -5,7 +5,7 @@
  */
 
 import type { RequestBody } from "./read_request_body.ts";
-import type { RequestHead } from "./parse_request_head.ts";
+import { RequestHead } from "./parse_request_head.ts";
 
 export class FrontRequest {
   constructor(
@@ -45,3 +45,6 @@ export class FrontRequest {
     return this.input === null ? null : this.input.stream();
   }
 }
+
+/** A request of nothing (empty head, no body): what a session holds between requests. */
+export const NO_REQUEST: FrontRequest = new FrontRequest(new RequestHead(), null, false);

@@ -21,5 +21,5 @@ export {
   webResponse,
 } from "./answer.ts";
 export { DRAIN_IDLE_GRACE, FrontConnection, type FrontHandler } from "./front_connection.ts";
-export { FrontRequest } from "./front_request.ts";
+export { FrontRequest, NO_REQUEST } from "./front_request.ts";
 export { type HeadLimits, headLimitStatus } from "./head_limits.ts";

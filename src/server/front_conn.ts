@@ -21,6 +21,7 @@ import {
   type FrontRequest,
   type HeadLimits,
   headLimitStatus,
+  NO_REQUEST,
 } from "../front/mod.ts";
 import { log } from "../observe/mod.ts";
 import type { ClientConn } from "./client_conn.ts";
@@ -36,8 +37,13 @@ import {
 const OVER_LIMIT = { "retry-after": "1", connection: "close" };
 
 export class FrontServe implements FrontHandler, Session {
-  /** The request being served (the last one between requests). */
-  req!: FrontRequest;
+  /**
+   * The request being served; `NO_REQUEST` between requests, so that an idle keep-alive
+   * connection keeps no request head.
+   */
+  req: FrontRequest = NO_REQUEST;
+  /** The request's HTTP minor version, kept past its answer (a streamed body's access log). */
+  private minor = 1;
   /** The connection, which hands its socket to a tunnel after a 101. */
   upgrade: FrontConnection | null = null;
   readonly form = FRONT_FORM;
@@ -60,6 +66,7 @@ export class FrontServe implements FrontHandler, Session {
       return plain(429, "Too Many Requests: too many connections from this address", OVER_LIMIT);
     }
     this.req = req;
+    this.minor = req.head.minor;
     this.upgrade = front;
     // HTTP-01 validation of a `tls.acme` domain, on plain listeners only, before any
     // redirect or routing; one flag read when no listener has `tls.acme`.
@@ -76,6 +83,10 @@ export class FrontServe implements FrontHandler, Session {
     return this.d.serve(this, this.listener.redirect);
   }
 
+  answered(): void {
+    this.req = NO_REQUEST;
+  }
+
   failed(err: unknown): Answer {
     log("error", "request_failed", { error: String(err) });
     return plain(500, "Internal Server Error");
@@ -88,7 +99,7 @@ export class FrontServe implements FrontHandler, Session {
   }
 
   get protocol(): Protocol {
-    return this.req.head.minor === 0 ? "HTTP/1.0" : "HTTP/1.1";
+    return this.minor === 0 ? "HTTP/1.0" : "HTTP/1.1";
   }
 
   get target(): string {
