@@ -638,14 +638,12 @@ export class Listener {
     const handler = c.overLimit
       ? (_req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => overConnLimit(c, info)
       : (req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => {
-        const res = d.serve(new ServeSession(req, info, secure, c), this.redirect) as
-          | Response
-          | Promise<Response>;
+        const s = new ServeSession(req, info, secure, c);
+        const res = d.serve(s, this.redirect) as Response | Promise<Response>;
         // Only a stream reset while its handler works costs anything (rapid reset): one
         // answered at once costs what a request does.
-        return res instanceof Promise && d.current.limits.maxResets > 0
-          ? resets.watch(req, res, reset)
-          : res;
+        if (res instanceof Promise && d.current.limits.maxResets > 0) s.watchResets(resets, reset);
+        return res;
       };
     let server: ServedConnection;
     try {

@@ -5,7 +5,8 @@
  * abort event when the answer is sent: about 10 us of a proxied HTTP/2 request's CPU in a
  * profile of `h2load -c64 -m1`. A handler that answers sooner costs what a request costs
  * whether or not its stream was reset, so only slower ones are watched; one timer looks at
- * them (a reset before the look shows as an aborted signal then).
+ * them (a reset before the look shows as an aborted signal then). What is watched is the
+ * request's session itself (`Watched`): nothing is allocated per request but a set entry.
  *
  * It is not the count itself (`ClientConn.resetSeen`) nor what follows (GOAWAY, listener.ts).
  *
@@ -15,38 +16,20 @@
 /** A handler at work this long (ms) is watched for its stream's reset. */
 export const WATCH_AFTER = 50;
 
-/** One request whose handler works. */
-class Pending {
-  /** Its handler's answer settled: an abort now is Deno's legacy one after the answer. */
-  settled = false;
-  constructor(
-    readonly req: Request,
-    readonly since: number,
-    readonly onReset: () => void,
-    private readonly young: Set<Pending>,
-  ) {}
-
-  /** The signal aborted: a reset while the handler works (after, Deno's legacy abort). */
-  aborted(): void {
-    if (!this.settled) this.onReset();
-  }
-
-  readonly done = (res: Response): Response => {
-    this.settled = true;
-    this.young.delete(this);
-    return res;
-  };
-
-  readonly failed = (err: unknown): never => {
-    this.settled = true;
-    this.young.delete(this);
-    throw err;
-  };
+/** A request at work, as `ResetWatch` keeps it (a `ServeSession`). */
+export interface Watched {
+  readonly req: Request;
+  /** When `watch` took it (the watch's clock, ms). */
+  since: number;
+  /** Its answer is made: an abort now is Deno's legacy one after the answer, not a reset. */
+  settled: boolean;
+  /** Counts its stream's reset. */
+  reset(): void;
 }
 
 /** The requests at work, oldest first, and the one timer that watches the slow ones. */
 export class ResetWatch {
-  private readonly young = new Set<Pending>();
+  private readonly young = new Set<Watched>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -60,34 +43,43 @@ export class ResetWatch {
   }
 
   /**
-   * `res`, calling `onReset` if the client resets the stream while its handler works, once the
-   * handler has worked `WATCH_AFTER` ms (earlier resets are seen then).
+   * Calls `w.reset()` if the client resets the stream before `settle(w)`, once the handler has
+   * worked `WATCH_AFTER` ms (earlier resets are seen then).
    */
-  watch(req: Request, res: Promise<Response>, onReset: () => void): Promise<Response> {
-    const p = new Pending(req, this.now(), onReset, this.young);
-    this.young.add(p);
+  watch(w: Watched): void {
+    w.since = this.now();
+    this.young.add(w);
     if (this.timer === undefined) {
       this.timer = setInterval(look, this.after, this);
       Deno.unrefTimer(this.timer as unknown as number);
     }
-    return res.then(p.done, p.failed);
+  }
+
+  /** `w`'s answer is made. */
+  settle(w: Watched): void {
+    w.settled = true;
+    this.young.delete(w);
   }
 
   /** Watches the signal of every request at work for `WATCH_AFTER` ms or more. */
   look(): void {
     const old = this.now() - this.after;
-    for (const p of this.young) {
-      if (p.since > old) break;
-      this.young.delete(p);
-      const signal = p.req.signal;
-      if (signal.aborted) p.aborted();
-      else signal.addEventListener("abort", () => p.aborted(), { once: true });
+    for (const w of this.young) {
+      if (w.since > old) break;
+      this.young.delete(w);
+      const signal = w.req.signal;
+      if (signal.aborted) aborted(w);
+      else signal.addEventListener("abort", () => aborted(w), { once: true });
     }
     if (this.young.size === 0) {
       clearInterval(this.timer);
       this.timer = undefined;
     }
   }
+}
+
+function aborted(w: Watched): void {
+  if (!w.settled) w.reset();
 }
 
 function look(w: ResetWatch): void {

@@ -23,6 +23,7 @@ import {
 } from "../pipeline/mod.ts";
 import { type ClientConn, UPGRADED } from "./client_conn.ts";
 import { headerEntries } from "./deno_internal.ts";
+import type { ResetWatch, Watched } from "./reset_watch.ts";
 
 /** Header lines and their bytes over the limits (only called when a limit is below Deno's). */
 function headersTooLarge(headers: Headers, limits: HeadLimits): boolean {
@@ -34,13 +35,18 @@ function headersTooLarge(headers: Headers, limits: HeadLimits): boolean {
   return size > limits.maxHeaderSize;
 }
 
-export class ServeSession implements Session {
+export class ServeSession implements Session, Watched {
   readonly protocol = "HTTP/2";
   readonly form = WEB_FORM;
   readonly upgrade = null;
   readonly target: string;
   readonly authority: string | null;
   readonly peer: string;
+  /** For the rapid-reset watch (reset_watch.ts), once `watchResets` was called. */
+  since = 0;
+  settled = false;
+  private resets: ResetWatch | null = null;
+  private onReset: (() => void) | null = null;
 
   constructor(
     readonly req: Request,
@@ -107,11 +113,23 @@ export class ServeSession implements Session {
     return true;
   }
 
+  /** Calls `onReset` if the client resets the stream while the handler works (slow ones). */
+  watchResets(w: ResetWatch, onReset: () => void): void {
+    this.resets = w;
+    this.onReset = onReset;
+    w.watch(this);
+  }
+
+  reset(): void {
+    this.onReset?.();
+  }
+
   started(): void {
     if (this.conn !== null) this.conn.requestStarted();
   }
 
   finish(ex: Ending, answer: Answer, draining: boolean): Response {
+    if (this.resets !== null) this.resets.settle(this);
     const res = webResponse(answer);
     if (draining) res.headers.set("connection", "close");
     const conn = this.conn;
