@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { bytes, FakeFactory, FakeSocket } from "./_fake_socket.ts";
 import { ConnPool } from "./conn_pool.ts";
+import { DRAIN_BYTES, DRAIN_MS } from "./read_response_body.ts";
 import { send } from "./send.ts";
 import type { BodyReader, FinishListener, OutboundRequest, UpstreamResponse } from "./types.ts";
 import { UpstreamError } from "./upstream_error.ts";
@@ -76,6 +77,12 @@ function withBody(head: string, body: Uint8Array): Uint8Array {
   return out;
 }
 
+/** Waits until `ok()` holds, for at most `ms`. */
+async function until(ok: () => boolean, ms: number): Promise<void> {
+  const end = performance.now() + ms;
+  while (!ok() && performance.now() < end) await new Promise((r) => setTimeout(r, 5));
+}
+
 const BIG = 200_000;
 function big(): Uint8Array {
   const b = new Uint8Array(BIG);
@@ -142,7 +149,7 @@ Deno.test("reader: a close-delimited body ends at the close; the connection is n
   pool.close();
 });
 
-Deno.test("reader: cancel closes the connection, reports a cancel, and later reads reject", async () => {
+Deno.test("reader: cancel reports a cancel at once, later reads reject, the rest is drained", async () => {
   const { res, pool, sock, finished } = await exchange(
     withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${BIG}\r\n\r\n`, big()),
     [65536],
@@ -150,11 +157,12 @@ Deno.test("reader: cancel closes the connection, reports a cancel, and later rea
   assert.ok(res.reader !== undefined);
   assert.ok((await res.reader.read())!.length > 0);
   res.reader.cancel();
-  assert.equal(sock.closed, true);
-  assert.equal(pool.idle, 0);
   assert.equal(finished.calls.length, 1);
   assert.deepEqual([finished.calls[0][0], finished.calls[0][2]], [false, true]);
   await assert.rejects(res.reader.read(), UpstreamError);
+  await until(() => pool.idle === 1, 5000);
+  assert.equal(pool.idle, 1, "the rest of the body was read: the connection is kept");
+  assert.equal(sock.closed, false);
   pool.close();
 });
 
@@ -247,20 +255,57 @@ Deno.test("reader: large views come from a lent 256 KiB buffer, given back at th
   pool.close();
 });
 
-Deno.test("reader: a body cancelled while reading into a lent buffer does not give it back", async () => {
-  const size = 600_000;
-  const { res, pool, sock } = await exchange(
+Deno.test("reader: a cancel with more than DRAIN_BYTES to come closes the connection", async () => {
+  const size = DRAIN_BYTES + 400_000;
+  const { res, pool, sock, finished } = await exchange(
     withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\n\r\n`, new Uint8Array(size)),
     [4096, 300_000],
   );
-  sock.hangAtEnd = true;
   const reader = res.reader!;
-  await reader.readView!();
-  await reader.readView!(); // now in the lent buffer
+  const a = await reader.readView!();
+  const b = await reader.readView!(); // now in the lent buffer
   const before = freeViews();
   reader.cancel();
-  assert.equal(freeViews(), before, "a read may still be pending into it");
+  assert.equal(freeViews(), before, "not given back on a close");
   assert.equal(pool.idle, 0);
   assert.ok(sock.closed);
+  assert.deepEqual(finished.calls, [[false, a!.length + b!.length, true]]);
+  pool.close();
+});
+
+Deno.test("reader: a cancel with the rest within DRAIN_BYTES reads it and keeps the connection", async () => {
+  const size = 900_000;
+  const { res, pool, sock, finished } = await exchange(
+    withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\n\r\n`, new Uint8Array(size)),
+    [4096, 100_000],
+  );
+  sock.hangAtEnd = true; // the member keeps the connection open after its answer
+  const reader = res.reader!;
+  const first = await reader.readView!();
+  reader.cancel();
+  // The client's end is reported at once: a cancel, not the member's fault.
+  assert.deepEqual(finished.calls, [[false, first!.length, true]]);
+  await until(() => pool.idle === 1, 5000);
+  assert.equal(pool.idle, 1, "drained and pooled");
+  assert.equal(sock.closed, false);
+  const conn = pool.acquire()!;
+  assert.equal(conn.buf.length, READ_BUFFER);
+  pool.release(conn, false);
+  pool.close();
+});
+
+Deno.test("reader: a drain that does not end within DRAIN_MS closes the connection", async () => {
+  const size = 500_000;
+  const sent = withBody(`HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\n\r\n`, new Uint8Array(size));
+  const { res, pool, sock } = await exchange(sent.subarray(0, 200_000), [4096, 100_000]);
+  sock.hangAtEnd = true; // 300,000 bytes never come
+  const reader = res.reader!;
+  await reader.readView!();
+  reader.cancel();
+  const t0 = performance.now();
+  await until(() => sock.closed, DRAIN_MS * 3);
+  assert.ok(sock.closed, "closed at the drain's deadline");
+  assert.ok(performance.now() - t0 >= DRAIN_MS * 0.9);
+  assert.equal(pool.idle, 0);
   pool.close();
 });
