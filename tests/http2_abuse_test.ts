@@ -29,6 +29,7 @@ import {
   SETTINGS_MAX_CONCURRENT_STREAMS,
   SETTINGS_MAX_HEADER_LIST_SIZE,
 } from "./_support/h2_raw.ts";
+import { h2Session } from "./_support/tls_client.ts";
 
 /** Slow answers keep streams open: a third of a second each. */
 const SLOW_MS = 300;
@@ -42,11 +43,7 @@ class SteadyClient {
   private readonly session: http2.ClientHttp2Session;
 
   constructor(port: number, ca: string) {
-    this.session = http2.connect(`https://a.test:${port}`, {
-      ca,
-      host: "127.0.0.1",
-      servername: "a.test",
-    } as http2.SecureClientSessionOptions);
+    this.session = h2Session(port, ca);
     this.session.on("error", (e) => this.failures.push(`session: ${e}`));
     this.loop = this.run();
   }

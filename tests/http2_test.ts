@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import http2 from "node:http2";
 import { app, scalwsYaml, startMember, startPki, startScalwsd, tempDir } from "./_support/mod.ts";
 import { httpsListener } from "./_support/yaml.ts";
-import { curl } from "./_support/tls_client.ts";
+import { curl, h2Session } from "./_support/tls_client.ts";
 
 Deno.test("HTTP/2 from clients works through the proxy and static files", async () => {
   await using pki = await startPki();
@@ -68,11 +67,7 @@ Deno.test("HTTP/2 from clients works through the proxy and static files", async 
   assert.match(part.headers, /\ncontent-range: bytes 6-9\/13/);
 
   // Many concurrent streams on one connection.
-  const session = http2.connect(`https://a.test:${port}`, {
-    ca: pki.ca,
-    host: "127.0.0.1",
-    servername: "a.test",
-  } as http2.SecureClientSessionOptions);
+  const session = h2Session(port, pki.ca);
   try {
     const bodies = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>

@@ -11,7 +11,7 @@ import {
   type TestPki,
   waitUntil,
 } from "./_support/mod.ts";
-import { curl, fingerprint, presented, TlsClient } from "./_support/tls_client.ts";
+import { curl, fingerprint, h2Session, presented, TlsClient } from "./_support/tls_client.ts";
 
 /** A CA and two certificates (a.test with a wildcard, b.test), removed when the test ends. */
 interface Certs {
@@ -116,11 +116,7 @@ Deno.test("strict SNI: a host no certificate names, or a second host on a connec
   assert.deepEqual(await fronted.get("b.test"), { status: 421, body: "Misdirected Request\n" });
   assert.deepEqual(await fronted.get("x.a.test"), { status: 200, body: "app a" }, "same cert");
   await fronted.close();
-  const h2first = http2.connect(`https://a.test:${port}`, {
-    ca: c.pki.ca,
-    host: "127.0.0.1",
-    servername: "a.test",
-  } as http2.SecureClientSessionOptions);
+  const h2first = h2Session(port, c.pki.ca);
   try {
     assert.deepEqual(await h2get(h2first, "/", `b.test:${port}`), {
       status: 421,
@@ -142,11 +138,7 @@ Deno.test("strict SNI: a host no certificate names, or a second host on a connec
   await k.close();
 
   // HTTP/2: a coalesced request for another certificate's host on the same session.
-  const session = http2.connect(`https://a.test:${port}`, {
-    ca: c.pki.ca,
-    host: "127.0.0.1",
-    servername: "a.test",
-  } as http2.SecureClientSessionOptions);
+  const session = h2Session(port, c.pki.ca);
   try {
     assert.deepEqual(await h2get(session, "/"), { status: 200, body: "app a" });
     assert.deepEqual(await h2get(session, "/", `b.test:${port}`), {

@@ -2,6 +2,7 @@
  * TLS test clients with a chosen SNI name on 127.0.0.1: curl (HTTP/1.1 and HTTP/2), raw
  * node:tls exchanges and `openssl s_client` handshakes. Loopback only.
  */
+import http2 from "node:http2";
 import tls from "node:tls";
 import { X509Certificate } from "node:crypto";
 import { waitUntil } from "./wait.ts";
@@ -56,6 +57,19 @@ export async function curl(
     headers: split < 0 ? rest : rest.slice(0, split),
     body: split < 0 ? "" : rest.slice(split + 4),
   };
+}
+
+/** A node:http2 session to 127.0.0.1:`port`, SNI and `:authority` `servername`. */
+export function h2Session(
+  port: number,
+  ca: string,
+  servername = "a.test",
+): http2.ClientHttp2Session {
+  return http2.connect(`https://${servername}:${port}`, {
+    ca,
+    host: "127.0.0.1",
+    servername,
+  } as http2.SecureClientSessionOptions);
 }
 
 /**
