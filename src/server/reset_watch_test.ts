@@ -11,10 +11,10 @@ class Probe implements Watched {
   readonly req: Request;
   constructor() {
     const c = this.c;
-    const self = this;
+    const count = () => this.reads++;
     this.req = {
       get signal() {
-        self.reads++;
+        count();
         return c.signal;
       },
     } as unknown as Request;
