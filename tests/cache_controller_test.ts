@@ -1,12 +1,14 @@
 /**
  * One member request per URL per host under the real controller: 3 instances on SO_REUSEPORT
- * sharing one disk tier. 300 requests for one cacheable URL over 30 new connections cost the
- * member one request; after the controller and its instances restart, 300 more still cost none;
- * an instance killed while it holds a fill is taken over by the others within the route's
- * `response_timeout`.
+ * sharing one disk tier, started once. 300 requests for one cacheable URL over 30 new
+ * connections cost the member one request; an instance killed while it holds a fill is taken
+ * over by the others within the route's `response_timeout`; a URL invalidated through one
+ * instance is served by none from its memory afterwards (one refill for the host); once the
+ * controller and its instances are gone, a new server on the same path answers 300 more from
+ * the files they left, none from the member.
  */
 import assert from "node:assert/strict";
-import { scalwsYaml, sleep, startMember, waitUntil } from "./_support/mod.ts";
+import { scalwsYaml, sleep, startMember, startScalwsd, waitUntil } from "./_support/mod.ts";
 import { ControllerProcess, freeRange, type StatusJson, unixFetch } from "./_support/controller.ts";
 import { RawConn } from "./_support/raw_conn.ts";
 import { nameOf } from "../src/cache/disk_format.ts";
@@ -16,7 +18,7 @@ const TIMEOUT = 1_000;
 
 Deno.test({
   name:
-    "cache under the controller: one member request per URL for 3 instances, across a restart, and past a killed filler",
+    "cache under the controller: one member request per URL for 3 instances, past a killed filler, after an invalidation and across restarts",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
@@ -27,22 +29,23 @@ Deno.test({
     const k = new Promise<void>((r) => releaseK = r);
     await using member = startMember("m", async (req) => {
       const path = new URL(req.url).pathname;
-      counts.set(path, (counts.get(path) ?? 0) + 1);
+      if (req.method === "POST") return new Response("changed");
+      const n = (counts.get(path) ?? 0) + 1;
+      counts.set(path, n);
       if (path === "/k" && holdK) {
         holdK = false;
         await k; // the first fill of /k never ends: its instance is killed meanwhile
       } else await sleep(300);
-      return new Response(`body of ${path}`, { headers: { "cache-control": "max-age=600" } });
+      return new Response(`${path} #${n}`, { headers: { "cache-control": "max-age=600" } });
     });
     const port = freeRange(1);
     const metricsBase = freeRange(4);
     const config = `${dir}/scalws.yaml`;
-    await Deno.writeTextFile(
-      config,
+    const yaml = (mode: "reuseport" | "shared", address: string) =>
       scalwsYaml({
         server: {
-          listener_mode: "reuseport",
-          listeners: [{ name: "http", address: `127.0.0.1:${port}` }],
+          listener_mode: mode,
+          listeners: [{ name: "http", address }],
           admin: undefined,
           access_log: "off",
           cache: { path: `${dir}/cache` },
@@ -54,8 +57,8 @@ Deno.test({
           runtime: { type: "proxy", upstream: { pool: "p" }, response_timeout: `${TIMEOUT}ms` },
           cache: {},
         }],
-      }),
-    );
+      });
+    await Deno.writeTextFile(config, yaml("reuseport", `127.0.0.1:${port}`));
     const ctlFile = `${dir}/controller.yaml`;
     await Deno.writeTextFile(
       ctlFile,
@@ -83,18 +86,18 @@ autoscaling: off
         }
       }, { what: "3 active instances", timeoutMs: 20_000, intervalMs: 50 });
 
-    /** `n` requests for `path` over `conns` new keep-alive connections; every status. */
-    const storm = async (path: string, conns: number, n: number) => {
-      const statuses: number[] = [];
+    /** `n` requests for `path` over `conns` new keep-alive connections; every answer. */
+    const storm = async (path: string, conns: number, n: number, to = port) => {
+      const answers: { status: number; body: string }[] = [];
       await Promise.all(Array.from({ length: conns }, async () => {
-        await using c = await RawConn.open(port);
+        await using c = await RawConn.open(to);
         for (let i = 0; i < n / conns; i++) {
           await c.write(`GET ${path} HTTP/1.1\r\nhost: a.test\r\n\r\n`);
           const r = await c.response(5_000);
-          statuses.push(r?.status ?? 0);
+          answers.push({ status: r?.status ?? 0, body: r?.body ?? "" });
         }
       }));
-      return statuses;
+      return answers;
     };
 
     let ctl = new ControllerProcess(ctlFile);
@@ -106,19 +109,10 @@ autoscaling: off
         async () => {
           const st = await storm("/one", 30, 300);
           assert.equal(st.length, 300);
-          assert.ok(st.every((s) => s === 200));
+          assert.ok(st.every((a) => a.status === 200 && a.body === "/one #1"));
           assert.equal(counts.get("/one"), 1);
         },
       );
-
-      await t.step("after the controller and its instances restart: none", async () => {
-        await ctl.stopAll(socket, dir, 5_000);
-        ctl = new ControllerProcess(ctlFile);
-        await active();
-        const st = await storm("/one", 30, 300);
-        assert.ok(st.every((s) => s === 200));
-        assert.equal(counts.get("/one"), 1);
-      });
 
       await t.step(
         "an instance killed while it holds a fill: the others fill it within the timeout",
@@ -140,11 +134,37 @@ autoscaling: off
           const t0 = performance.now();
           const st = await storm("/k", 9, 27);
           const took = performance.now() - t0;
-          assert.ok(st.every((s) => s === 200), st.join(","));
+          assert.ok(st.every((a) => a.status === 200), st.map((a) => a.status).join(","));
           assert.ok(took < TIMEOUT + 2_000, `took ${Math.round(took)} ms`);
           // The killed fill, then one taker.
           assert.equal(counts.get("/k"), 2);
           (await first).conn.close();
+        },
+      );
+
+      await t.step(
+        "a URL invalidated through one instance: no instance serves its memory copy, one refill",
+        async () => {
+          // Every instance holds /one in memory now (30 connections spread over the three).
+          await storm("/one", 30, 90);
+          await using c = await RawConn.open(port);
+          await c.write("POST /one HTTP/1.1\r\nhost: a.test\r\ncontent-length: 0\r\n\r\n");
+          assert.equal((await c.response(5_000))?.status, 200);
+          const st = await storm("/one", 30, 300);
+          const old = st.filter((a) => a.body !== "/one #2").length;
+          assert.equal(old, 0, `${old} answers were the invalidated /one`);
+          assert.equal(counts.get("/one"), 2);
+        },
+      );
+
+      await t.step(
+        "the controller and its instances gone: a new server answers from their files",
+        async () => {
+          await ctl.stopAll(socket, dir, 5_000);
+          await using s = await startScalwsd(yaml("shared", "127.0.0.1:0"));
+          const st = await storm("/one", 30, 300, Number(new URL(s.url).port));
+          assert.ok(st.every((a) => a.status === 200 && a.body === "/one #2"));
+          assert.equal(counts.get("/one"), 2);
         },
       );
     } finally {

@@ -141,6 +141,8 @@ export interface OpenFile<H> {
   readonly size: number;
   head: H | null;
   used: number;
+  /** The shared epoch (`disk_epoch.ts`) at its last check; NaN: none. */
+  checked: number;
 }
 
 /** Files kept open at most; the least recently used is closed past it. */
@@ -165,16 +167,22 @@ export class OpenFiles<H> {
   }
 
   /**
-   * The open file `path` names now: the one kept open when it is still linked, else `path`
-   * opened anew (its `head` null). Null when there is no such file.
+   * The open file `path` names now: the one kept open when it is still linked (not checked
+   * again while the shared `epoch` is the one of its last check: no file changed since), else
+   * `path` opened anew (its `head` null). Null when there is no such file. `epoch`: NaN when
+   * there is no shared epoch (every use is checked).
    */
-  get(path: string, now: number): OpenFile<H> | null {
+  get(path: string, now: number, epoch = NaN): OpenFile<H> | null {
     const c = this.calls;
     const kept = this.files.get(path);
     if (kept !== undefined) {
       this.files.delete(path);
-      if (c.stat(kept.fd, this.st) && this.st.links > 0 && this.st.size === kept.size) {
+      if (
+        kept.checked === epoch ||
+        (c.stat(kept.fd, this.st) && this.st.links > 0 && this.st.size === kept.size)
+      ) {
         kept.used = now;
+        kept.checked = epoch;
         this.files.set(path, kept);
         return kept;
       }
@@ -186,7 +194,7 @@ export class OpenFiles<H> {
       c.close(fd);
       return null;
     }
-    const f: OpenFile<H> = { fd, size: this.st.size, head: null, used: now };
+    const f: OpenFile<H> = { fd, size: this.st.size, head: null, used: now, checked: epoch };
     this.files.set(path, f);
     if (this.files.size > this.max) {
       const [oldest, o] = this.files.entries().next().value!;

@@ -27,6 +27,7 @@ import {
   nameOf,
   variantName,
 } from "./disk_format.ts";
+import { SharedEpoch } from "./disk_epoch.ts";
 import { giveBody, IDLE_MS, type OpenFile, OpenFiles, takeBody } from "./disk_files.ts";
 import { Entry } from "./entry.ts";
 import { type LockFile, lockTime, tryLockFile } from "./lock_file.ts";
@@ -46,6 +47,8 @@ const WARN_EVERY = 60_000;
 export function ownBody(e: Entry): Entry {
   const copy = new Entry({ ...e, body: e.body.slice() });
   copy.onDisk = e.onDisk;
+  copy.diskFile = e.diskFile;
+  copy.seen = e.seen;
   return copy;
 }
 
@@ -93,6 +96,8 @@ export class DiskStore {
   private readonly measureEvery: number;
   private readonly touched = new Map<string, number>();
   private readonly files: OpenFiles<DiskHead>;
+  /** The counter shared by every process on this directory; null without FFI. */
+  private readonly epoch: SharedEpoch | null;
   private lastWarn = -Infinity;
   private usage: Usage = { bytes: 0, entries: 0, at: 0 };
   /** Bytes and files this process wrote since `usage` was measured. */
@@ -121,6 +126,7 @@ export class DiskStore {
       // Stores fail and are counted then; the directory may also be fixed meanwhile.
       log("warn", "cache_disk_unusable", { path: this.dir, error: String(err) });
     }
+    this.epoch = SharedEpoch.open(this.dir);
     this.readUsage();
   }
 
@@ -159,22 +165,11 @@ export class DiskStore {
    * (`Entry.lent`): `release` it once its answer is written, or `ownBody` it to keep it.
    */
   read(key: string, h: HeaderGet): Entry | null {
-    const name = nameOf(key);
-    const path = this.path(name);
+    const epoch = this.epochValue;
     const now = Date.now();
-    let f = this.load(path, now);
-    if (f === null || f.head!.key !== key) return null;
-    let head = f.head!;
-    let file = path;
-    if (head.kind === "index") {
-      file = this.path(variantName(name, varyValues(head.names, h)));
-      f = this.load(file, now);
-      if (f === null || f.head!.kind !== "answer" || f.head!.key !== key) return null;
-      head = f.head!;
-      if (!varyMatches(head.meta.selectNames, head.meta.selectValues, h)) return null;
-      this.touch(path, now);
-    } else if (head.meta.selectNames.length !== 0) return null;
-    if (head.kind !== "answer") return null;
+    const a = this.answerFile(key, h, epoch, now);
+    if (a === null) return null;
+    const { f, head, file } = a;
     const n = f.size - head.offset;
     const buf = takeBody(n);
     const body = buf.subarray(0, n);
@@ -186,8 +181,57 @@ export class DiskStore {
     this.touch(file, now);
     const e = entryOf(head.meta, body);
     e.onDisk = true;
+    e.diskFile = file;
+    e.seen = epoch;
     e.lent = buf;
     return e;
+  }
+
+  /**
+   * Whether memory copy `e` (stored under `key`, selected by `h`) is still what the disk holds
+   * for it: false when the file is gone (purged or invalidated by another process) or holds a
+   * newer answer (another process stored or refreshed it). Checked once per change of the
+   * shared epoch (`e.seen`); without one (no FFI), never. Renews the file's place in the LRU order
+   * (at most once a minute) so that a copy served from memory keeps its file.
+   */
+  holds(key: string, h: HeaderGet, e: Entry, now: number): boolean {
+    // Without a shared epoch a memory copy stays until it is stale (checking every hit would
+    // cost a memory hit several Deno ops).
+    if (this.epoch === null) return true;
+    const epoch = this.epoch.value;
+    if (e.seen !== epoch) {
+      const a = this.answerFile(key, h, epoch, now);
+      if (a === null || a.head.meta.responseTime > e.responseTime) return false;
+      e.diskFile = a.file;
+      e.seen = epoch;
+    }
+    if (e.diskFile !== "") this.touch(e.diskFile, now);
+    return true;
+  }
+
+  /** The shared epoch now (`disk_epoch.ts`); NaN without one. */
+  get epochValue(): number {
+    return this.epoch === null ? NaN : this.epoch.value;
+  }
+
+  /** The open answer file under `key` for the selection `h`, its head decoded; null when none. */
+  private answerFile(key: string, h: HeaderGet, epoch: number, now: number) {
+    const name = nameOf(key);
+    const path = this.path(name);
+    let f = this.load(path, now, epoch);
+    if (f === null || f.head!.key !== key) return null;
+    let head = f.head!;
+    let file = path;
+    if (head.kind === "index") {
+      file = this.path(variantName(name, varyValues(head.names, h)));
+      f = this.load(file, now, epoch);
+      if (f === null || f.head!.kind !== "answer" || f.head!.key !== key) return null;
+      head = f.head!;
+      if (!varyMatches(head.meta.selectNames, head.meta.selectValues, h)) return null;
+      this.touch(path, now);
+    } else if (head.meta.selectNames.length !== 0) return null;
+    if (head.kind !== "answer") return null;
+    return { f, head, file };
   }
 
   /** Gives back the buffer `e`'s body was read into (see `read`); `e` must not be used after. */
@@ -202,8 +246,8 @@ export class DiskStore {
    * The open file at `path` with its head part decoded (on the first use since it was opened);
    * null when missing, removed when corrupt.
    */
-  private load(path: string, now: number): OpenFile<DiskHead> | null {
-    const f = this.files.get(path, now);
+  private load(path: string, now: number, epoch: number): OpenFile<DiskHead> | null {
+    const f = this.files.get(path, now, epoch);
     if (f === null || f.head !== null) return f;
     let b: Uint8Array = headBuf.subarray(0, Math.min(HEAD_READ, f.size));
     const frame = this.files.read(f, b, 0) ? frameOf(b) : null;
@@ -234,6 +278,7 @@ export class DiskStore {
     this.files.drop(path);
     try {
       Deno.removeSync(path);
+      this.epoch?.bump();
     } catch { /* removed meanwhile */ }
   }
 
@@ -264,13 +309,17 @@ export class DiskStore {
   private async writeNow(key: string, e: Entry): Promise<void> {
     const name = nameOf(key);
     try {
-      if (e.selectNames.length === 0) {
-        await this.put(this.path(name), encodeAnswer(key, e));
-      } else {
-        await this.put(this.path(variantName(name, e.selectValues)), encodeAnswer(key, e));
+      const file = e.selectNames.length === 0
+        ? this.path(name)
+        : this.path(variantName(name, e.selectValues));
+      await this.put(file, encodeAnswer(key, e));
+      if (e.selectNames.length !== 0) {
         await this.put(this.path(name), encodeIndex(key, e.selectNames));
       }
       e.onDisk = true;
+      e.diskFile = file;
+      // Checked at its next use: another process may have changed the file meanwhile.
+      e.seen = NaN;
     } catch (err) {
       this.failed("store", key, err);
       return;
@@ -295,6 +344,7 @@ export class DiskStore {
       throw err;
     }
     this.files.drop(path);
+    this.epoch?.bump();
     this.addedBytes += bytes.length;
     this.addedEntries++;
   }
@@ -372,6 +422,7 @@ export class DiskStore {
     } catch {
       return 0;
     }
+    this.epoch?.bump();
     // Answers are kind 1 (byte 5 of the header).
     return key !== null && head[5] === 1 ? 1 : 0;
   }
@@ -523,6 +574,7 @@ export class DiskStore {
           this.files.drop(f.path);
           try {
             await Deno.remove(f.path);
+            this.epoch?.bump();
             bytes -= f.size;
             entries--;
           } catch { /* removed meanwhile */ }

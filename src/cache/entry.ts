@@ -66,6 +66,10 @@ export class Entry implements AgeBasis {
   refreshing = false;
   /** Read from or written to the disk tier (`server.cache.path`). */
   onDisk = false;
+  /** Its file in the disk tier ("" when not known). */
+  diskFile = "";
+  /** The disk tier's shared epoch when this copy was last checked against its file (NaN: never). */
+  seen = NaN;
   /**
    * The pooled buffer `body` is a view of (an entry just read from the disk tier), given back
    * with `DiskStore.release` once the answer is written; null when the body is its own.

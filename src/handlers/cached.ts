@@ -213,6 +213,11 @@ export class CachedHandler implements Handler {
     let e = select(variants, h);
     let disk = false;
     const tier = this.cache.disk;
+    if (tier !== null && e !== null && e.onDisk && !tier.holds(key, h, e, Date.now())) {
+      // Purged, invalidated or replaced by another process of the host since it was stored.
+      this.cache.store.remove(e);
+      e = null;
+    }
     if (tier !== null && (e === null || currentAge(e, this.cache.clock.now()) >= e.lifetime)) {
       // Not in memory, or stale there: the disk may hold what another process stored since.
       const d = tier.read(key, h);
@@ -344,23 +349,27 @@ export class CachedHandler implements Handler {
     return this.bypassed(ex, method, r);
   }
 
-  private bypassed(ex: Exchange, method: string, res: Answer): Answer {
+  private bypassed(ex: Exchange, method: string, res: Answer): Answer | Promise<Answer> {
     if (res.status === 101) return res;
-    if (invalidates(method, res.status)) {
-      this.invalidate(ex, fieldsOf(res));
-    }
     setField(res, "cache-status", forwardStatus({ fwd: "bypass", status: res.status }));
-    return res;
+    if (!invalidates(method, res.status)) return res;
+    const removed = this.invalidate(ex, fieldsOf(res));
+    // The files go before the answer: the client's next request may reach another instance.
+    return removed.length === 0 ? res : Promise.all(removed).then(() => res, () => res);
   }
 
-  /** Removes the stored entries of the request's URL and of its Location / Content-Location. */
-  private invalidate(ex: Exchange, headers: RequestFields): void {
+  /**
+   * Removes the stored entries of the request's URL and of its Location / Content-Location;
+   * the removals of their files in the disk tier, if any.
+   */
+  private invalidate(ex: Exchange, headers: RequestFields): Promise<number>[] {
     const store = this.cache.store;
     const disk = this.cache.disk;
+    const removed: Promise<number>[] = [];
     const host = keyHost(ex.authority, ex.secure);
     const own = this.key(ex);
     store.removeKey(own);
-    void disk?.removeKey(own);
+    if (disk !== null) removed.push(disk.removeKey(own));
     const base = (ex.secure ? "https://" : "http://") + host + ex.path + ex.query;
     for (const name of ["location", "content-location"]) {
       const v = headers.get(name);
@@ -372,8 +381,9 @@ export class CachedHandler implements Handler {
       const query = this.cfg.ignore_query || q < 0 ? "" : target.slice(q);
       const k = cacheKey(ex.secure, host, path, query);
       store.removeKey(k);
-      void disk?.removeKey(k);
+      if (disk !== null) removed.push(disk.removeKey(k));
     }
+    return removed;
   }
 
   /** Forwarded without storing (a HEAD or Range miss). */

@@ -1,0 +1,96 @@
+/**
+ * A counter shared by every process of the host on one disk tier (`PATH/v1/epoch`, a 4 KiB
+ * file mapped into each process's memory over FFI): every write, replacement or removal of an
+ * entry file adds one, after the rename or removal. A process that checked a file (or a memory
+ * copy of an entry against its file) at one value need not check it again while the value is
+ * the same: a hit then costs no system call at all. Linux with `--allow-ffi` only; elsewhere
+ * there is none (`open` gives null) and every use is checked. Not a lock and not a clock:
+ * readers only compare it for equality.
+ *
+ * The file is never truncated (a mapped page past a file's end would fault): it is made 4 KiB
+ * once and only the first 4 bytes are used.
+ *
+ * @module
+ */
+
+const EPOCH_BYTES = 4096;
+const O_RDWR = 2;
+const O_CREAT = 0o100;
+const O_CLOEXEC = 0o2000000;
+const PROT_READ = 1;
+const PROT_WRITE = 2;
+const MAP_SHARED = 1;
+
+type Libc = {
+  open(path: Uint8Array, flags: number, mode: number): number;
+  ftruncate(fd: number, length: number | bigint): number;
+  mmap(
+    addr: Deno.PointerValue,
+    length: number | bigint,
+    prot: number,
+    flags: number,
+    fd: number,
+    offset: number | bigint,
+  ): Deno.PointerValue;
+  close(fd: number): number;
+};
+
+let libc: Libc | null | undefined;
+
+function calls(): Libc | null {
+  if (libc !== undefined) return libc;
+  libc = null;
+  try {
+    if (Deno.build.os !== "linux") return null;
+    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
+    libc = Deno.dlopen("libc.so.6", {
+      open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
+      ftruncate: { parameters: ["i32", "i64"], result: "i32" },
+      mmap: {
+        parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"],
+        result: "pointer",
+      },
+      close: { parameters: ["i32"], result: "i32" },
+    }).symbols as unknown as Libc;
+  } catch {
+    libc = null;
+  }
+  return libc;
+}
+
+/** The shared counter of one disk tier (see the module comment). */
+export class SharedEpoch {
+  private constructor(private readonly cell: Int32Array) {}
+
+  /** The counter of the directory `dir` (created when missing); null where it cannot be had. */
+  static open(dir: string): SharedEpoch | null {
+    const c = calls();
+    if (c === null) return null;
+    const fd = c.open(
+      new TextEncoder().encode(`${dir}/epoch\0`),
+      O_RDWR | O_CREAT | O_CLOEXEC,
+      0o600,
+    );
+    if (fd < 0) return null;
+    try {
+      // Growing to 4 KiB (a no-op once it is): never shorter, so the mapping never faults.
+      if (c.ftruncate(fd, EPOCH_BYTES) !== 0) return null;
+      const p = c.mmap(null, EPOCH_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      // MAP_FAILED is (void *) -1.
+      if (p === null || Deno.UnsafePointer.value(p) === 0xffffffffffffffffn) return null;
+      return new SharedEpoch(new Int32Array(Deno.UnsafePointerView.getArrayBuffer(p, 4)));
+    } finally {
+      c.close(fd);
+    }
+  }
+
+  /** The counter now. */
+  get value(): number {
+    return Atomics.load(this.cell, 0);
+  }
+
+  /** Adds one (after a file was written, replaced or removed). */
+  bump(): void {
+    Atomics.add(this.cell, 0, 1);
+  }
+}
