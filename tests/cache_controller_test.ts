@@ -30,6 +30,19 @@ Deno.test({
     await using member = startMember("m", async (req) => {
       const path = new URL(req.url).pathname;
       if (req.method === "POST") return new Response("changed");
+      if (path === "/s") {
+        // Stale after a second; revalidated with its ETag.
+        const conditional = req.headers.get("if-none-match") === '"s1"';
+        counts.set(
+          conditional ? "/s 304" : "/s",
+          (counts.get(conditional ? "/s 304" : "/s") ?? 0) + 1,
+        );
+        const headers = { "cache-control": "max-age=1", etag: '"s1"' };
+        if (conditional) await sleep(300);
+        return conditional
+          ? new Response(null, { status: 304, headers })
+          : new Response("/s body", { headers });
+      }
       const n = (counts.get(path) ?? 0) + 1;
       counts.set(path, n);
       if (path === "/k" && holdK) {
@@ -154,6 +167,27 @@ autoscaling: off
           const old = st.filter((a) => a.body !== "/one #2").length;
           assert.equal(old, 0, `${old} answers were the invalidated /one`);
           assert.equal(counts.get("/one"), 2);
+        },
+      );
+
+      await t.step(
+        "a stale URL under 3 instances: one conditional request to the member",
+        async () => {
+          await storm("/s", 30, 90);
+          assert.equal(counts.get("/s"), 1);
+          await waitUntil(async () => {
+            await using c = await RawConn.open(port);
+            await c.write(
+              "GET /s HTTP/1.1\r\nhost: a.test\r\ncache-control: only-if-cached\r\n\r\n",
+            );
+            const r = await c.response(2_000);
+            // Stale: only-if-cached gets 504 (RFC 9111 5.2.1.7) without asking the member.
+            return r?.status === 504 ? true : undefined;
+          }, { what: "/s stale", timeoutMs: 5_000, intervalMs: 100 });
+          const st = await storm("/s", 30, 300);
+          assert.ok(st.every((a) => a.status === 200 && a.body === "/s body"));
+          assert.equal(counts.get("/s"), 1);
+          assert.equal(counts.get("/s 304"), 1);
         },
       );
 

@@ -167,3 +167,26 @@ for (const fileCalls of ["libc", "deno"] as const) {
     }
   });
 }
+
+Deno.test("DiskStore.holds: a memory copy holds until another store removes or replaces its file", async () => {
+  await using t = await tier();
+  const other = new DiskStore({ root: t.root, maxBytes: 1 << 20 });
+  try {
+    const e = entryForTest({ size: 100, t: 1_000 });
+    await t.d.write("https://a.test/h", e);
+    const now = Date.now();
+    assert.equal(t.d.holds("https://a.test/h", none, e, now), true);
+    // Unchanged epoch: not checked again (the file could go only with a bump).
+    assert.equal(t.d.holds("https://a.test/h", none, e, now), true);
+    await other.removeKey("https://a.test/h");
+    assert.equal(t.d.holds("https://a.test/h", none, e, now), false);
+    const older = entryForTest({ size: 100, t: 500 });
+    await other.write("https://a.test/h", older);
+    assert.equal(t.d.holds("https://a.test/h", none, e, now), true);
+    await other.write("https://a.test/h", entryForTest({ size: 100, t: 2_000 }));
+    assert.equal(t.d.holds("https://a.test/h", none, e, now), false);
+  } finally {
+    other.close();
+    t.d.close();
+  }
+});

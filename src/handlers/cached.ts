@@ -496,6 +496,15 @@ export class CachedHandler implements Handler {
       if (collapsed !== null) return collapsed;
       lead = collapser.lead(key);
     }
+    if (lead && this.cache.disk !== null) {
+      // One revalidation per key per host, as fills: the fill lock, or the answer another
+      // process revalidated (or fetched) meanwhile.
+      const filled = await this.hostFill(ex, key, fwd);
+      if (filled !== null) {
+        this.done(key);
+        return filled;
+      }
+    }
     const requestTime = clock.now();
     let res: Answer;
     try {
