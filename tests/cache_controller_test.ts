@@ -83,7 +83,7 @@ probe_interval: 100ms
 evaluation_interval: 1s
 drain_timeout: 1s
 kill_grace: 500ms
-start_timeout: 20s
+start_timeout: 60s
 autoscaling: off
 `,
     );
@@ -97,7 +97,7 @@ autoscaling: off
         } catch {
           return undefined;
         }
-      }, { what: "3 active instances", timeoutMs: 20_000, intervalMs: 50 });
+      }, { what: "3 active instances", timeoutMs: 60_000, intervalMs: 50 });
 
     /** `n` requests for `path` over `conns` new keep-alive connections; every answer. */
     const storm = async (path: string, conns: number, n: number, to = port) => {
