@@ -113,7 +113,7 @@ autoscaling: off
       return answers;
     };
 
-    let ctl = new ControllerProcess(ctlFile);
+    const ctl = new ControllerProcess(ctlFile);
     try {
       await active();
 
