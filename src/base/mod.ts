@@ -1,8 +1,8 @@
 /**
  * What every room may use: the clock (`clock.ts`), the random source (`random.ts`), a lock,
  * plain-text answers (`plain.ts`), atomic file writes, the hop-by-hop field names, the one
- * restart-backoff policy that application workers and the controller's instances share, and
- * SIGUSR1 without Deno's debugger. It imports no other room.
+ * restart-backoff policy that application workers and the controller's instances share, glibc's
+ * calls that Deno does not expose (`libc.ts`), and SIGUSR1 without Deno's debugger. It imports no other room.
  *
  * @module
  */
@@ -10,6 +10,7 @@
 export { ensureDir, writeFileAtomic } from "./atomic_file.ts";
 export { type Clock, systemClock } from "./clock.ts";
 export { HOP_BY_HOP } from "./hop_by_hop.ts";
+export { openLibc } from "./libc.ts";
 export { Lock } from "./lock.ts";
 export { plain, sizeOf } from "./plain.ts";
 export type { Random } from "./random.ts";

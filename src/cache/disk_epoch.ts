@@ -13,6 +13,8 @@
  * @module
  */
 
+import { openLibc } from "../base/mod.ts";
+
 const EPOCH_BYTES = 4096;
 const O_RDWR = 2;
 const O_CREAT = 0o100;
@@ -40,21 +42,12 @@ let libc: Libc | null | undefined;
 function calls(): Libc | null {
   if (libc !== undefined) return libc;
   libc = null;
-  try {
-    if (Deno.build.os !== "linux") return null;
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    libc = Deno.dlopen("libc.so.6", {
-      open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
-      ftruncate: { parameters: ["i32", "i64"], result: "i32" },
-      mmap: {
-        parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"],
-        result: "pointer",
-      },
-      close: { parameters: ["i32"], result: "i32" },
-    }).symbols as unknown as Libc;
-  } catch {
-    libc = null;
-  }
+  libc = openLibc({
+    open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
+    ftruncate: { parameters: ["i32", "i64"], result: "i32" },
+    mmap: { parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"], result: "pointer" },
+    close: { parameters: ["i32"], result: "i32" },
+  }) as unknown as Libc | null;
   return libc;
 }
 

@@ -10,6 +10,8 @@
  *
  * @module
  */
+
+import { openLibc } from "../base/mod.ts";
 import type { Bytes } from "./entry.ts";
 
 /** How files are opened, checked, read and closed (libc over FFI, or `Deno.FsFile`). */
@@ -46,19 +48,13 @@ type Libc = {
 
 /** libc's calls, or null where they cannot be had (not Linux, no `--allow-ffi`). */
 function libcCalls(): FileCalls | null {
-  let c: Libc;
-  try {
-    if (Deno.build.os !== "linux") return null;
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    c = Deno.dlopen("libc.so.6", {
-      open: { parameters: ["buffer", "i32"], result: "i32" },
-      statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
-      pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
-      close: { parameters: ["i32"], result: "i32" },
-    }).symbols as unknown as Libc;
-  } catch {
-    return null;
-  }
+  const c = openLibc({
+    open: { parameters: ["buffer", "i32"], result: "i32" },
+    statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
+    pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
+    close: { parameters: ["i32"], result: "i32" },
+  }) as unknown as Libc | null;
+  if (c === null) return null;
   const enc = new TextEncoder();
   let pathBuf = new Uint8Array(1024);
   const empty = new Uint8Array(1);

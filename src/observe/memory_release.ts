@@ -10,6 +10,8 @@
  *
  * Each part is optional: without it the other still runs, and `describe()` says what is there.
  */
+
+import { openLibc } from "../base/mod.ts";
 import v8 from "node:v8";
 import vm from "node:vm";
 
@@ -40,19 +42,12 @@ function exposeGc(): GcFunction | null {
 
 /** glibc's `malloc_trim`, or null without the FFI permission or on another C library. */
 function openMallocTrim(): (() => void) | null {
-  try {
-    if (Deno.build.os !== "linux") return null;
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    const lib = Deno.dlopen("libc.so.6", {
-      malloc_trim: { parameters: ["usize"], result: "i32" },
-    });
-    const trim = lib.symbols.malloc_trim;
-    return () => {
-      trim(0n);
-    };
-  } catch {
-    return null;
-  }
+  const lib = openLibc({ malloc_trim: { parameters: ["usize"], result: "i32" } });
+  if (lib === null) return null;
+  const trim = lib.malloc_trim;
+  return () => {
+    trim(0n);
+  };
 }
 
 class ProcessReleaser implements MemoryReleaser {

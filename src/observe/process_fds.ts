@@ -5,6 +5,8 @@
  * `getrlimit(RLIMIT_NOFILE)`. Null on another system or without `--allow-ffi`.
  */
 
+import { openLibc } from "../base/mod.ts";
+
 const RLIMIT_NOFILE = 7;
 /** `struct dirent`'s `d_name` in glibc and musl on 64-bit Linux. */
 const D_NAME = 19;
@@ -19,40 +21,35 @@ export interface FdCounter {
 
 /** The counter, or null where it cannot work. */
 export function fdCounter(): FdCounter | null {
-  try {
-    if (Deno.build.os !== "linux") return null;
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    const lib = Deno.dlopen("libc.so.6", {
-      opendir: { parameters: ["buffer"], result: "pointer" },
-      readdir: { parameters: ["pointer"], result: "pointer" },
-      closedir: { parameters: ["pointer"], result: "i32" },
-      getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
-    }).symbols;
-    const path = new TextEncoder().encode("/proc/self/fd\0");
-    const limit = new BigUint64Array(2);
-    const limitBytes = new Uint8Array(limit.buffer);
-    return {
-      open() {
-        const dir = lib.opendir(path);
-        if (dir === null) return 0;
-        let n = 0;
-        for (let e = lib.readdir(dir); e !== null; e = lib.readdir(dir)) {
-          const v = new Deno.UnsafePointerView(e);
-          // Skip "." and "..".
-          if (v.getUint8(D_NAME) === 0x2e) {
-            const c = v.getUint8(D_NAME + 1);
-            if (c === 0 || (c === 0x2e && v.getUint8(D_NAME + 2) === 0)) continue;
-          }
-          n++;
+  const lib = openLibc({
+    opendir: { parameters: ["buffer"], result: "pointer" },
+    readdir: { parameters: ["pointer"], result: "pointer" },
+    closedir: { parameters: ["pointer"], result: "i32" },
+    getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
+  });
+  if (lib === null) return null;
+  const path = new TextEncoder().encode("/proc/self/fd\0");
+  const limit = new BigUint64Array(2);
+  const limitBytes = new Uint8Array(limit.buffer);
+  return {
+    open() {
+      const dir = lib.opendir(path);
+      if (dir === null) return 0;
+      let n = 0;
+      for (let e = lib.readdir(dir); e !== null; e = lib.readdir(dir)) {
+        const v = new Deno.UnsafePointerView(e);
+        // Skip "." and "..".
+        if (v.getUint8(D_NAME) === 0x2e) {
+          const c = v.getUint8(D_NAME + 1);
+          if (c === 0 || (c === 0x2e && v.getUint8(D_NAME + 2) === 0)) continue;
         }
-        lib.closedir(dir);
-        return n - 1; // the directory's own descriptor
-      },
-      max() {
-        return lib.getrlimit(RLIMIT_NOFILE, limitBytes) === 0 ? Number(limit[0]) : 0;
-      },
-    };
-  } catch {
-    return null;
-  }
+        n++;
+      }
+      lib.closedir(dir);
+      return n - 1; // the directory's own descriptor
+    },
+    max() {
+      return lib.getrlimit(RLIMIT_NOFILE, limitBytes) === 0 ? Number(limit[0]) : 0;
+    },
+  };
 }

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { openLibc } from "../base/mod.ts";
+
 import type { Config } from "../config/mod.ts";
 import { hostSupport } from "./tls_direct.ts";
 
@@ -29,17 +31,10 @@ let libc: Libc | null | undefined;
 function open(): Libc | null {
   if (libc !== undefined) return libc;
   libc = null;
-  try {
-    if (Deno.build.os !== "linux") return null;
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    const lib = Deno.dlopen("libc.so.6", {
-      getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
-      setrlimit: { parameters: ["i32", "buffer"], result: "i32" },
-    });
-    libc = lib.symbols as unknown as Libc;
-  } catch {
-    libc = null;
-  }
+  libc = openLibc({
+    getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
+    setrlimit: { parameters: ["i32", "buffer"], result: "i32" },
+  }) as unknown as Libc | null;
   return libc;
 }
 

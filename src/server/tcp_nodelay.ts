@@ -15,6 +15,8 @@
  * @module
  */
 
+import { openLibc } from "../base/mod.ts";
+
 import { log } from "../observe/mod.ts";
 
 const IPPROTO_TCP = 6;
@@ -41,21 +43,14 @@ let warned = false;
 function open(): Libc | null {
   if (libc !== undefined) return libc;
   libc = null;
-  try {
-    if (Deno.build.os !== "linux") return null;
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    const lib = Deno.dlopen("libc.so.6", {
-      opendir: { parameters: ["buffer"], result: "pointer" },
-      readdir: { parameters: ["pointer"], result: "pointer" },
-      closedir: { parameters: ["pointer"], result: "i32" },
-      getsockname: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
-      getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
-      setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
-    });
-    libc = lib.symbols as unknown as Libc;
-  } catch {
-    libc = null;
-  }
+  libc = openLibc({
+    opendir: { parameters: ["buffer"], result: "pointer" },
+    readdir: { parameters: ["pointer"], result: "pointer" },
+    closedir: { parameters: ["pointer"], result: "i32" },
+    getsockname: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
+    getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
+    setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
+  }) as unknown as Libc | null;
   return libc;
 }
 
