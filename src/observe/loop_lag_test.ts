@@ -35,35 +35,48 @@ Deno.test("LoopLagMonitor sees a blocked event loop", async () => {
   }
 });
 
-Deno.test("LoopLagMonitor samples once per idleInterval while its activity stands still", async () => {
-  let requests = 0;
-  let ticks = 0;
-  const m = new LoopLagMonitor({
+/** A started 5 ms monitor whose activity is a request count the test moves; it counts its samples. */
+function activityProbe(idleInterval: number, idleAfter: number) {
+  const p = {
+    requests: 0,
+    ticks: 0,
+    monitor: null as unknown as LoopLagMonitor,
+    /** `n` requests, `gapMs` apart. */
+    async move(n: number, gapMs: number): Promise<void> {
+      for (let i = 0; i < n; i++) {
+        p.requests++;
+        await new Promise((r) => setTimeout(r, gapMs));
+      }
+    },
+  };
+  p.monitor = new LoopLagMonitor({
     interval: 5,
     size: 50,
     activity: () => {
-      ticks++;
-      return requests;
+      p.ticks++;
+      return p.requests;
     },
-    idleInterval: 200,
-    idleAfter: 20,
+    idleInterval,
+    idleAfter,
   });
-  m.start();
+  p.monitor.start();
+  return p;
+}
+
+Deno.test("LoopLagMonitor samples once per idleInterval while its activity stands still", async () => {
+  const p = activityProbe(200, 20);
   try {
     // Activity moves: a sample every 5 ms.
-    for (let i = 0; i < 6; i++) {
-      requests++;
-      await new Promise((r) => setTimeout(r, 6));
-    }
-    const busy = ticks;
+    await p.move(6, 6);
+    const busy = p.ticks;
     assert.ok(busy >= 4, `${busy} samples in 36 ms of activity`);
     // Still for 20 ms, then one sample per 200 ms: at most a few in the next 150 ms.
     await new Promise((r) => setTimeout(r, 40));
-    const before = ticks;
+    const before = p.ticks;
     await new Promise((r) => setTimeout(r, 150));
-    assert.ok(ticks - before <= 1, `${ticks - before} samples in 150 ms idle`);
+    assert.ok(p.ticks - before <= 1, `${p.ticks - before} samples in 150 ms idle`);
   } finally {
-    m.stop();
+    p.monitor.stop();
   }
 });
 
@@ -77,27 +90,15 @@ Deno.test("LagWindow recordTimes counts one sample as many, at most the window",
 });
 
 Deno.test("LoopLagMonitor samples once per request gap while requests come slower than its interval", async () => {
-  let requests = 0;
-  let ticks = 0;
-  const m = new LoopLagMonitor({
-    interval: 5,
-    size: 50,
-    activity: () => {
-      ticks++;
-      return requests;
-    },
-    idleInterval: 1000,
-    idleAfter: 1000,
-  });
-  m.start();
+  const p = activityProbe(1000, 1000);
   try {
     // A request every 60 ms for 360 ms: about one sample per request, not one per 5 ms (72).
-    for (let i = 0; i < 6; i++) {
-      requests++;
-      await new Promise((r) => setTimeout(r, 60));
-    }
-    assert.ok(ticks >= 3 && ticks <= 24, `${ticks} samples in 360 ms at one request per 60 ms`);
+    await p.move(6, 60);
+    assert.ok(
+      p.ticks >= 3 && p.ticks <= 24,
+      `${p.ticks} samples in 360 ms at one request per 60 ms`,
+    );
   } finally {
-    m.stop();
+    p.monitor.stop();
   }
 });
