@@ -251,3 +251,68 @@ Deno.test("a client that never finishes its head is cut off at header_read_timeo
   assert.ok(ms >= 250 && ms < 4_000, `cut off after ${ms} ms`);
   assert.equal(member.conns.length, 0);
 });
+
+/**
+ * A member on a raw socket answering every request with `size` bytes, keep-alive; it counts the
+ * connections it accepted and the answers it finished writing.
+ */
+class CountingMember implements AsyncDisposable {
+  readonly listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  readonly conns: Deno.Conn[] = [];
+  written = 0;
+  readonly #done: Promise<void>;
+  constructor(size: number) {
+    const answer = new Uint8Array(size + 64);
+    const head = bytesOf(`HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\n\r\n`);
+    answer.set(head);
+    const bytes = answer.subarray(0, head.length + size);
+    this.#done = this.#accept(bytes);
+  }
+  get address(): string {
+    return `127.0.0.1:${(this.listener.addr as Deno.NetAddr).port}`;
+  }
+  async #accept(answer: Uint8Array): Promise<void> {
+    for await (const conn of this.listener) {
+      this.conns.push(conn);
+      this.#serve(conn, answer);
+    }
+  }
+  async #serve(conn: Deno.Conn, answer: Uint8Array): Promise<void> {
+    const buf = new Uint8Array(4096);
+    try {
+      for (let head = "";;) {
+        const n = await conn.read(buf);
+        if (n === null) return;
+        head += latin1(buf.subarray(0, n));
+        if (!head.includes("\r\n\r\n")) continue;
+        head = "";
+        for (let off = 0; off < answer.length;) off += await conn.write(answer.subarray(off));
+        this.written++;
+      }
+    } catch { /* closed */ }
+  }
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.listener.close();
+    for (const c of this.conns) closeQuietly(c);
+    await this.#done.catch(() => {});
+  }
+}
+
+// A client that leaves while at most DRAIN_BYTES (1 MiB) of the member's answer is still to come:
+// scalwsd reads the rest and keeps the member connection, so the next requests reuse it.
+Deno.test("a client that leaves mid-download with under 1 MiB to come keeps the member connection", async () => {
+  await using member = new CountingMember(600_000);
+  await using s = await startScalwsd(scalwsYaml({
+    upstreams: { p: { members: members(member.address) } },
+    apps: [app(proxy("p"))],
+  }));
+  const port = Number(new URL(s.url).port);
+  for (let i = 1; i <= 3; i++) {
+    const conn = await stall(port, bytesOf("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"));
+    assert.match(await readResponseHead(conn, 2000), /^HTTP\/1\.1 200 /);
+    closeQuietly(conn);
+    await waitUntil(() => member.written === i, { what: `answer ${i} written`, timeoutMs: 3000 });
+    await sleep(100); // the rest of the answer is in loopback buffers: scalwsd reads it at once
+  }
+  assert.equal(member.conns.length, 1, "one member connection for three cut downloads");
+});
