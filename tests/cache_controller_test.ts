@@ -3,15 +3,32 @@
  * sharing one disk tier, started once. 300 requests for one cacheable URL over 30 new
  * connections cost the member one request; an instance killed while it holds a fill is taken
  * over by the others within the route's `response_timeout`; a URL invalidated through one
- * instance is served by none from its memory afterwards (one refill for the host); once the
- * controller and its instances are gone, a new server on the same path answers 300 more from
- * the files they left, none from the member.
+ * instance is served by none from its memory afterwards (one refill for the host); a purge
+ * through `scalwsd ctl --controller-socket` (the control socket's fan-out) removes the file too;
+ * the controller restarted, its new instances answer 300 more from the files the old ones left,
+ * none from the member.
  */
 import assert from "node:assert/strict";
-import { scalwsYaml, sleep, startMember, startScalwsd, waitUntil } from "./_support/mod.ts";
-import { ControllerProcess, freeRange, type StatusJson, unixFetch } from "./_support/controller.ts";
+import { scalwsYaml, sleep, startMember, waitUntil } from "./_support/mod.ts";
+import {
+  ControllerProcess,
+  freeRange,
+  MAIN,
+  RUN_FLAGS,
+  type StatusJson,
+  unixFetch,
+} from "./_support/controller.ts";
 import { RawConn } from "./_support/raw_conn.ts";
 import { nameOf } from "../src/cache/disk_format.ts";
+
+const exists = (p: string) => {
+  try {
+    Deno.statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** Response timeout of the cached route: a dead holder's fill is taken over after it. */
 const TIMEOUT = 1_000;
@@ -54,7 +71,7 @@ Deno.test({
     const port = freeRange(1);
     const metricsBase = freeRange(4);
     const config = `${dir}/scalws.yaml`;
-    const yaml = (mode: "reuseport" | "shared", address: string) =>
+    const yaml = (mode: "reuseport", address: string) =>
       scalwsYaml({
         server: {
           listener_mode: mode,
@@ -113,7 +130,7 @@ autoscaling: off
       return answers;
     };
 
-    const ctl = new ControllerProcess(ctlFile);
+    let ctl = new ControllerProcess(ctlFile);
     try {
       await active();
 
@@ -191,14 +208,39 @@ autoscaling: off
         },
       );
 
+      const oneFile = `${dir}/cache/v1/${nameOf("http://a.test/one").slice(0, 2)}/${
+        nameOf("http://a.test/one")
+      }`;
       await t.step(
-        "the controller and its instances gone: a new server answers from their files",
+        "a purge through the control socket's fan-out (ctl): memory and disk, one refill",
+        async () => {
+          await storm("/one", 30, 90); // every instance holds /one in memory
+          assert.ok(exists(oneFile), "the file of /one before the purge");
+          const out = await new Deno.Command(Deno.execPath(), {
+            args: [...RUN_FLAGS, MAIN, "ctl", "--controller-socket", socket, "cache", "purge"]
+              .concat(["http://a.test/one"]),
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+          assert.equal(out.code, 0, text);
+          assert.match(text, /^purged [1-9]\d* entr(y|ies) on every instance$/m);
+          assert.equal(exists(oneFile), false, "the file of /one after the purge");
+          const st = await storm("/one", 30, 300);
+          assert.ok(st.every((a) => a.status === 200 && a.body === "/one #3"));
+          assert.equal(counts.get("/one"), 3);
+        },
+      );
+
+      await t.step(
+        "the controller restarted: its instances answer from the files the old ones left",
         async () => {
           await ctl.stopAll(socket, dir, 5_000);
-          await using s = await startScalwsd(yaml("shared", "127.0.0.1:0"));
-          const st = await storm("/one", 30, 300, Number(new URL(s.url).port));
-          assert.ok(st.every((a) => a.status === 200 && a.body === "/one #2"));
-          assert.equal(counts.get("/one"), 2);
+          ctl = new ControllerProcess(ctlFile);
+          await active();
+          const st = await storm("/one", 30, 300);
+          assert.ok(st.every((a) => a.status === 200 && a.body === "/one #3"));
+          assert.equal(counts.get("/one"), 3);
         },
       );
     } finally {
