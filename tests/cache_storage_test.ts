@@ -191,3 +191,45 @@ Deno.test("cache.targeted_field names another targeted field; CDN-Cache-Control 
   assert.equal(hit.headers.get("cache-status"), "scalwsd; hit; ttl=30");
   assert.equal(m.count, 1);
 });
+
+Deno.test("heuristic freshness: 10% since Last-Modified, at most server.cache.heuristic_max (1d by default), off with 0s", async () => {
+  const old = new Date(Date.now() - 100 * 86_400_000).toUTCString(); // 10%: 10 days
+  const recent = new Date(Date.now() - 200_000).toUTCString(); // 10%: 20 s
+  await using m = scriptedMember((req) => {
+    const path = new URL(req.url).pathname;
+    const status = path.startsWith("/gone") ? 410 : path.startsWith("/error") ? 500 : 200;
+    return {
+      body: path,
+      status,
+      headers: { "last-modified": path.endsWith("-new") ? recent : old },
+    };
+  });
+  const ttlOf = async (s: { url: string }, path: string) => {
+    const first = await get(s.url + path, { host: "a.test" });
+    const again = await get(s.url + path, { host: "a.test" });
+    const stored = /; hit; ttl=(\d+)$/.exec(again.headers.get("cache-status") ?? "");
+    return first.headers.get("cache-status")?.includes("stored") && stored !== null
+      ? Number(stored[1])
+      : "not stored";
+  };
+  {
+    await using s = await startScalwsd(cachedApp(m));
+    assert.equal(await ttlOf(s, "/a"), 86_400);
+    assert.equal(await ttlOf(s, "/gone"), 86_400); // 410: heuristically cacheable
+    assert.ok([19, 20].includes(await ttlOf(s, "/a-new") as number));
+    assert.equal(await ttlOf(s, "/error"), "not stored"); // 500: explicit freshness only
+  }
+  {
+    await using s = await startScalwsd(
+      cachedApp(m, {}, { server: { cache: { heuristic_max: "5s" } } }),
+    );
+    assert.equal(await ttlOf(s, "/a"), 5);
+  }
+  {
+    await using s = await startScalwsd(
+      cachedApp(m, {}, { server: { cache: { heuristic_max: "0s" } } }),
+    );
+    assert.equal(await ttlOf(s, "/a"), "not stored");
+    assert.equal(await ttlOf(s, "/gone"), "not stored");
+  }
+});
