@@ -103,6 +103,8 @@ export class DiskStore {
   /** Bytes and files this process wrote since `usage` was measured. */
   private addedBytes = 0;
   private addedEntries = 0;
+  /** Files this process wrote while a trim listed the directory (path, size); null otherwise. */
+  private writtenInTrim: Map<string, number> | null = null;
   private timer: ReturnType<typeof setInterval> | undefined;
   private checking: Promise<void> | null = null;
   /** This process has measured the directory since it started. */
@@ -347,6 +349,7 @@ export class DiskStore {
     this.epoch?.bump();
     this.addedBytes += bytes.length;
     this.addedEntries++;
+    this.writtenInTrim?.set(path, bytes.length);
   }
 
   private failed(what: string, target: string, err: unknown): void {
@@ -546,6 +549,7 @@ export class DiskStore {
       return false;
     }
     if (lock === null) return false;
+    this.writtenInTrim = new Map();
     try {
       const files: { path: string; size: number; mtime: number }[] = [];
       let bytes = 0;
@@ -585,12 +589,21 @@ export class DiskStore {
       const usage: Usage = { bytes, entries, at: Date.now() };
       this.measured = true;
       this.usage = usage;
+      // Written while the directory was listed, too late to be seen: still counted.
+      const listed = new Set(files.map((f) => f.path));
       this.addedBytes = 0;
       this.addedEntries = 0;
+      for (const [path, size] of this.writtenInTrim) {
+        if (listed.has(path)) continue;
+        this.addedBytes += size;
+        this.addedEntries++;
+      }
+      this.writtenInTrim = null;
       const tmp = `${this.dir}/tmp/usage-${Deno.pid}-${++this.seq}`;
       await Deno.writeTextFile(tmp, JSON.stringify(usage));
       await Deno.rename(tmp, `${this.dir}/usage.json`);
     } finally {
+      this.writtenInTrim = null;
       lock.release();
     }
     return true;

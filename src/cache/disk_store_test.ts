@@ -190,3 +190,23 @@ Deno.test("DiskStore.holds: a memory copy holds until another store removes or r
     t.d.close();
   }
 });
+
+Deno.test("DiskStore: answers written while a trim lists the directory stay counted after it", async () => {
+  await using t = await tier(1 << 30);
+  for (let i = 0; i < 200; i++) await t.d.write(`https://a.test/old/${i}`, entryForTest());
+  // Writes that end while the trim runs: whether its listing saw them or not, they count.
+  const trim = t.d.trim();
+  await Promise.all(
+    Array.from({ length: 20 }, (_, i) => t.d.write(`https://a.test/new/${i}`, entryForTest())),
+  );
+  assert.equal(await trim, true);
+  let onDisk = 0;
+  for (const shard of Deno.readDirSync(`${t.root}/v1`)) {
+    if (!/^[0-9a-f]{2}$/.test(shard.name)) continue;
+    for (const f of Deno.readDirSync(`${t.root}/v1/${shard.name}`)) {
+      onDisk += Deno.statSync(`${t.root}/v1/${shard.name}/${f.name}`).size;
+    }
+  }
+  assert.equal(t.d.bytes, onDisk);
+  assert.equal(t.d.entries, 220);
+});

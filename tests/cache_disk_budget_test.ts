@@ -1,0 +1,78 @@
+/**
+ * The disk tier's byte budget end to end (issue 26, item 1): `server.cache.disk_max_size` holds
+ * the files under `server.cache.path` within it, least recently used going first, and the
+ * eviction is done by one process of the host at a time: while another holds the directory's
+ * `evict.lock`, this one removes nothing; once it is released the next write trims.
+ */
+import assert from "node:assert/strict";
+import { adminFetch, get, scriptedMember, startScalwsd, tempDir } from "./_support/mod.ts";
+import { cachedApp } from "./_support/cache.ts";
+
+const h = { host: "a.test" };
+const BUDGET = 100 * 1024;
+
+/** Bytes of the answers' files (the shard directories `XX/`), and how many. */
+function onDisk(root: string): { bytes: number; files: number } {
+  let bytes = 0;
+  let files = 0;
+  for (const shard of Deno.readDirSync(`${root}/v1`)) {
+    if (!shard.isDirectory || !/^[0-9a-f]{2}$/.test(shard.name)) continue;
+    for (const f of Deno.readDirSync(`${root}/v1/${shard.name}`)) {
+      bytes += Deno.statSync(`${root}/v1/${shard.name}/${f.name}`).size;
+      files++;
+    }
+  }
+  return { bytes, files };
+}
+
+/** Waits for `ok`: at most 8 s, past the store's periodic check (every 5 s). */
+async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
+  const end = Date.now() + 8_000;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+Deno.test("disk tier: disk_max_size holds, least recently used first, one evicting process at a time", async () => {
+  await using m = scriptedMember(() => ({
+    body: "z".repeat(20_000),
+    headers: { "cache-control": "max-age=600" },
+  }));
+  await using dir = await tempDir();
+  const root = `${dir.path}/cache`;
+  await using s = await startScalwsd(cachedApp(m, { max_object_size: "64KiB" }, {
+    // A memory tier too small for the answers: what is served again comes from the disk.
+    server: { cache: { path: root, max_size: "8KiB", disk_max_size: "100KiB" } },
+  }));
+  for (let i = 0; i < 30; i++) assert.equal((await get(`${s.url}/f${i}`, h)).status, 200);
+  // The files, and the metric once the trim that removed them has counted what is left.
+  const diskBytes = async () => {
+    const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
+    return Number(/^scalws_cache_disk_bytes (\d+)$/m.exec(text)?.[1]);
+  };
+  await until("the budget held", async () => {
+    const bytes = await diskBytes();
+    return onDisk(root).bytes <= BUDGET && bytes > 0 && bytes <= BUDGET;
+  });
+  const kept = onDisk(root);
+  assert.ok(kept.files >= 3, `${kept.files} files kept`);
+  // The last one written is still there, the first one went.
+  const before = m.count;
+  assert.match((await get(`${s.url}/f29`, h)).headers.get("cache-status")!, /; hit/);
+  assert.equal(m.count, before);
+  assert.match((await get(`${s.url}/f0`, h)).headers.get("cache-status")!, /stored/);
+  assert.equal(m.count, before + 1);
+
+  // Another process of the host is evicting (a fresh evict.lock): this one leaves the files.
+  const lock = `${root}/v1/evict.lock`;
+  Deno.writeTextFileSync(lock, `1 ${Date.now()} other`);
+  for (let i = 30; i < 40; i++) assert.equal((await get(`${s.url}/f${i}`, h)).status, 200);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok(onDisk(root).bytes > BUDGET, "trimmed while another process held evict.lock");
+  assert.equal(Deno.readTextFileSync(lock).split(" ")[2], "other");
+  // Released: the next write trims again.
+  Deno.removeSync(lock);
+  await get(`${s.url}/f40`, h);
+  await until("the budget held again", () => onDisk(root).bytes <= BUDGET);
+});
