@@ -2,7 +2,9 @@
  * The disk tier's byte budget end to end (issue 26, item 1): `server.cache.disk_max_size` holds
  * the files under `server.cache.path` within it, least recently used going first, and the
  * eviction is done by one process of the host at a time: while another holds the directory's
- * `evict.lock`, this one removes nothing; once it is released the next write trims.
+ * `evict.lock`, this one removes nothing; once it is released the next write trims. And a disk
+ * that is really full (a small tmpfs, where the test may mount one): answers are served whole
+ * and not stored, `scalws_cache_store_errors_total` counts them, one warning, no leftovers.
  */
 import assert from "node:assert/strict";
 import { adminFetch, get, scriptedMember, startScalwsd, tempDir } from "./_support/mod.ts";
@@ -75,4 +77,53 @@ Deno.test("disk tier: disk_max_size holds, least recently used first, one evicti
   Deno.removeSync(lock);
   await get(`${s.url}/f40`, h);
   await until("the budget held again", () => onDisk(root).bytes <= BUDGET);
+});
+
+/** Mounts a tmpfs of `size` on `dir`; false where this process may not (not root, no mount). */
+async function mountTmpfs(dir: string, size: string): Promise<boolean> {
+  if (Deno.uid() !== 0) return false;
+  const out = await new Deno.Command("mount", {
+    args: ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir],
+    stdout: "null",
+    stderr: "null",
+  }).output().catch(() => null);
+  return out?.success === true;
+}
+
+Deno.test("disk tier on a full disk (a 64 KiB tmpfs): answers served, not stored, counted, one warning", async (t) => {
+  await using dir = await tempDir();
+  const mnt = `${dir.path}/small`;
+  Deno.mkdirSync(mnt);
+  if (!await mountTmpfs(mnt, "64k")) {
+    await t.step({ name: "needs root and mount (skipped)", ignore: true, fn: () => {} });
+    return;
+  }
+  try {
+    await using m = scriptedMember((req) => ({
+      body: `${new URL(req.url).pathname} `.repeat(4000),
+      headers: { "cache-control": "max-age=600" },
+    }));
+    await using s = await startScalwsd(cachedApp(m, { max_object_size: "64KiB" }, {
+      server: { cache: { path: `${mnt}/cache`, max_size: "8KiB" } },
+    }));
+    for (let i = 0; i < 8; i++) {
+      const r = await get(`${s.url}/f${i}`, h);
+      assert.equal(r.status, 200);
+      assert.equal(r.text, `/f${i} `.repeat(4000));
+    }
+    await until("the failed stores counted", async () => {
+      const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
+      return Number(/^scalws_cache_store_errors_total (\d+)$/m.exec(text)?.[1]) >= 4;
+    });
+    const warnings = s.logs.filter((l) => l.includes('"cache_disk_store_failed"'));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /No space left on device/);
+    // What did not fit is asked of the member again, and answered whole.
+    const before = m.count;
+    assert.equal((await get(`${s.url}/f7`, h)).text, "/f7 ".repeat(4000));
+    assert.equal(m.count, before + 1);
+    assert.deepEqual([...Deno.readDirSync(`${mnt}/cache/v1/tmp`)], []);
+  } finally {
+    await new Deno.Command("umount", { args: ["-l", mnt] }).output();
+  }
 });
