@@ -117,6 +117,12 @@ Deno.test("admin PUT refusals: each bad body gets the documented status and mess
       'members[0]: unknown key "port"',
     ],
     [
+      "max_conns on a plain-HTTP pool (as the configuration file refuses it)",
+      `{"members": [{"address": "${addr}", "max_conns": 4}]}`,
+      400,
+      "members[0].max_conns: only allowed with protocol: fastcgi",
+    ],
+    [
       "a port out of range",
       '{"members": [{"address": "127.0.0.1:65536"}]}',
       400,

@@ -62,6 +62,14 @@ export function checkMembersBody(
     return { status: 400, error: errors.join("\n") };
   }
   const rules = poolMemberErrors(members, pool.scheme, "");
+  // As the configuration file: a connection limit per member is FastCGI's (its queue's).
+  if (pool.protocol !== "fastcgi") {
+    members.forEach((m, i) => {
+      if (m.max_conns !== undefined) {
+        rules.push(`members[${i}].max_conns: only allowed with protocol: fastcgi`);
+      }
+    });
+  }
   if (rules.length > 0) return { status: 400, error: rules.join("\n") };
   return { members };
 }
