@@ -132,14 +132,20 @@ export class DiskStore {
     this.readUsage();
   }
 
-  /** Bytes on disk as last measured, plus what this process wrote since. */
+  /** Bytes on disk as last measured, plus what this process wrote (less removed) since. */
   get bytes(): number {
-    return this.usage.bytes + this.addedBytes;
+    return Math.max(0, this.usage.bytes + this.addedBytes);
   }
 
-  /** Stored answers on disk as last measured, plus what this process wrote since. */
+  /** Files on disk as last measured, plus what this process wrote (less removed) since. */
   get entries(): number {
-    return this.usage.entries + this.addedEntries;
+    return Math.max(0, this.usage.entries + this.addedEntries);
+  }
+
+  /** A file of `size` bytes this process removed (purge, invalidation, corrupt): counted now. */
+  private removed(size: number): void {
+    this.addedBytes -= size;
+    this.addedEntries--;
   }
 
   /** Starts the periodic check (measure, trim); stopped by `close`. */
@@ -279,8 +285,10 @@ export class DiskStore {
     log("warn", "cache_disk_corrupt", { file: path });
     this.files.drop(path);
     try {
+      const size = Deno.statSync(path).size;
       Deno.removeSync(path);
       this.epoch?.bump();
+      this.removed(size);
     } catch { /* removed meanwhile */ }
   }
 
@@ -331,8 +339,11 @@ export class DiskStore {
 
   private async put(path: string, bytes: Uint8Array<ArrayBuffer>): Promise<void> {
     const tmp = `${this.dir}/tmp/${Deno.pid}-${++this.seq}`;
+    // A file replaced (a refreshed answer, a variant index) is counted once, by its new size.
+    let replaced = -1;
     try {
       await Deno.writeFile(tmp, bytes, { mode: 0o600 });
+      replaced = await Deno.stat(path).then((st) => st.size, () => -1);
       try {
         await Deno.rename(tmp, path);
       } catch (err) {
@@ -349,6 +360,7 @@ export class DiskStore {
     this.epoch?.bump();
     this.addedBytes += bytes.length;
     this.addedEntries++;
+    if (replaced >= 0) this.removed(replaced);
     this.writtenInTrim?.set(path, bytes.length);
   }
 
@@ -421,7 +433,9 @@ export class DiskStore {
     if (key !== null && !match(key)) return 0;
     this.files.drop(file);
     try {
+      const size = (await Deno.stat(file)).size;
       await Deno.remove(file);
+      this.removed(size);
     } catch {
       return 0;
     }

@@ -210,3 +210,29 @@ Deno.test("DiskStore: answers written while a trim lists the directory stay coun
   assert.equal(t.d.bytes, onDisk);
   assert.equal(t.d.entries, 220);
 });
+
+Deno.test("DiskStore: bytes and entries follow replacements, purges and corrupt files at once", async () => {
+  await using t = await tier();
+  const sizeOf = (key: string) => {
+    const name = nameOf(key);
+    return Deno.statSync(`${t.root}/v1/${name.slice(0, 2)}/${name}`).size;
+  };
+  await t.d.write("https://a.test/a", entryForTest({ size: 1_000 }));
+  await t.d.write("https://a.test/b", entryForTest({ size: 2_000 }));
+  // A refreshed answer replaces its file: one entry, its new size.
+  await t.d.write("https://a.test/b", entryForTest({ size: 3_000 }));
+  assert.equal(t.d.entries, 2);
+  assert.equal(t.d.bytes, sizeOf("https://a.test/a") + sizeOf("https://a.test/b"));
+  assert.equal(await t.d.purge({ host: "a.test", path: "/a" }), 1);
+  assert.equal(t.d.entries, 1);
+  assert.equal(t.d.bytes, sizeOf("https://a.test/b"));
+  // A file cut short by someone else, found by a read: removed and no longer counted (by the
+  // size it had left; the next measurement corrects the rest).
+  const name = nameOf("https://a.test/b");
+  const file = `${t.root}/v1/${name.slice(0, 2)}/${name}`;
+  const before = t.d.bytes;
+  Deno.truncateSync(file, 100);
+  assert.equal(t.d.read("https://a.test/b", none), null);
+  assert.equal(t.d.entries, 0);
+  assert.equal(t.d.bytes, before - 100);
+});
