@@ -86,12 +86,12 @@ function cacheTiers(registry: Registry) {
     cacheHitsDisk: hits.with("disk"),
     cacheDiskBytes: registry.gauge(
       "scalws_cache_disk_bytes",
-      "Bytes of the disk tier's files (host-wide, as last measured plus this process's writes).",
+      "Bytes of the disk tier's files (host-wide, as last measured plus this process's writes and removals).",
       [],
     ).with(),
     cacheDiskEntries: registry.gauge(
       "scalws_cache_disk_entries",
-      "Files of the disk tier (host-wide, as last measured plus this process's writes).",
+      "Files of the disk tier (host-wide, as last measured plus this process's writes and removals).",
       [],
     ).with(),
     cacheStoreErrors: registry.counter(
