@@ -11,6 +11,7 @@
  *
  *   deno task bench php-apps [--duration 10s] [--warmup 3s] [--connections 4,16,64]
  *                            [--apps wordpress,dokuwiki] [--repeat 1] [--keep] [--prof DIR]
+ *                            [--v8-flags=--perf-basic-prof]
  *
  * Needs root (WordPress's configuration goes to /etc/wordpress/config-NAME.php, removed at the
  * end), wrk, nginx, php-fpm, mariadb-server, wordpress, dokuwiki.
@@ -61,6 +62,8 @@ interface Options {
   keep: boolean;
   /** A directory for scalwsd's V8 CPU profile (`--cpu-prof`), written when it stops. */
   prof: string | undefined;
+  /** Passed to scalwsd's `deno run` as `--v8-flags=...` (e.g. `--perf-basic-prof` for perf). */
+  v8Flags: string | undefined;
 }
 
 function options(argv: string[]): Options {
@@ -74,6 +77,7 @@ function options(argv: string[]): Options {
       repeat: { type: "string", default: "1" },
       keep: { type: "boolean", default: false },
       prof: { type: "string" },
+      "v8-flags": { type: "string" },
     },
   });
   const secs = (v: string) => Math.max(1, Math.round(wrkTimeMs(v) / 1000));
@@ -89,6 +93,7 @@ function options(argv: string[]): Options {
     repeat: Math.max(1, Number(values.repeat)),
     keep: values.keep!,
     prof: values.prof,
+    v8Flags: values["v8-flags"],
   };
 }
 
@@ -236,6 +241,7 @@ async function main(argv: string[]): Promise<number> {
         "--allow-all",
         "--unstable-net",
         ...(opt.prof === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${opt.prof}`]),
+        ...(opt.v8Flags === undefined ? [] : [`--v8-flags=${opt.v8Flags}`]),
         MAIN_TS,
         "run",
         "--config",
