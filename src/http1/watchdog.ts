@@ -1,13 +1,16 @@
 /**
  * One shared timer for every per-request deadline. A `setTimeout` plus `clearTimeout` pair
  * costs about 2.8 us in Deno 2.9 (measured here); arming this is a Set insert (~0.1 us).
- * The timer runs only while something is armed, every 1/16 of the shortest timeout armed
- * since it started (at least `tick`, at most 1 s): a deadline fires at most 1/16 late, and
- * 60 s response timeouts cost one wake-up a second, not a hundred (a 10 ms tick cost an idle
- * PHP site, its requests waiting on PHP, about 30 ms/s of CPU).
+ * The timer is set for the earliest deadline armed and nothing else: no periodic check, so a
+ * request waiting 100 ms on its application costs no wake-up, and a process with nothing armed
+ * has no timer at all. A deadline armed less than `tick` ms before the one already scheduled
+ * waits for that one (deadlines fire at most `tick` ms late); an earlier one reschedules.
+ * Under load with equal timeouts the next deadline is always later than the scheduled one:
+ * the timer fires about once per timeout (60 s response timeouts: once a minute), finds the
+ * deadlines it was set for disarmed, and is set again for the earliest still armed.
  */
 
-/** `expiresAt` of an item disarmed but not yet dropped from the set. */
+/** `expiresAt` of an item not armed. */
 const DISARMED = -1;
 
 /** Something with a deadline. */
@@ -18,20 +21,17 @@ export interface Expirable {
   expire(): void;
 }
 
-/** Longest period between two checks (ms). */
-const MAX_PERIOD = 1000;
-
 /**
- * Checks armed deadlines while any is armed: every `tick` ms (default 10) at the most often,
- * else every 1/16 of the shortest timeout armed, at most every second.
+ * Expires armed deadlines from one timer set for the earliest of them; `tick` (default 10 ms)
+ * is how late a deadline may fire to share the wake-up of the one before it.
  */
 export class Watchdog {
   readonly tick: number;
   readonly #now: () => number;
   readonly #armed = new Set<Expirable>();
-  #timer: ReturnType<typeof setInterval> | undefined;
-  /** The running timer's period (ms). */
-  #period = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the running timer fires (watchdog clock, ms). */
+  #due = 0;
 
   constructor(tick = 10, now: () => number = Date.now) {
     this.tick = tick;
@@ -40,57 +40,56 @@ export class Watchdog {
 
   /** Number of armed deadlines (for tests). */
   get armed(): number {
-    let n = 0;
-    for (const item of this.#armed) if (item.expiresAt !== DISARMED) n++;
-    return n;
+    return this.#armed.size;
+  }
+
+  /** When the timer fires next (watchdog clock, ms); 0 when none runs (for tests). */
+  get due(): number {
+    return this.#timer === undefined ? 0 : this.#due;
   }
 
   /** Arms `item` to expire `timeoutMs` from now; 0 or less means never. */
   arm(item: Expirable, timeoutMs: number): void {
     if (!(timeoutMs > 0)) return;
-    item.expiresAt = this.#now() + timeoutMs;
+    const at = this.#now() + timeoutMs;
+    item.expiresAt = at;
     this.#armed.add(item);
-    const period = Math.min(MAX_PERIOD, Math.max(this.tick, timeoutMs >> 4));
-    if (this.#timer !== undefined) {
-      if (period >= this.#period) return;
-      clearInterval(this.#timer);
-    }
-    this.#period = period;
-    this.#timer = setInterval(sweep, period, this);
-    // Pending socket reads keep the process alive; the timer alone must not.
-    Deno.unrefTimer(this.#timer);
+    if (this.#timer === undefined || at < this.#due - this.tick) this.#schedule(at);
   }
 
-  /** The running timer's period in ms; 0 when stopped (for tests). */
-  get period(): number {
-    return this.#timer === undefined ? 0 : this.#period;
-  }
-
-  /**
-   * Disarms `item`: it stays in the set, marked, until the next sweep drops it, so that the
-   * usual arm-then-disarm of every request costs no set removal and insertion.
-   */
+  /** Disarms `item`: it will not expire (a no-op when it is not armed). */
   disarm(item: Expirable): void {
     item.expiresAt = DISARMED;
+    this.#armed.delete(item);
   }
 
-  /** Expires what is due; stops the timer once nothing is armed. */
+  /** Expires what is due, then sets the timer for the earliest deadline left (if any). */
   sweep(): void {
-    if (this.#armed.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-      this.#period = 0;
-      return;
-    }
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
     const now = this.#now();
+    let next = Infinity;
+    let due: Expirable[] | null = null;
     for (const item of this.#armed) {
       const at = item.expiresAt;
-      if (at === DISARMED) this.#armed.delete(item);
-      else if (at <= now) {
+      if (at <= now) {
         this.#armed.delete(item);
-        item.expire();
-      }
+        item.expiresAt = DISARMED;
+        (due ??= []).push(item);
+      } else if (at < next) next = at;
     }
+    if (next !== Infinity) this.#schedule(next);
+    // After the timer is set: an `expire` that arms again sees it.
+    if (due !== null) { for (const item of due) item.expire(); }
+  }
+
+  #schedule(at: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#due = at;
+    // One ms more: the timer's clock and `now` may round apart; firing early costs a wake-up.
+    this.#timer = setTimeout(sweep, Math.max(0, at - this.#now()) + 1, this);
+    // Pending socket reads keep the process alive; the timer alone must not.
+    Deno.unrefTimer(this.#timer);
   }
 }
 
