@@ -51,7 +51,18 @@ export async function run(
       ? { socket: opts.adminSocket, metrics: opts.metricsAddress, skipHostListeners: true }
       : {},
   );
-  const lag = new LoopLagMonitor({ activity: () => server.requests });
+  // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.
+  const usr1 = new Usr1Watch(() => server.reopenLogs(), 0);
+  // SIGUSR1 and the memory trimmer are looked at once a second from the sampler's own
+  // wake-ups (no timers of their own: an idle process wakes once a second in all).
+  let trimmer: MemoryTrimmer | null = null;
+  const lag = new LoopLagMonitor({
+    activity: () => server.requests,
+    periodic: () => {
+      usr1.poll();
+      trimmer?.tick();
+    },
+  });
   lag.start();
   server.metrics.registry.onCollect(() => {
     server.metrics.loopLagP99.value = lag.p99Seconds();
@@ -63,8 +74,6 @@ export async function run(
     if (managed) log("warn", "reload_ignored", { reason: "the controller rolls generations" });
     else server.reload();
   });
-  // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.
-  const usr1 = new Usr1Watch(() => server.reopenLogs());
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
   if (managed) {
@@ -93,8 +102,7 @@ export async function run(
   const releaser = processReleaser();
   // Start-up garbage (modules, the parsed configuration) goes before the first request.
   releaser.release();
-  const trimmer = new MemoryTrimmer(() => server.requests, releaser);
-  trimmer.start();
+  trimmer = new MemoryTrimmer(() => server.requests, releaser);
   log("info", "started", {
     file,
     generation: server.generation.id,
@@ -116,7 +124,6 @@ export async function run(
   // shutdown() has no deadline of its own and abort() after it crashes: bound the wait, then exit.
   await Promise.race([admin.stop(), new Promise((r) => setTimeout(r, 1_000))]);
   lag.stop();
-  trimmer.stop();
   usr1.stop();
   if (!drained) {
     log("error", "drain_timeout", {

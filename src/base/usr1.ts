@@ -123,27 +123,36 @@ export function blockUsr1(): string | null {
 
 /**
  * Calls `fn` once per SIGUSR1 taken (signals that arrive between two polls count once), polling
- * every `everyMs` with a timer that does not keep the process alive. Requires {@linkcode blockUsr1}
- * to have succeeded; otherwise it never fires.
+ * every `everyMs` with a timer that does not keep the process alive, or with `everyMs` 0 only
+ * when the owner calls {@linkcode Usr1Watch.poll} (from a timer it already runs: one wake-up
+ * less a second). Requires {@linkcode blockUsr1} to have succeeded; otherwise it never fires.
  */
 export class Usr1Watch {
   private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly take: (() => void) | null = null;
 
   constructor(fn: () => void, everyMs = 1000) {
     const c = open();
     if (typeof c === "string" || !usr1Blocked()) return;
     const set = usr1Set();
     const zero = new Uint8Array(16); // struct timespec {0, 0}: do not wait
-    const timer = setInterval(() => {
+    this.take = () => {
       if (c.sigtimedwait(set, null, zero) === SIGUSR1) fn();
-    }, everyMs);
+    };
+    if (everyMs <= 0) return;
+    const timer = setInterval(this.take, everyMs);
     Deno.unrefTimer(timer);
     this.timer = timer;
   }
 
-  /** Whether signals are being taken. */
+  /** Whether signals are being taken (the guard is in place). */
   get active(): boolean {
-    return this.timer !== undefined;
+    return this.take !== null;
+  }
+
+  /** Takes a pending SIGUSR1 now, if any. */
+  poll(): void {
+    this.take?.();
   }
 
   stop(): void {

@@ -8,6 +8,8 @@
  * come slower than one per interval (a PHP site: a few a second, each waiting on PHP), it fires
  * once per gap between them: a wake-up with no request to delay tells nothing new, and on a
  * shared machine each cost about 0.25 ms (WordPress at 4 req/s: 50 wake-ups/s, 12 ms/s).
+ * Once-a-second housekeeping (`periodic`) rides on these wake-ups: an idle scalwsd wakes once a
+ * second in all, not once per housekeeping timer.
  */
 
 /** A fixed window of the latest lag samples in milliseconds. */
@@ -55,6 +57,14 @@ export interface LoopLagOptions {
   readonly activity?: () => number;
   readonly idleInterval?: number;
   readonly idleAfter?: number;
+  /**
+   * Called from the sampler's own wake-ups about every `periodicMs` (default 1000; the first
+   * one that long after `start`): housekeeping that needs so coarse a clock (taking a pending
+   * SIGUSR1, the memory trimmer's sample) rides on them rather than waking the process with
+   * timers of its own. `periodicMs` should be at least `idleInterval`.
+   */
+  readonly periodic?: () => void;
+  readonly periodicMs?: number;
 }
 
 /** Samples the lag of this process's event loop until `stop()`. */
@@ -74,18 +84,25 @@ export class LoopLagMonitor {
   private readonly activity: (() => number) | null;
   private readonly idleInterval: number;
   private readonly idleAfter: number;
+  private readonly periodic: (() => void) | null;
+  private readonly periodicMs: number;
+  /** When `periodic` last ran (ms). */
+  private periodicAt = 0;
 
   constructor(options: LoopLagOptions = {}) {
     this.interval = options.interval ?? 20;
     this.activity = options.activity ?? null;
     this.idleInterval = options.idleInterval ?? 1000;
     this.idleAfter = options.idleAfter ?? 1000;
+    this.periodic = options.periodic ?? null;
+    this.periodicMs = options.periodicMs ?? 1000;
     this.window = new LagWindow(options.size ?? 250);
     this.gap = this.interval;
   }
 
   start(): void {
     if (this.timer !== undefined) return;
+    this.periodicAt = performance.now();
     this.schedule();
   }
 
@@ -124,9 +141,15 @@ export class LoopLagMonitor {
   }
 
   private readonly tick = (): void => {
-    const lag = performance.now() - this.due;
+    const now = performance.now();
+    const lag = now - this.due;
     if (this.wait === this.interval) this.window.record(lag);
     else this.window.recordTimes(lag, Math.max(1, Math.round(this.wait / this.interval)));
+    // 1% early still counts: an idle sampler fires every idleInterval, give or take its lag.
+    if (this.periodic !== null && now - this.periodicAt >= this.periodicMs * 0.99) {
+      this.periodicAt = now;
+      this.periodic();
+    }
     this.schedule();
   };
 }

@@ -102,3 +102,34 @@ Deno.test("LoopLagMonitor samples once per request gap while requests come slowe
     p.monitor.stop();
   }
 });
+
+Deno.test("LoopLagMonitor runs periodic about every periodicMs, busy or idle, and not after stop", async () => {
+  let requests = 0;
+  let calls = 0;
+  const m = new LoopLagMonitor({
+    interval: 5,
+    size: 50,
+    activity: () => requests,
+    idleInterval: 40,
+    idleAfter: 30,
+    periodic: () => calls++,
+    periodicMs: 100,
+  });
+  m.start();
+  try {
+    // 200 ms with requests (samples every 5 ms), then 250 ms still (samples every 40 ms).
+    const busyUntil = performance.now() + 200;
+    while (performance.now() < busyUntil) {
+      requests++;
+      await new Promise((r) => setTimeout(r, 4));
+    }
+    assert.ok(calls >= 1 && calls <= 2, `${calls} calls in 200 ms busy`);
+    await new Promise((r) => setTimeout(r, 250));
+    assert.ok(calls >= 3 && calls <= 5, `${calls} calls in 450 ms`);
+  } finally {
+    m.stop();
+  }
+  const after = calls;
+  await new Promise((r) => setTimeout(r, 150));
+  assert.equal(calls, after);
+});
