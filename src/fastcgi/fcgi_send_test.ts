@@ -382,3 +382,48 @@ Deno.test("fcgiSend on FcgiConns by default: a connection per request, without F
   assert.ok(server.requests.every((r) => !r.keepConn));
   conns.close();
 });
+
+/** `n` bytes of a pattern that names `seed`: two bodies never match, a moved byte shows. */
+function pattern(n: number, seed: number): Uint8Array {
+  const b = new Uint8Array(n);
+  for (let i = 0; i < n; i++) b[i] = (i * 7 + seed * 13 + (i >> 8)) & 0xff;
+  return b;
+}
+
+Deno.test("fcgiSend on FcgiConns: bodies of many records over many reads come out whole, and a later answer does not touch an earlier one", async () => {
+  await using _ = { [Symbol.asyncDispose]: () => server.close() };
+  // Request n: a body of records of 7,000 bytes, written one by one (separate reads); the
+  // first is 40 KB (fits a grown read buffer), the second one record (a view of the read
+  // buffer unless copied out), the third 150 KB (the buffer must move).
+  const sizes = [40_000, 3_000, 150_000, 9_000];
+  const server = new FakeFcgiServer(async (conn, s) => {
+    const req = await readRequest(conn);
+    if (req === null) return;
+    s.requests.push(req);
+    const n = s.requests.length;
+    const body = pattern(sizes[n - 1], n);
+    await writeFull(conn, stdout("Content-Type: application/octet-stream\r\n\r\n"));
+    for (let at = 0; at < body.length; at += 7000) {
+      await writeFull(conn, stdout(body.subarray(at, Math.min(body.length, at + 7000)), n));
+      if (at % 21000 === 0) await new Promise((r) => setTimeout(r, 2));
+    }
+    await writeFull(conn, concat([stdout(""), end()]));
+  });
+  const address = `unix:${server.path}`;
+  const conns = new FcgiConns(
+    new Connector({ kind: "unix", path: server.path, canonical: address }, null),
+    { address, maxConns: 1 },
+  );
+  const got: Uint8Array[] = [];
+  for (let i = 0; i < sizes.length; i++) {
+    const res = await fcgiSend(conns, request(), options());
+    assert.ok(res.body instanceof Uint8Array, "a small body is read whole");
+    got.push(res.body);
+  }
+  for (let i = 0; i < sizes.length; i++) {
+    assert.equal(got[i].length, sizes[i]);
+    const want = pattern(sizes[i], i + 1);
+    assert.equal(got[i].findIndex((b, j) => b !== want[j]), -1, `body ${i + 1} differs at`);
+  }
+  conns.close();
+});

@@ -103,19 +103,31 @@ export class RecordsIn {
     this.conn.start += this.total;
   }
 
+  /** Free space the next `more()` asks for: the rest of the current record, at least 4 KiB. */
+  private need(): number {
+    const conn = this.conn;
+    const have = conn.end - conn.start;
+    if (have >= HEADER_LEN && readHeader(conn.buf, conn.start, conn.end, this.h) >= 0) {
+      return Math.max(MIN_READ, this.total - have);
+    }
+    return MIN_READ;
+  }
+
+  /**
+   * True when the next `more()` compacts or replaces the read buffer: bytes before
+   * `conn.start` (records already consumed) are lost then, so views of them must be copied.
+   */
+  willMove(): boolean {
+    return this.conn.buf.length - this.conn.end < this.need();
+  }
+
   /**
    * Reads more bytes, making room for the rest of the current record. Throws `closed` (or
    * `reset`) when the application closed the connection mid-answer.
    */
   async more(): Promise<void> {
     const conn = this.conn;
-    const have = conn.end - conn.start;
-    let need = MIN_READ;
-    if (have >= HEADER_LEN) {
-      const h = this.h;
-      const v = readHeader(conn.buf, conn.start, conn.end, h);
-      if (v >= 0) need = Math.max(MIN_READ, this.total - have);
-    }
+    const need = this.need();
     conn.reserve(need);
     const k = await conn.read();
     if (k === null) {
