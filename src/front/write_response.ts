@@ -14,7 +14,7 @@ import {
   takeBodyBuffer,
   takeBuffer,
 } from "./buffer_pool.ts";
-import { statusText } from "../wire/mod.ts";
+import { claimHeadRoom, statusText } from "../wire/mod.ts";
 import { ChunkedWriter } from "./write_chunked_response.ts";
 
 /** The byte stream of a client connection (a `Deno.Conn` or a test double). */
@@ -170,14 +170,18 @@ export async function writeAnswer(
   // 64 KiB) at once: it may be a view of a member connection's buffer, which is reused as soon
   // as this function awaits.
   const small = !noBody && bytes !== null ? bytes : null;
+  // A body made with room before it (a FastCGI page) takes the head there: nothing copied.
+  const roomy = small === null ? null : claimHeadRoom(small, text.length);
   const total = text.length + (small === null ? 0 : small.length);
-  const pooled = total <= POOLED_SIZE ? takeBuffer() : null;
-  const big = pooled === null && total <= BODY_SIZE ? takeBodyBuffer() : null;
-  const out = pooled ?? big ?? new Uint8Array(total + text.length * 2);
+  const pooled = roomy === null && total <= POOLED_SIZE ? takeBuffer() : null;
+  const big = roomy === null && pooled === null && total <= BODY_SIZE ? takeBodyBuffer() : null;
+  const out = roomy ?? pooled ?? big ?? new Uint8Array(total + text.length * 2);
   try {
-    let n = encodeLatin1(text, out, 0);
+    // Into the room alone: a head that is not Latin-1 must not spill into the body.
+    let n = encodeLatin1(text, roomy === null ? out : out.subarray(0, text.length), 0);
     if (n < 0) throw new Error("answer head too large");
-    if (small !== null) {
+    if (roomy !== null) n = roomy.length;
+    else if (small !== null) {
       out.set(small, n);
       n += small.length;
     }

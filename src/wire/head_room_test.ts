@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { claimHeadRoom, HEAD_ROOM, withHeadRoom } from "./head_room.ts";
+
+Deno.test("claimHeadRoom gives head and body as one view, once", () => {
+  const body = withHeadRoom(5);
+  body.set([1, 2, 3, 4, 5]);
+  const all = claimHeadRoom(body, 3)!;
+  assert.equal(all.length, 8);
+  all.set([9, 9, 9]);
+  assert.deepEqual([...all], [9, 9, 9, 1, 2, 3, 4, 5]);
+  assert.deepEqual([...body], [1, 2, 3, 4, 5]);
+  // Claimed: a second writer copies.
+  assert.equal(claimHeadRoom(body, 3), null);
+});
+
+Deno.test("claimHeadRoom refuses views, plain arrays and heads over HEAD_ROOM", () => {
+  const body = withHeadRoom(10);
+  assert.equal(claimHeadRoom(body.subarray(2), 3), null, "bytes before a view are the body's");
+  assert.equal(claimHeadRoom(body.subarray(0, 5), 3), null, "bytes after a view are the body's");
+  assert.equal(claimHeadRoom(new Uint8Array(10), 3), null);
+  assert.equal(claimHeadRoom(body, HEAD_ROOM + 1), null);
+  assert.notEqual(claimHeadRoom(body, HEAD_ROOM), null);
+});
