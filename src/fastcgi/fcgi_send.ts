@@ -4,7 +4,7 @@
  * its own, bounded and queued; over a plain `ConnPool` on a kept-alive one (`FCGI_KEEP_CONN`).
  */
 
-import { pumpBody } from "../wire/mod.ts";
+import { pumpBody, withHeadRoom } from "../wire/mod.ts";
 import {
   asPull,
   type BodyPull,
@@ -284,7 +284,8 @@ async function writeStdin(conn: Http1Conn, chunk: Uint8Array): Promise<void> {
 /**
  * Body bytes seen so far: spans of the read buffer (valid until a read moves it), copied into
  * `copy` only before a read would move the buffer. A page that fits the read buffer (64 KiB
- * once grown) is copied once, at the end, into an array of its exact size: allocating a 32 KiB
+ * once grown) is copied once, at the end, into an array of its exact size (with room for the
+ * answer's head before it, so that the front copies it no more): allocating a 32 KiB
  * copy first and doubling it (as each read settled its spans) was 7% of scalwsd's CPU in a
  * DokuWiki profile (58 KB pages), the largest item of JavaScript's own.
  */
@@ -324,7 +325,8 @@ class BodyParts {
     if (this.copy === null) {
       if (s.length === 0) return EMPTY;
       if (s.length === 2) return buf.subarray(s[0], s[1]);
-      const out = new Uint8Array(this.total);
+      // With room for the answer's head before it: the front writes both at once, uncopied.
+      const out = withHeadRoom(this.total);
       let at = 0;
       for (let i = 0; i < s.length; i += 2) {
         out.set(buf.subarray(s[i], s[i + 1]), at);
@@ -365,8 +367,13 @@ async function readAnswer(
       let body = bodyless ? null : parts.bytes(conn.buf);
       if (pool instanceof FcgiConns) {
         // A view of the read buffer (one record: a few KiB at most) is copied out, so that the
-        // buffer serves the next connection rather than a new one being allocated.
-        if (body !== null && body.buffer === conn.buf.buffer) body = body.slice();
+        // buffer serves the next connection rather than a new one being allocated; with room
+        // for the head before it, as a body of several records.
+        if (body !== null && body.buffer === conn.buf.buffer) {
+          const copy = withHeadRoom(body.length);
+          copy.set(body);
+          body = copy;
+        }
         pool.finished(conn);
       } else pool.release(conn, conn.start === conn.end);
       opts.onFinish?.bodyFinished(true, body === null ? 0 : body.length);
