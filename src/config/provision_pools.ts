@@ -72,6 +72,11 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
   }
   const protocol = raw.protocol ?? "http";
   if (protocol === "fastcgi") {
+    if (raw.keepalive !== undefined) {
+      sink.warnings.push(
+        `${path}.keepalive: not used with protocol: fastcgi (a connection per request, closed at its end)`,
+      );
+    }
     if (raw.scheme === "https") {
       sink.errors.push(`${path}.scheme: not allowed with protocol: fastcgi`);
     }

@@ -94,3 +94,16 @@ Deno.test("provisionPool: FastCGI members take max_conns, the pool max_queue (de
     "upstreams.web.members[0].max_conns: only allowed with protocol: fastcgi",
   ]);
 });
+
+Deno.test("provisionPool: keepalive on a FastCGI pool loads with a warning (a connection per request)", () => {
+  const { config, sink } = pool("fpm", {
+    protocol: "fastcgi",
+    keepalive: 8,
+    members: [{ address: "127.0.0.1:9000" }],
+  });
+  assert.ok(config !== undefined);
+  assert.deepEqual(sink.errors, []);
+  assert.deepEqual(sink.warnings, [
+    "upstreams.fpm.keepalive: not used with protocol: fastcgi (a connection per request, closed at its end)",
+  ]);
+});
