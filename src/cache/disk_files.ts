@@ -3,10 +3,17 @@
  * recently used closed first, and any unused for `IDLE_MS`), each checked on every use to still
  * be the file its path names (its link count: a file replaced by a rename, or removed, has
  * none left, so a replaced entry is never served from the old one), and read with positioned
- * reads. On Linux with `--allow-ffi` the calls go straight to libc (`open`, `statx`, `pread`,
- * `close`: a hit costs two system calls, `statx` and `pread`, and no Deno op); elsewhere
- * through `Deno.FsFile` (seek and read). Bodies are read into pooled buffers given back once
- * their answer is written (`giveBody`). Not for writes, removals or scans (`disk_store.ts`).
+ * reads. On Linux with `--allow-ffi` the calls go straight to libc (`open`, `statx`, `mmap`,
+ * `pread`, `close`, no Deno op): a file of up to `MAP_MAX` bytes is mapped when it is opened
+ * (its pages populated then), and a read copies from the mapping, with no system call at all
+ * (a `pread` cost about as much as the rest of a hit); larger ones are read with `pread`.
+ * Elsewhere through `Deno.FsFile` (seek and read). Bodies are read into pooled buffers given
+ * back once their answer is written (`giveBody`). Not for writes, removals or scans
+ * (`disk_store.ts`).
+ *
+ * A mapped file must never shrink in place while it is mapped (a read past its end would kill
+ * the process with SIGBUS): scalwsd only ever replaces entry files by renaming new ones over
+ * them, or removes them, which leaves a mapping whole.
  *
  * @module
  */
@@ -23,6 +30,15 @@ interface FileCalls {
   /** Bytes read into `buf` from `offset`; -1 on error. */
   pread(fd: number, buf: Uint8Array, offset: number): number;
   close(fd: number): void;
+  /** The first `size` bytes of the file mapped read-only; null when it cannot be (no libc). */
+  map?(fd: number, size: number): Mapping | null;
+  unmap?(m: Mapping): void;
+}
+
+/** A read-only shared mapping of a whole file. */
+export interface Mapping {
+  readonly bytes: Uint8Array<ArrayBuffer>;
+  readonly pointer: Deno.PointerObject;
 }
 
 interface FileStat {
@@ -38,12 +54,31 @@ const STATX_NLINK = 0x4;
 const STATX_SIZE = 0x200;
 /** `struct statx`: 256 bytes, `stx_nlink` (u32) at 16, `stx_size` (u64) at 40, every arch. */
 const STATX_BYTES = 256;
+const PROT_READ = 1;
+const MAP_SHARED = 1;
+/** `MAP_POPULATE` (the same on x86_64 and arm64 Linux): pages read in and mapped at once. */
+const MAP_POPULATE = 0x8000;
+/**
+ * Files up to this size are mapped: under it a `pread`'s fixed cost is most of a read; over it
+ * the copy is, and mapped pages would count in the process's resident memory (512 open files
+ * of at most 64 KiB: 32 MiB at most).
+ */
+export const MAP_MAX = 65_536;
 
 type Libc = {
   open(path: Uint8Array, flags: number): number;
   statx(dirfd: number, path: Uint8Array, flags: number, mask: number, buf: Uint8Array): number;
   pread(fd: number, buf: Uint8Array, count: number | bigint, offset: number | bigint): number;
   close(fd: number): number;
+  mmap(
+    addr: Deno.PointerValue,
+    length: number | bigint,
+    prot: number,
+    flags: number,
+    fd: number,
+    offset: number | bigint,
+  ): Deno.PointerValue;
+  munmap(addr: Deno.PointerValue, length: number | bigint): number;
 };
 
 /** libc's calls, or null where they cannot be had (not Linux, no `--allow-ffi`). */
@@ -53,6 +88,8 @@ function libcCalls(): FileCalls | null {
     statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
     pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
     close: { parameters: ["i32"], result: "i32" },
+    mmap: { parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"], result: "pointer" },
+    munmap: { parameters: ["pointer", "usize"], result: "i32" },
   }) as unknown as Libc | null;
   if (c === null) return null;
   const enc = new TextEncoder();
@@ -78,6 +115,15 @@ function libcCalls(): FileCalls | null {
     },
     close(fd) {
       c.close(fd);
+    },
+    map(fd, size) {
+      const p = c.mmap(null, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+      // MAP_FAILED is (void *) -1.
+      if (p === null || Deno.UnsafePointer.value(p) === 0xffffffffffffffffn) return null;
+      return { bytes: new Uint8Array(Deno.UnsafePointerView.getArrayBuffer(p, size)), pointer: p };
+    },
+    unmap(m) {
+      c.munmap(m.pointer, m.bytes.length);
     },
   };
 }
@@ -135,6 +181,8 @@ function denoCalls(): FileCalls {
 export interface OpenFile<H> {
   readonly fd: number;
   readonly size: number;
+  /** The whole file mapped (up to `MAP_MAX` bytes, libc only); null: read with `pread`. */
+  readonly mapped: Mapping | null;
   head: H | null;
   used: number;
   /** The shared epoch (`disk_epoch.ts`) at its last check; NaN: none. */
@@ -182,7 +230,7 @@ export class OpenFiles<H> {
         this.files.set(path, kept);
         return kept;
       }
-      c.close(kept.fd);
+      this.close(kept);
     }
     const fd = c.open(path);
     if (fd < 0) return null;
@@ -190,19 +238,39 @@ export class OpenFiles<H> {
       c.close(fd);
       return null;
     }
-    const f: OpenFile<H> = { fd, size: this.st.size, head: null, used: now, checked: epoch };
+    const size = this.st.size;
+    const mapped = size > 0 && size <= MAP_MAX && c.map !== undefined ? c.map(fd, size) : null;
+    const f: OpenFile<H> = { fd, size, mapped, head: null, used: now, checked: epoch };
     this.files.set(path, f);
     if (this.files.size > this.max) {
       const [oldest, o] = this.files.entries().next().value!;
       this.files.delete(oldest);
-      c.close(o.fd);
+      this.close(o);
     }
     return f;
   }
 
   /** Bytes of `f` from `offset` into `buf`; false when fewer were there (a short file). */
   read(f: OpenFile<H>, buf: Uint8Array, offset: number): boolean {
-    return this.calls.pread(f.fd, buf, offset) === buf.length;
+    const m = f.mapped;
+    if (m === null) return this.calls.pread(f.fd, buf, offset) === buf.length;
+    const end = offset + buf.length;
+    if (end > m.bytes.length) return false;
+    buf.set(m.bytes.subarray(offset, end));
+    return true;
+  }
+
+  /** Files mapped now (for tests). */
+  get mappedCount(): number {
+    let n = 0;
+    for (const f of this.files.values()) if (f.mapped !== null) n++;
+    return n;
+  }
+
+  private close(f: OpenFile<H>): void {
+    // Only ever read synchronously (`read` copies out): no view of it outlives this.
+    if (f.mapped !== null) this.calls.unmap?.(f.mapped);
+    this.calls.close(f.fd);
   }
 
   /** Closes `path` if open (it was removed or replaced here). */
@@ -210,7 +278,7 @@ export class OpenFiles<H> {
     const f = this.files.get(path);
     if (f === undefined) return;
     this.files.delete(path);
-    this.calls.close(f.fd);
+    this.close(f);
   }
 
   /** Closes the files unused since `before`. */
@@ -218,12 +286,12 @@ export class OpenFiles<H> {
     for (const [path, f] of this.files) {
       if (f.used >= before) break; // least recently used first: the rest are newer
       this.files.delete(path);
-      this.calls.close(f.fd);
+      this.close(f);
     }
   }
 
   closeAll(): void {
-    for (const f of this.files.values()) this.calls.close(f.fd);
+    for (const f of this.files.values()) this.close(f);
     this.files.clear();
   }
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { giveBody, OpenFiles, takeBody } from "./disk_files.ts";
+import { giveBody, MAP_MAX, OpenFiles, takeBody } from "./disk_files.ts";
 
 const enc = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -75,4 +75,38 @@ Deno.test("takeBody: pooled buffers of 16 and 64 KiB are reused; larger ones are
   assert.equal(c.length, 70_000);
   giveBody(c);
   assert.notEqual(takeBody(70_000), c);
+});
+
+Deno.test("OpenFiles (libc): files up to MAP_MAX are read from a mapping, larger ones with pread", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-files-" });
+  const files = new OpenFiles<string>(4, "libc");
+  try {
+    const bytes = (n: number) => new Uint8Array(n).map((_, i) => (i * 7) & 0xff);
+    Deno.writeFileSync(`${dir}/small`, bytes(MAP_MAX));
+    Deno.writeFileSync(`${dir}/large`, bytes(MAP_MAX + 1));
+    const s = files.get(`${dir}/small`, 1)!;
+    const l = files.get(`${dir}/large`, 1)!;
+    assert.ok(s.mapped !== null);
+    assert.equal(s.mapped.bytes.length, MAP_MAX);
+    assert.equal(l.mapped, null);
+    assert.equal(files.mappedCount, 1);
+    for (const [f, n] of [[s, MAP_MAX], [l, MAP_MAX + 1]] as const) {
+      const buf = new Uint8Array(1000);
+      assert.ok(files.read(f, buf, n - 1000));
+      assert.deepEqual(buf, bytes(n).subarray(n - 1000));
+      // Past the end: a short read, never a fault.
+      assert.equal(files.read(f, buf, n - 999), false);
+    }
+    // Removed: the mapping stays whole (its pages are the old file's) until it is dropped.
+    Deno.removeSync(`${dir}/small`);
+    const buf = new Uint8Array(16);
+    assert.ok(files.read(s, buf, 32));
+    assert.deepEqual(buf, bytes(MAP_MAX).subarray(32, 48));
+    files.drop(`${dir}/small`);
+    assert.equal(files.mappedCount, 0);
+    assert.equal(files.size, 1);
+  } finally {
+    files.closeAll();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

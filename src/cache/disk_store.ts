@@ -38,6 +38,8 @@ import { type HeaderGet, varyMatches, varyValues } from "./vary.ts";
 const TRIM_TO = 0.9;
 /** A file's modification time (its place in the LRU order) is renewed at most this often. */
 const TOUCH_EVERY = 60_000;
+/** Paths of keys kept (see `DiskStore.paths`). */
+const PATHS_MAX = 4096;
 /** Store failures are logged at most this often. */
 const WARN_EVERY = 60_000;
 /**
@@ -222,16 +224,32 @@ export class DiskStore {
     return this.epoch === null ? NaN : this.epoch.value;
   }
 
+  /**
+   * Paths of the files of keys read lately, by key: hashing a key into its name (hex digits)
+   * cost more than the rest of a hit's lookup. Emptied when it reaches `PATHS_MAX`.
+   */
+  private readonly paths = new Map<string, string>();
+
+  /** The path of `key`'s file (see `paths`). */
+  private keyPath(key: string): string {
+    let path = this.paths.get(key);
+    if (path === undefined) {
+      if (this.paths.size >= PATHS_MAX) this.paths.clear();
+      path = this.path(nameOf(key));
+      this.paths.set(key, path);
+    }
+    return path;
+  }
+
   /** The open answer file under `key` for the selection `h`, its head decoded; null when none. */
   private answerFile(key: string, h: HeaderGet, epoch: number, now: number) {
-    const name = nameOf(key);
-    const path = this.path(name);
+    const path = this.keyPath(key);
     let f = this.load(path, now, epoch);
     if (f === null || f.head!.key !== key) return null;
     let head = f.head!;
     let file = path;
     if (head.kind === "index") {
-      file = this.path(variantName(name, varyValues(head.names, h)));
+      file = this.path(variantName(nameOf(key), varyValues(head.names, h)));
       f = this.load(file, now, epoch);
       if (f === null || f.head!.kind !== "answer" || f.head!.key !== key) return null;
       head = f.head!;
