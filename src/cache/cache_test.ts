@@ -34,3 +34,30 @@ Deno.test("Cache.stats reports objects, bytes and hit ratio per application", ()
   assert.equal(s.applications[0].requests.hit, 2);
   assert.equal(s.bytes, s.applications[0].bytes + s.applications[1].bytes);
 });
+
+Deno.test("Cache.setDisk: a new path unmaps the old tier's epoch; no path unmaps it too", async () => {
+  const a = await Deno.makeTempDir({ prefix: "scalwsd-tier-" });
+  const b = await Deno.makeTempDir({ prefix: "scalwsd-tier-" });
+  const maps = (root: string) =>
+    Deno.readTextFileSync("/proc/self/maps").split("\n")
+      .filter((l) => l.endsWith(`${root}/v1/epoch`)).length;
+  const cache = new Cache(1 << 20, new ManualClock());
+  try {
+    cache.setDisk(a, 1 << 20);
+    assert.equal(maps(a), 1);
+    cache.setDisk(a, 2 << 20); // the same path: kept
+    assert.equal(maps(a), 1);
+    for (let i = 0; i < 3; i++) {
+      cache.setDisk(b, 1 << 20);
+      assert.deepEqual([maps(a), maps(b)], [0, 1]);
+      cache.setDisk(a, 1 << 20);
+      assert.deepEqual([maps(a), maps(b)], [1, 0]);
+    }
+    cache.setDisk(undefined, 0);
+    assert.deepEqual([maps(a), maps(b)], [0, 0]);
+  } finally {
+    cache.setDisk(undefined, 0);
+    await Deno.remove(a, { recursive: true });
+    await Deno.remove(b, { recursive: true });
+  }
+});

@@ -8,7 +8,8 @@
  * readers only compare it for equality.
  *
  * The file is never truncated (a mapped page past a file's end would fault): it is made 4 KiB
- * once and only the first 4 bytes are used.
+ * once and only the first 4 bytes are used. `close` unmaps it (a tier given up on a reload);
+ * a write that ends after that still bumps it, through a mapping of its own.
  *
  * @module
  */
@@ -35,6 +36,7 @@ type Libc = {
     offset: number | bigint,
   ): Deno.PointerValue;
   close(fd: number): number;
+  munmap(addr: Deno.PointerValue, length: number | bigint): number;
 };
 
 let libc: Libc | null | undefined;
@@ -47,13 +49,22 @@ function calls(): Libc | null {
     ftruncate: { parameters: ["i32", "i64"], result: "i32" },
     mmap: { parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"], result: "pointer" },
     close: { parameters: ["i32"], result: "i32" },
+    munmap: { parameters: ["pointer", "usize"], result: "i32" },
   }) as unknown as Libc | null;
   return libc;
 }
 
 /** The shared counter of one disk tier (see the module comment). */
 export class SharedEpoch {
-  private constructor(private readonly cell: Int32Array) {}
+  /** The mapped counter; null once closed. */
+  private cell: Int32Array | null;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly pointer: Deno.PointerObject,
+  ) {
+    this.cell = new Int32Array(Deno.UnsafePointerView.getArrayBuffer(pointer, 4));
+  }
 
   /** The counter of the directory `dir` (created when missing); null where it cannot be had. */
   static open(dir: string): SharedEpoch | null {
@@ -71,19 +82,33 @@ export class SharedEpoch {
       const p = c.mmap(null, EPOCH_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       // MAP_FAILED is (void *) -1.
       if (p === null || Deno.UnsafePointer.value(p) === 0xffffffffffffffffn) return null;
-      return new SharedEpoch(new Int32Array(Deno.UnsafePointerView.getArrayBuffer(p, 4)));
+      return new SharedEpoch(dir, p);
     } finally {
       c.close(fd);
     }
   }
 
-  /** The counter now. */
+  /** The counter now; NaN once closed (every use is then checked). */
   get value(): number {
-    return Atomics.load(this.cell, 0);
+    return this.cell === null ? NaN : Atomics.load(this.cell, 0);
   }
 
-  /** Adds one (after a file was written, replaced or removed). */
+  /** Adds one (after a file was written, replaced or removed), closed or not. */
   bump(): void {
-    Atomics.add(this.cell, 0, 1);
+    if (this.cell !== null) {
+      Atomics.add(this.cell, 0, 1);
+      return;
+    }
+    // A write or removal that ended after `close`: the other processes must still learn of it.
+    const once = SharedEpoch.open(this.dir);
+    once?.bump();
+    once?.close();
+  }
+
+  /** Unmaps the counter (idempotent). */
+  close(): void {
+    if (this.cell === null) return;
+    this.cell = null;
+    calls()?.munmap(this.pointer, EPOCH_BYTES);
   }
 }

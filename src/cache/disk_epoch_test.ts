@@ -19,3 +19,30 @@ Deno.test("SharedEpoch: two mappings of one directory's epoch see each other's b
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Mappings of `file` in this process (Linux's /proc/self/maps). */
+function mappings(file: string): number {
+  return Deno.readTextFileSync("/proc/self/maps").split("\n").filter((l) => l.endsWith(file))
+    .length;
+}
+
+Deno.test("SharedEpoch.close unmaps the counter; a bump after it still reaches the others", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-epoch-" });
+  try {
+    const a = SharedEpoch.open(dir)!;
+    const b = SharedEpoch.open(dir)!;
+    assert.equal(mappings(`${dir}/epoch`), 2);
+    const v = b.value;
+    a.close();
+    a.close();
+    assert.equal(mappings(`${dir}/epoch`), 1);
+    assert.ok(Number.isNaN(a.value));
+    a.bump();
+    assert.equal(b.value, v + 1);
+    assert.equal(mappings(`${dir}/epoch`), 1);
+    b.close();
+    assert.equal(mappings(`${dir}/epoch`), 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -163,6 +163,7 @@ export class DiskStore {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     this.files.closeAll();
+    this.epoch?.close();
   }
 
   private path(name: string): string {
