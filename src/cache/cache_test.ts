@@ -3,6 +3,7 @@ import { ManualClock } from "../base/clock.ts";
 import { Registry } from "../observe/metrics.ts";
 import { Cache, CacheCounters, COLLAPSED, HIT, hitRatio, MISS } from "./cache.ts";
 import { entryForTest } from "./_entry_for_test.ts";
+import { mappings } from "./_maps_for_test.ts";
 
 Deno.test("hitRatio counts answers from the cache over looked-up requests", () => {
   const r = { hit: 6, miss: 2, stale: 1, revalidated: 0, bypass: 50, collapsed: 1 };
@@ -38,23 +39,21 @@ Deno.test("Cache.stats reports objects, bytes and hit ratio per application", ()
 Deno.test("Cache.setDisk: a new path unmaps the old tier's epoch; no path unmaps it too", async () => {
   const a = await Deno.makeTempDir({ prefix: "scalwsd-tier-" });
   const b = await Deno.makeTempDir({ prefix: "scalwsd-tier-" });
-  const maps = (root: string) =>
-    Deno.readTextFileSync("/proc/self/maps").split("\n")
-      .filter((l) => l.endsWith(`${root}/v1/epoch`)).length;
+  const maps = (root: string) => mappings(`${root}/v1/epoch`);
   const cache = new Cache(1 << 20, new ManualClock());
   try {
     cache.setDisk(a, 1 << 20);
-    assert.equal(maps(a), 1);
+    assert.equal(await maps(a), 1);
     cache.setDisk(a, 2 << 20); // the same path: kept
-    assert.equal(maps(a), 1);
+    assert.equal(await maps(a), 1);
     for (let i = 0; i < 3; i++) {
       cache.setDisk(b, 1 << 20);
-      assert.deepEqual([maps(a), maps(b)], [0, 1]);
+      assert.deepEqual([await maps(a), await maps(b)], [0, 1]);
       cache.setDisk(a, 1 << 20);
-      assert.deepEqual([maps(a), maps(b)], [1, 0]);
+      assert.deepEqual([await maps(a), await maps(b)], [1, 0]);
     }
     cache.setDisk(undefined, 0);
-    assert.deepEqual([maps(a), maps(b)], [0, 0]);
+    assert.deepEqual([await maps(a), await maps(b)], [0, 0]);
   } finally {
     cache.setDisk(undefined, 0);
     await Deno.remove(a, { recursive: true });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { SharedEpoch } from "./disk_epoch.ts";
+import { mappings } from "./_maps_for_test.ts";
 
 Deno.test("SharedEpoch: two mappings of one directory's epoch see each other's bumps", async () => {
   const dir = await Deno.makeTempDir({ prefix: "scalwsd-epoch-" });
@@ -20,28 +21,22 @@ Deno.test("SharedEpoch: two mappings of one directory's epoch see each other's b
   }
 });
 
-/** Mappings of `file` in this process (Linux's /proc/self/maps). */
-function mappings(file: string): number {
-  return Deno.readTextFileSync("/proc/self/maps").split("\n").filter((l) => l.endsWith(file))
-    .length;
-}
-
 Deno.test("SharedEpoch.close unmaps the counter; a bump after it still reaches the others", async () => {
   const dir = await Deno.makeTempDir({ prefix: "scalwsd-epoch-" });
   try {
     const a = SharedEpoch.open(dir)!;
     const b = SharedEpoch.open(dir)!;
-    assert.equal(mappings(`${dir}/epoch`), 2);
+    assert.equal(await mappings(`${dir}/epoch`), 2);
     const v = b.value;
     a.close();
     a.close();
-    assert.equal(mappings(`${dir}/epoch`), 1);
+    assert.equal(await mappings(`${dir}/epoch`), 1);
     assert.ok(Number.isNaN(a.value));
     a.bump();
     assert.equal(b.value, v + 1);
-    assert.equal(mappings(`${dir}/epoch`), 1);
+    assert.equal(await mappings(`${dir}/epoch`), 1);
     b.close();
-    assert.equal(mappings(`${dir}/epoch`), 0);
+    assert.equal(await mappings(`${dir}/epoch`), 0);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -11,9 +11,13 @@
  * back once their answer is written (`giveBody`). Not for writes, removals or scans
  * (`disk_store.ts`).
  *
- * A mapped file must never shrink in place while it is mapped (a read past its end would kill
- * the process with SIGBUS): scalwsd only ever replaces entry files by renaming new ones over
- * them, or removes them, which leaves a mapping whole.
+ * A mapped file that shrank in place would kill the process with SIGBUS at the next read past
+ * its new end. scalwsd never writes an entry file in place (it renames new ones over them, or
+ * removes them, which leaves a mapping whole), and a file is mapped only under a read lease
+ * (`F_SETLEASE`): whoever else opens it for writing, or truncates it, waits in the kernel until
+ * the lease is given up, and the lease holder is told by SIGIO, on which every file whose lease
+ * is being broken is closed (reopened, checked and found short at its next use: a miss). A
+ * file that cannot be leased (another user's, a file system without leases) is not mapped.
  *
  * @module
  */
@@ -33,6 +37,10 @@ interface FileCalls {
   /** The first `size` bytes of the file mapped read-only; null when it cannot be (no libc). */
   map?(fd: number, size: number): Mapping | null;
   unmap?(m: Mapping): void;
+  /** Takes a read lease on `fd` (see the module comment); false when it cannot be had. */
+  lease?(fd: number): boolean;
+  /** Whether `fd` still holds its read lease (false while it is being broken). */
+  leased?(fd: number): boolean;
 }
 
 /** A read-only shared mapping of a whole file. */
@@ -58,6 +66,9 @@ const PROT_READ = 1;
 const MAP_SHARED = 1;
 /** `MAP_POPULATE` (the same on x86_64 and arm64 Linux): pages read in and mapped at once. */
 const MAP_POPULATE = 0x8000;
+const F_SETLEASE = 1024;
+const F_GETLEASE = 1025;
+const F_RDLCK = 0;
 /**
  * Files up to this size are mapped: under it a `pread`'s fixed cost is most of a read; over it
  * the copy is, and mapped pages would count in the process's resident memory (512 open files
@@ -79,6 +90,7 @@ type Libc = {
     offset: number | bigint,
   ): Deno.PointerValue;
   munmap(addr: Deno.PointerValue, length: number | bigint): number;
+  fcntl(fd: number, cmd: number, arg: number): number;
 };
 
 /** libc's calls, or null where they cannot be had (not Linux, no `--allow-ffi`). */
@@ -90,6 +102,7 @@ function libcCalls(): FileCalls | null {
     close: { parameters: ["i32"], result: "i32" },
     mmap: { parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"], result: "pointer" },
     munmap: { parameters: ["pointer", "usize"], result: "i32" },
+    fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   }) as unknown as Libc | null;
   if (c === null) return null;
   const enc = new TextEncoder();
@@ -125,7 +138,34 @@ function libcCalls(): FileCalls | null {
     unmap(m) {
       c.munmap(m.pointer, m.bytes.length);
     },
+    lease(fd) {
+      return watchLeases() && c.fcntl(fd, F_SETLEASE, F_RDLCK) === 0;
+    },
+    leased(fd) {
+      return c.fcntl(fd, F_GETLEASE, 0) === F_RDLCK;
+    },
   };
+}
+
+/** The sets of open files that hold leases, told when one is being broken. */
+const leaseHolders = new Set<{ leaseBroken(): void }>();
+let watching: boolean | undefined;
+
+/**
+ * Listens for SIGIO, which a lease break sends (once per process; its default action would
+ * end the process); false when that cannot be done: no lease is then taken.
+ */
+function watchLeases(): boolean {
+  if (watching !== undefined) return watching;
+  try {
+    Deno.addSignalListener("SIGIO", () => {
+      for (const h of leaseHolders) h.leaseBroken();
+    });
+    watching = true;
+  } catch {
+    watching = false;
+  }
+  return watching;
 }
 
 /** `Deno.FsFile` calls: three ops a hit (stat, seek, read), as many as opening anew. */
@@ -239,7 +279,16 @@ export class OpenFiles<H> {
       return null;
     }
     const size = this.st.size;
-    const mapped = size > 0 && size <= MAP_MAX && c.map !== undefined ? c.map(fd, size) : null;
+    let mapped: Mapping | null = null;
+    // Leased first, then measured again: a file that shrank before the lease is not mapped
+    // past its end (it is found short when read, as any other).
+    if (
+      size > 0 && size <= MAP_MAX && c.map !== undefined && c.lease!(fd) &&
+      c.stat(fd, this.st) && this.st.size === size
+    ) {
+      mapped = c.map(fd, size);
+      if (mapped !== null) leaseHolders.add(this);
+    }
     const f: OpenFile<H> = { fd, size, mapped, head: null, used: now, checked: epoch };
     this.files.set(path, f);
     if (this.files.size > this.max) {
@@ -293,6 +342,20 @@ export class OpenFiles<H> {
   closeAll(): void {
     for (const f of this.files.values()) this.close(f);
     this.files.clear();
+    leaseHolders.delete(this);
+  }
+
+  /**
+   * A lease is being broken (SIGIO): someone opens one of the mapped files for writing or
+   * truncates it, and waits until it is closed here.
+   */
+  leaseBroken(): void {
+    const c = this.calls;
+    for (const [path, f] of this.files) {
+      if (f.mapped === null || c.leased!(f.fd)) continue;
+      this.files.delete(path);
+      this.close(f);
+    }
   }
 }
 

@@ -110,3 +110,25 @@ Deno.test("OpenFiles (libc): files up to MAP_MAX are read from a mapping, larger
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("OpenFiles (libc): a mapped file truncated in place by another process is let go first", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-files-" });
+  const files = new OpenFiles<string>(4, "libc");
+  try {
+    const p = `${dir}/a`;
+    Deno.writeFileSync(p, new Uint8Array(20_000).fill(7));
+    const f = files.get(p, 1)!;
+    assert.ok(f.mapped !== null);
+    // The truncation waits in the kernel until the lease is given up, on SIGIO, here.
+    const out = await new Deno.Command("sh", { args: ["-c", `: > ${p}`] }).output();
+    assert.ok(out.success);
+    assert.equal(files.size, 0);
+    assert.equal(Deno.statSync(p).size, 0);
+    const g = files.get(p, 2)!;
+    assert.equal(g.size, 0);
+    assert.equal(files.read(g, new Uint8Array(1), 0), false);
+  } finally {
+    files.closeAll();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
