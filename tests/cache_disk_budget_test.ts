@@ -161,3 +161,37 @@ Deno.test("disk tier metrics follow a purge at once, not at the next measurement
   });
   assert.deepEqual(await disk(), [0, 0]);
 });
+
+Deno.test("disk tier on a read-only disk: answers served, each counted once, one warning a minute", async (t) => {
+  await using dir = await tempDir();
+  const mnt = `${dir.path}/ro`;
+  Deno.mkdirSync(mnt);
+  if (!await mountTmpfs(mnt, "64k,ro")) {
+    await t.step({ name: "needs root and mount (skipped)", ignore: true, fn: () => {} });
+    return;
+  }
+  try {
+    await using m = scriptedMember(() => ({
+      body: "answer",
+      headers: { "cache-control": "max-age=600" },
+    }));
+    await using s = await startScalwsd(cachedApp(m, {}, {
+      server: { cache: { path: `${mnt}/cache` } },
+    }));
+    for (let i = 0; i < 4; i++) {
+      const r = await get(`${s.url}/r${i}`, h);
+      assert.deepEqual([r.status, r.text], [200, "answer"]);
+    }
+    await until("the failed stores counted", async () => {
+      const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
+      return /^scalws_cache_store_errors_total 4$/m.test(text);
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
+    assert.match(text, /^scalws_cache_store_errors_total 4$/m);
+    const warnings = s.logs.filter((l) => /"level":"warn","event":"cache_disk_/.test(l));
+    assert.equal(warnings.length, 1, warnings.join("\n"));
+  } finally {
+    await new Deno.Command("umount", { args: ["-l", mnt] }).output();
+  }
+});

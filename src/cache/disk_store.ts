@@ -129,6 +129,8 @@ export class DiskStore {
     } catch (err) {
       // Stores fail and are counted then; the directory may also be fixed meanwhile.
       log("warn", "cache_disk_unusable", { path: this.dir, error: String(err) });
+      // The minute's warning: the failed stores that follow say nothing more until it passes.
+      this.lastWarn = Date.now();
     }
     this.epoch = SharedEpoch.open(this.dir);
     this.readUsage();
@@ -383,17 +385,25 @@ export class DiskStore {
     this.writtenInTrim?.set(path, bytes.length);
   }
 
-  private failed(what: string, target: string, err: unknown): void {
-    this.storeFailures++;
-    if (this.storeErrors !== undefined) this.storeErrors.value++;
-    const now = Date.now();
-    if (now - this.lastWarn < WARN_EVERY) return;
-    this.lastWarn = now;
-    log("warn", "cache_disk_store_failed", {
+  private failed(what: "store" | "lock", target: string, err: unknown): void {
+    // An answer not stored counts; a fill lock not taken only warns (its store counts).
+    if (what === "store") {
+      this.storeFailures++;
+      if (this.storeErrors !== undefined) this.storeErrors.value++;
+    }
+    this.warn("cache_disk_store_failed", {
       action: what,
       target,
       error: err instanceof Error ? err.message : String(err),
     });
+  }
+
+  /** Logs a warning about the directory unless one was logged in the last minute. */
+  private warn(event: string, fields: Record<string, unknown>): void {
+    const now = Date.now();
+    if (now - this.lastWarn < WARN_EVERY) return;
+    this.lastWarn = now;
+    log("warn", event, fields);
   }
 
   /** Removes every variant stored under `key`; returns how many answers went. */
@@ -559,7 +569,7 @@ export class DiskStore {
       const old = !this.measured || Date.now() - this.usage.at >= this.measureEvery;
       if (!old && this.bytes <= this.maxBytes) return;
       await this.trimNow();
-    })().catch((err) => log("warn", "cache_disk_trim_failed", { error: String(err) }))
+    })().catch((err) => this.warn("cache_disk_trim_failed", { error: String(err) }))
       .finally(() => this.checking = null);
     return this.checking;
   }
