@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { giveBody, MAP_MAX, OpenFiles, takeBody } from "./disk_files.ts";
+import { giveBody, MAP_MAX, OpenFiles, REORDER_MS, takeBody } from "./disk_files.ts";
 
 const enc = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -42,17 +42,22 @@ for (const calls of ["libc", "deno"] as const) {
   Deno.test(`OpenFiles (${calls}): at most max files open, least recently used closed first, idle ones closed`, async () => {
     const dir = await Deno.makeTempDir({ prefix: "scalwsd-files-" });
     const files = new OpenFiles<string>(2, calls);
+    const s = REORDER_MS;
+    // One shared epoch throughout (0): no file changed, none is checked again.
     try {
       for (const n of ["a", "b", "c"]) Deno.writeFileSync(`${dir}/${n}`, enc.encode(n));
-      const a = files.get(`${dir}/a`, 1)!;
-      files.get(`${dir}/b`, 2);
-      assert.equal(files.get(`${dir}/a`, 3), a); // a is now the most recently used
-      files.get(`${dir}/c`, 4); // b goes
+      const a = files.get(`${dir}/a`, 1 * s, 0)!;
+      files.get(`${dir}/b`, 2 * s, 0);
+      assert.equal(files.get(`${dir}/a`, 3 * s, 0), a); // a is now the most recently used
+      // Within REORDER_MS of its last use: a keeps its place (and its time).
+      assert.equal(files.get(`${dir}/a`, 4 * s - 1, 0), a);
+      assert.equal(a.used, 3 * s);
+      files.get(`${dir}/c`, 4 * s, 0); // b goes
       assert.equal(files.size, 2);
-      assert.equal(files.get(`${dir}/a`, 5), a);
-      files.closeIdle(5); // c (used at 4) goes, a stays
+      assert.equal(files.get(`${dir}/a`, 5 * s, 0), a);
+      files.closeIdle(5 * s); // c (used at 4 s) goes, a stays
       assert.equal(files.size, 1);
-      assert.equal(files.get(`${dir}/a`, 6), a);
+      assert.equal(files.get(`${dir}/a`, 6 * s, 0), a);
       files.drop(`${dir}/a`);
       assert.equal(files.size, 0);
     } finally {
