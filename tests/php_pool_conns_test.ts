@@ -111,3 +111,46 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "php: a protocol: fastcgi pool of two PHP-FPMs on Unix sockets, each with its max_conns",
+  ignore,
+  async fn() {
+    await using a = await startPhpFpm({ children: 2 });
+    await using b = await startPhpFpm({ children: 2 });
+    const root = await Deno.makeTempDir({ prefix: "scalwsd-php-pool-unix-" });
+    try {
+      await Deno.writeTextFile(
+        `${root}/index.php`,
+        `<?php usleep((int)($_GET['ms'] ?? 0) * 1000); echo $_SERVER['SERVER_SOFTWARE'] . " " . getmypid();`,
+      );
+      await using s = await startScalwsd(scalwsYaml({
+        upstreams: {
+          fpm: {
+            protocol: "fastcgi",
+            members: [{ address: a.address, max_conns: 1 }, { address: b.address, max_conns: 1 }],
+          },
+        },
+        apps: [{
+          name: "pool",
+          domains: ["pool.test"],
+          runtime: { type: "php", root, fastcgi: { pool: "fpm" } },
+        }],
+      }));
+      const pids = new Set<string>();
+      for (let i = 0; i < 8; i++) {
+        const r = await request(`${s.url}/index.php`, { headers: { host: "pool.test" } });
+        assert.equal(r.status, 200, r.text);
+        pids.add(r.text.split(" ")[1]);
+      }
+      // Round robin over both PHP-FPMs (each has 2 workers: at least one PID of each).
+      assert.ok(pids.size >= 2, `PIDs ${[...pids]}`);
+      // One connection per member at once: 2 for the pool.
+      const burst4 = await burst(s, "pool.test", "fpm", 6, 300);
+      assert.deepEqual(burst4.statuses, Array(6).fill(200));
+      assert.equal(burst4.peakConns, 2);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});

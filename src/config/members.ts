@@ -104,15 +104,18 @@ export function validateMembers(value: unknown, path: string): MembersResult {
 
 /**
  * Rules that need the pool's settings: a `unix:` member is allowed only as the single member
- * of a plain-HTTP pool. For the loader and for the admin API after `validateMembers`.
+ * of a plain-HTTP pool; a `protocol: fastcgi` pool may have several (one socket per PHP-FPM
+ * pool is the usual layout). For the loader and for the admin API after `validateMembers`.
  */
 export function poolMemberErrors(
   members: readonly MemberConfig[],
   scheme: "http" | "https",
   path: string,
+  protocol: "http" | "fastcgi" = "http",
 ): string[] {
   const base = path === "" ? "members" : `${path}.members`;
   const errors: string[] = [];
+  if (protocol === "fastcgi") return errors;
   for (let i = 0; i < members.length; i++) {
     if (members[i].parsed.kind !== "unix") continue;
     if (scheme !== "http") {

@@ -61,7 +61,7 @@ export function checkMembersBody(
   if (errors.length > 0 || members === undefined) {
     return { status: 400, error: errors.join("\n") };
   }
-  const rules = poolMemberErrors(members, pool.scheme, "");
+  const rules = poolMemberErrors(members, pool.scheme, "", pool.protocol);
   // As the configuration file: a connection limit per member is FastCGI's (its queue's).
   if (pool.protocol !== "fastcgi") {
     members.forEach((m, i) => {

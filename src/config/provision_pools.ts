@@ -56,7 +56,7 @@ export function provisionPool(name: string, raw: RawPool, sink: Sink): PoolConfi
   const result = validateMembers(raw.members ?? [], path);
   append(sink.errors, result.errors);
   const members = result.members ?? [];
-  append(sink.errors, poolMemberErrors(members, scheme, path));
+  append(sink.errors, poolMemberErrors(members, scheme, path, raw.protocol ?? "http"));
   if (result.members !== undefined && members.length === 0 && membersFrom === "file") {
     sink.warnings.push(`${path}.members: pool has no members; requests get 503`);
   }

@@ -44,7 +44,11 @@ export class MemberState {
    * The recorded list of `pool`, checked against the pool's `scheme`; `undefined` when no
    * file exists. Throws `MemberStateError` for a file that cannot be read or used.
    */
-  async load(pool: string, scheme: "http" | "https"): Promise<StoredMembers | undefined> {
+  async load(
+    pool: string,
+    scheme: "http" | "https",
+    protocol: "http" | "fastcgi" = "http",
+  ): Promise<StoredMembers | undefined> {
     let text: string;
     try {
       text = await Deno.readTextFile(this.file(pool));
@@ -52,7 +56,7 @@ export class MemberState {
       if (err instanceof Deno.errors.NotFound) return undefined;
       throw new MemberStateError(`cannot read: ${(err as Error).message ?? err}`);
     }
-    return decodeMembers(pool, text, scheme);
+    return decodeMembers(pool, text, scheme, protocol);
   }
 }
 
@@ -61,7 +65,12 @@ export function encodeMembers(pool: string, members: readonly MemberConfig[], no
   return JSON.stringify({
     pool,
     updated: new Date(now).toISOString(),
-    members: members.map((m) => ({ address: m.address, weight: m.weight })),
+    // A FastCGI member's connection limit is part of it (`max_conns`).
+    members: members.map((m) =>
+      m.max_conns === undefined
+        ? { address: m.address, weight: m.weight }
+        : { address: m.address, weight: m.weight, max_conns: m.max_conns }
+    ),
   }) + "\n";
 }
 
@@ -70,6 +79,7 @@ export function decodeMembers(
   pool: string,
   text: string,
   scheme: "http" | "https",
+  protocol: "http" | "fastcgi" = "http",
 ): StoredMembers {
   let doc: unknown;
   try {
@@ -88,7 +98,9 @@ export function decodeMembers(
   if (Number.isNaN(updated)) errors.push("updated: must be an ISO 8601 time");
   const result = validateMembers(rec.members, "");
   errors.push(...result.errors);
-  if (result.members !== undefined) errors.push(...poolMemberErrors(result.members, scheme, ""));
+  if (result.members !== undefined) {
+    errors.push(...poolMemberErrors(result.members, scheme, "", protocol));
+  }
   if (errors.length > 0 || result.members === undefined) {
     throw new MemberStateError(errors.join("; "));
   }

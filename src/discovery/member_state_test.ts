@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { validateMembers } from "../config/members.ts";
 import { decodeMembers, encodeMembers, MemberState, MemberStateError } from "./member_state.ts";
 
-const list = (...entries: { address: string; weight?: number }[]) =>
+const list = (...entries: { address: string; weight?: number; max_conns?: number }[]) =>
   validateMembers(entries, "").members!;
 
 Deno.test("MemberState.save writes a 0600 file that load reads back with its time", async () => {
@@ -67,4 +67,18 @@ Deno.test("encodeMembers and decodeMembers round trip", () => {
   assert.deepEqual(back.members.map((m) => m.address), ["localhost:80"]);
   assert.equal(back.members[0].weight, 1000);
   assert.equal(back.updated, 0);
+});
+
+Deno.test("a FastCGI pool's recorded list keeps max_conns and may hold several unix: members", () => {
+  const members = list(
+    { address: "unix:/run/php/a.sock", max_conns: 4 },
+    { address: "unix:/run/php/b.sock" },
+  );
+  const text = encodeMembers("fpm", members, 0);
+  const back = decodeMembers("fpm", text, "http", "fastcgi");
+  assert.deepEqual(back.members.map((m) => [m.address, m.max_conns]), [
+    ["unix:/run/php/a.sock", 4],
+    ["unix:/run/php/b.sock", undefined],
+  ]);
+  assert.throws(() => decodeMembers("fpm", text, "http"), MemberStateError);
 });

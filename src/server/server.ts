@@ -494,7 +494,7 @@ async function recordedMembers(config: Config): Promise<Map<string, StoredMember
   for (const [name, pool] of Object.entries(config.upstreams)) {
     if (pool.members_from !== "api") continue;
     try {
-      const stored = await state.load(name, pool.scheme);
+      const stored = await state.load(name, pool.scheme, pool.protocol);
       if (stored === undefined) continue;
       seeds.set(name, stored);
       log("info", "member_state_loaded", {

@@ -21,7 +21,7 @@ export async function storedListWarnings(config: Config): Promise<string[]> {
     if (pool.members_from !== "api" || pool.members.length === 0) continue;
     let stored;
     try {
-      stored = await state.load(name, pool.scheme);
+      stored = await state.load(name, pool.scheme, pool.protocol);
     } catch {
       continue; // a start logs member_state_ignored and uses the file's list
     }
