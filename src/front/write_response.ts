@@ -14,7 +14,7 @@ import {
   takeBodyBuffer,
   takeBuffer,
 } from "./buffer_pool.ts";
-import { claimHeadRoom, statusText } from "../wire/mod.ts";
+import { claimHeadRoom, giveHeadRoom, statusText } from "../wire/mod.ts";
 import { ChunkedWriter } from "./write_chunked_response.ts";
 
 /** The byte stream of a client connection (a `Deno.Conn` or a test double). */
@@ -170,7 +170,8 @@ export async function writeAnswer(
   // 64 KiB) at once: it may be a view of a member connection's buffer, which is reused as soon
   // as this function awaits.
   const small = !noBody && bytes !== null ? bytes : null;
-  // A body made with room before it (a FastCGI page) takes the head there: nothing copied.
+  // A body made with room before it (a FastCGI page) takes the head there: nothing copied;
+  // its buffer serves the next such body once written.
   const roomy = small === null ? null : claimHeadRoom(small, text.length);
   const total = text.length + (small === null ? 0 : small.length);
   const pooled = roomy === null && total <= POOLED_SIZE ? takeBuffer() : null;
@@ -195,6 +196,7 @@ export async function writeAnswer(
   } finally {
     if (pooled !== null) giveBuffer(pooled);
     else if (big !== null) giveBodyBuffer(big);
+    else if (roomy !== null) giveHeadRoom(roomy);
   }
   if (stream === null) {
     if (answer instanceof FrontAnswer) answer.onWritten?.(true);

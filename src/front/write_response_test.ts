@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FrontAnswer } from "./answer.ts";
 import { type ClientSocket, writeAnswer } from "./write_response.ts";
-import { withHeadRoom } from "../wire/mod.ts";
+import { claimHeadRoom, withHeadRoom } from "../wire/mod.ts";
 
 /** A client socket that records each write (copied at the time it is made). */
 class Recorder implements ClientSocket {
@@ -35,11 +35,18 @@ Deno.test("writeAnswer: a body with head room goes out with its head in one writ
   const [head, rest] = c.text.split("\r\n\r\n");
   assert.match(head, /^HTTP\/1\.1 200 OK\r\nx-a: 1\r\ndate: .*\r\ncontent-length: 70000$/);
   assert.equal(rest, want);
-  // The same body again (the room is claimed now): copied, still whole.
-  const c2 = new Recorder();
-  await writeAnswer(c2, new FrontAnswer(200, [["x-b", "2"]], b), req, true);
-  assert.equal(c2.text.split("\r\n\r\n")[1], want);
-  assert.equal(new TextDecoder().decode(b), want);
+  // Written: its buffer serves the next body with head room.
+  assert.ok(withHeadRoom(69_000).buffer === b.buffer, "not reused");
+});
+
+Deno.test("writeAnswer: a head-room body whose room was claimed already is copied behind its head", async () => {
+  const b = body(20_000);
+  const want = new TextDecoder().decode(b);
+  assert.notEqual(claimHeadRoom(b, 10), null);
+  const c = new Recorder();
+  await writeAnswer(c, new FrontAnswer(200, [["x-b", "2"]], b), { method: "GET", minor: 1 }, true);
+  assert.equal(c.writes.length, 1);
+  assert.equal(c.text.split("\r\n\r\n")[1], want);
 });
 
 Deno.test("writeAnswer: a head with characters past Latin-1 never spills into a head-room body", async () => {

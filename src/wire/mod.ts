@@ -16,5 +16,5 @@ export * from "./parse_chunked.ts";
 export * from "./write_chunked.ts";
 export * from "./write_body.ts";
 export * from "./status_text.ts";
-export { claimHeadRoom, HEAD_ROOM, withHeadRoom } from "./head_room.ts";
+export { claimHeadRoom, giveHeadRoom, HEAD_ROOM, withHeadRoom } from "./head_room.ts";
 export { HOP_BY_HOP } from "../base/mod.ts";
