@@ -2,8 +2,8 @@
  * The FastCGI connection limit where issue 23 names it besides the `fastcgi` address form: on
  * the members of a `protocol: fastcgi` pool (`max_conns` per member, `max_queue` on the pool,
  * the metrics under the pool's name), and its default when `status_path` cannot tell PHP-FPM's
- * `pm.max_children`: 8. Real PHP-FPM with more workers than the limit, so any bound seen is
- * scalwsd's.
+ * `pm.max_children`: 8; several Unix-socket members in one pool; the queue's default length,
+ * 256. Real PHP-FPM with more workers than the limit, so any bound seen is scalwsd's.
  */
 import assert from "node:assert/strict";
 import { adminFetch, request, scalwsYaml, startScalwsd, waitUntil } from "./_support/mod.ts";
@@ -149,6 +149,48 @@ Deno.test({
       const burst4 = await burst(s, "pool.test", "fpm", 6, 300);
       assert.deepEqual(burst4.statuses, Array(6).fill(200));
       assert.equal(burst4.peakConns, 2);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "php: the queue holds 256 by default; the 257th waiting request gets 503 with Retry-After",
+  ignore,
+  async fn() {
+    await using fpm = await startPhpFpm({ children: 2 });
+    const root = await Deno.makeTempDir({ prefix: "scalwsd-php-queue-" });
+    try {
+      await Deno.writeTextFile(
+        `${root}/index.php`,
+        `<?php usleep((int)($_GET['ms'] ?? 0) * 1000); echo "ok";`,
+      );
+      await using s = await startScalwsd(scalwsYaml({
+        apps: [{
+          name: "a",
+          domains: ["a.test"],
+          runtime: { type: "php", root, fastcgi: { address: fpm.address, max_conns: 1 } },
+        }],
+      }));
+      const get = (ms: number) =>
+        request(`${s.url}/index.php?ms=${ms}`, { headers: { host: "a.test" } });
+      const busy = get(3000); // long enough for 256 more to arrive on a busy machine
+      await waitUntil(
+        async () => await metric(s.adminSocket, "scalws_fastcgi_connections", fpm.address) === 1,
+        { what: "the one connection in use", timeoutMs: 3000, intervalMs: 20 },
+      );
+      const queued = Array.from({ length: 256 }, () => get(0));
+      await waitUntil(
+        async () => await metric(s.adminSocket, "scalws_fastcgi_queue_length", fpm.address) === 256,
+        { what: "256 requests in the queue", timeoutMs: 10_000, intervalMs: 20 },
+      );
+      const full = await get(0);
+      assert.equal(full.status, 503);
+      assert.equal(full.headers.get("retry-after"), "1");
+      assert.equal((await busy).status, 200);
+      const statuses = (await Promise.all(queued)).map((r) => r.status);
+      assert.deepEqual(statuses, Array(256).fill(200));
     } finally {
       await Deno.remove(root, { recursive: true });
     }
