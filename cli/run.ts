@@ -53,15 +53,12 @@ export async function run(
   );
   // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.
   const usr1 = new Usr1Watch(() => server.reopenLogs(), 0);
-  // SIGUSR1 and the memory trimmer are looked at once a second from the sampler's own
-  // wake-ups (no timers of their own: an idle process wakes once a second in all).
+  // The memory trimmer samples from the loop-lag sampler's own wake-ups (no timer of its own);
+  // SIGUSR1 is waited for on a thread (no timer at all).
   let trimmer: MemoryTrimmer | null = null;
   const lag = new LoopLagMonitor({
     activity: () => server.requests,
-    periodic: () => {
-      usr1.poll();
-      trimmer?.tick();
-    },
+    periodic: () => trimmer?.tick(),
   });
   lag.start();
   server.metrics.registry.onCollect(() => {

@@ -9,7 +9,8 @@
  * creator's signal mask and `execve` keeps the caller's, so {@linkcode blockUsr1} blocks the
  * signal in the calling thread and re-executes the process in place (same PID, arguments,
  * environment and open descriptors); every thread of the new image is then born with SIGUSR1
- * blocked. {@linkcode Usr1Watch} takes the pending signal with `sigtimedwait` on a timer.
+ * blocked. {@linkcode Usr1Watch} takes the pending signal with `sigtimedwait` on a timer, or
+ * with `sigwaitinfo` on a thread of its own.
  * Children started with `Deno.Command` get an empty mask (Rust's spawn resets it).
  *
  * Linux only (the mask layout, `/proc`); elsewhere the guard reports why it did nothing.
@@ -31,11 +32,19 @@ const SYMBOLS = {
   read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   close: { parameters: ["i32"], result: "i32" },
   environ: { type: "pointer" },
+  kill: { parameters: ["i32", "i32"], result: "i32" },
+} as const;
+
+/** `sigwaitinfo` on a thread of its own (Deno's blocking pool): the event loop is not woken. */
+const WAIT_SYMBOLS = {
+  sigwaitinfo: { parameters: ["buffer", "pointer"], result: "i32", nonblocking: true },
 } as const;
 
 type Libc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
 
 let libc: Libc | null = null;
+/** The name `libc` was opened by. */
+let libcName: string | null = null;
 
 /** libc, or the reason it cannot be used. */
 function open(): Libc | string {
@@ -44,6 +53,7 @@ function open(): Libc | string {
   for (const name of ["libc.so.6", "libc.so", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"]) {
     try {
       libc = Deno.dlopen(name, SYMBOLS).symbols;
+      libcName = name;
       return libc;
     } catch (err) {
       if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
@@ -122,41 +132,64 @@ export function blockUsr1(): string | null {
 }
 
 /**
- * Calls `fn` once per SIGUSR1 taken (signals that arrive between two polls count once), polling
- * every `everyMs` with a timer that does not keep the process alive, or with `everyMs` 0 only
- * when the owner calls {@linkcode Usr1Watch.poll} (from a timer it already runs: one wake-up
- * less a second). Requires {@linkcode blockUsr1} to have succeeded; otherwise it never fires.
+ * Calls `fn` once per SIGUSR1 taken (signals that arrive between two takes count once): with
+ * `everyMs` above 0, polling that often with a timer that does not keep the process alive;
+ * with 0, from a thread that waits in `sigwaitinfo` (no timer, no wake-up of the event loop
+ * until a signal comes: an idle `scalwsd run` sleeps). A waiting thread keeps the event loop
+ * alive: for processes that end with `Deno.exit`. Requires {@linkcode blockUsr1} to have
+ * succeeded; otherwise it never fires.
  */
 export class Usr1Watch {
   private timer: ReturnType<typeof setInterval> | undefined;
-  private readonly take: (() => void) | null = null;
+  private waiting = false;
+  private guarded = false;
 
   constructor(fn: () => void, everyMs = 1000) {
     const c = open();
     if (typeof c === "string" || !usr1Blocked()) return;
+    this.guarded = true;
     const set = usr1Set();
+    if (everyMs <= 0) {
+      this.wait(set, fn);
+      return;
+    }
     const zero = new Uint8Array(16); // struct timespec {0, 0}: do not wait
-    this.take = () => {
+    const timer = setInterval(() => {
       if (c.sigtimedwait(set, null, zero) === SIGUSR1) fn();
-    };
-    if (everyMs <= 0) return;
-    const timer = setInterval(this.take, everyMs);
+    }, everyMs);
     Deno.unrefTimer(timer);
     this.timer = timer;
   }
 
-  /** Whether signals are being taken (the guard is in place). */
-  get active(): boolean {
-    return this.take !== null;
+  private async wait(set: Uint8Array, fn: () => void): Promise<void> {
+    let lib: Deno.DynamicLibrary<typeof WAIT_SYMBOLS>;
+    try {
+      lib = Deno.dlopen(libcName!, WAIT_SYMBOLS);
+    } catch {
+      this.guarded = false;
+      return;
+    }
+    this.waiting = true;
+    while (this.waiting) {
+      const sig = await lib.symbols.sigwaitinfo(set, null);
+      if (sig === SIGUSR1 && this.waiting) fn();
+    }
+    lib.close();
   }
 
-  /** Takes a pending SIGUSR1 now, if any. */
-  poll(): void {
-    this.take?.();
+  /** Whether signals are being taken. */
+  get active(): boolean {
+    return this.guarded;
   }
 
   stop(): void {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.waiting) {
+      this.waiting = false;
+      // Wakes the waiting thread (the signal stays blocked: it is only taken there).
+      const c = open();
+      if (typeof c !== "string") c.kill(Deno.pid, SIGUSR1);
+    }
   }
 }

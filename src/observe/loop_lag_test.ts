@@ -133,3 +133,31 @@ Deno.test("LoopLagMonitor runs periodic about every periodicMs, busy or idle, an
   await new Promise((r) => setTimeout(r, 150));
   assert.equal(calls, after);
 });
+
+Deno.test("LoopLagMonitor samples once per sleepInterval once its activity stood still for sleepAfter", async () => {
+  let ticks = 0;
+  const m = new LoopLagMonitor({
+    interval: 5,
+    size: 50,
+    activity: () => {
+      ticks++;
+      return 0;
+    },
+    idleInterval: 20,
+    idleAfter: 20,
+    sleepAfter: 100,
+    sleepInterval: 400,
+  });
+  m.start();
+  try {
+    // Still from the start: every 20 ms until 100 ms, then every 400 ms.
+    await new Promise((r) => setTimeout(r, 90));
+    assert.ok(ticks >= 3, `${ticks} samples in the first 90 ms`);
+    await new Promise((r) => setTimeout(r, 60));
+    const before = ticks;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(ticks - before <= 1, `${ticks - before} samples in 300 ms asleep`);
+  } finally {
+    m.stop();
+  }
+});
