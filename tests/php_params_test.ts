@@ -64,6 +64,11 @@ Deno.test({
       const post = JSON.parse((await c.response())!.body);
       assert.equal(post.CONTENT_LENGTH, "3");
       assert.equal(post.HTTP_HOST, "wiki.test");
+      // An empty body the client declared: 0 (nginx's $content_length); none declared: empty.
+      await c.write("POST /env.php HTTP/1.1\r\nHost: wiki.test\r\nContent-Length: 0\r\n\r\n");
+      assert.equal(JSON.parse((await c.response())!.body).CONTENT_LENGTH, "0");
+      await c.write("POST /env.php HTTP/1.1\r\nHost: wiki.test\r\n\r\n");
+      assert.equal(JSON.parse((await c.response())!.body).CONTENT_LENGTH, "");
     } finally {
       await Deno.remove(root, { recursive: true });
     }

@@ -224,7 +224,13 @@ export class PhpHandler implements Handler {
       pool.settings.retries > 0;
     const body = await this.body(ex, retryable);
     if (typeof body === "number") return clientBodyFailed(ex, body);
-    const length = isNoBody(body) ? -1 : body.length;
+    // No body: CONTENT_LENGTH empty, unless the client declared an empty one (nginx passes its
+    // Content-Length: 0).
+    const length = !isNoBody(body)
+      ? body.length
+      : ex.req.headers.get("content-length") === "0"
+      ? 0
+      : -1;
     const params = takeParams();
     buildParams(params, ex, { script: found, root, path, contentLength: length, extra: rt.params });
     // A client that leaves from now on is dropped from the queue, or its script aborted.
