@@ -81,7 +81,7 @@ Deno.test("static follow_symlinks: inside_root, owner_match, always, and allowed
 });
 
 Deno.test({
-  name: "php follow_symlinks: scripts and files reached through allowed_roots",
+  name: "php follow_symlinks: inside_root, owner_match, always, and allowed_roots",
   ignore: phpFpmBinary() === null,
   async fn() {
     await using t = await tree();
@@ -99,7 +99,12 @@ Deno.test({
     });
     await using s = await startScalwsd(scalwsYaml({
       server: { admin: undefined },
-      apps: [site("default", {}), site("allowed", { allowed_roots: [t.shared] })],
+      apps: [
+        site("default", {}),
+        site("allowed", { allowed_roots: [t.shared] }),
+        site("owner", { follow_symlinks: "owner_match" }),
+        site("always", { follow_symlinks: "always" }),
+      ],
     }));
     const get = async (host: string, path: string) => {
       const r = await request(s.url + path, { headers: { host: `${host}.test` } });
@@ -112,5 +117,12 @@ Deno.test({
     assert.equal(await get("allowed", "/tool.php"), "200 tool /tool.php");
     assert.equal(await get("allowed", "/js/underscore.js"), "200 var _ = 1;");
     assert.equal(await get("allowed", "/passwd.txt"), "200 front /index.php");
+    // owner_match: the link and the script it leads to have one owner (whoever runs the test).
+    assert.equal(await get("owner", "/tool.php"), "200 tool /tool.php");
+    assert.equal(await get("owner", "/theirs.txt"), "200 front /index.php");
+    // always: nginx's default; /etc/passwd is then a static file like any other.
+    const passwd = await Deno.readTextFile("/etc/passwd");
+    assert.equal(await get("always", "/tool.php"), "200 tool /tool.php");
+    assert.equal(await get("always", "/passwd.txt"), `200 ${passwd}`);
   },
 });
