@@ -1,15 +1,15 @@
 /**
  * Event-loop lag: a timer due every `interval` ms measures how late it fires. A loop that
  * keeps up fires within a fraction of a millisecond; a saturated one fires late. The p99 over
- * the last `size` samples (5 s by default) is what the controller's PressureScore reads.
- * While no request arrives (an `activity` counter that stands still for a second) the timer
- * fires once a second instead, each sample counting for the ones it stands for, and once in
- * five seconds after ten still ones: an idle process wakes that rarely, not fifty times a
- * second (each wake-up of a process that sat idle costs about 0.15 ms on a shared machine). While requests
- * come slower than one per interval (a PHP site: a few a second, each waiting on PHP), it fires
- * once per gap between them: a wake-up with no request to delay tells nothing new, and on a
- * shared machine each cost about 0.25 ms (WordPress at 4 req/s: 50 wake-ups/s, 12 ms/s).
- * Once-a-second housekeeping (`periodic`) rides on these wake-ups rather than timers of its own.
+ * the last `size` samples (5 s by default) is what the controller's PressureScore reads. Each
+ * sample counts for the `interval`s its wait stood for, so that fewer samples keep the window's
+ * time span. Requests faster than one per `interval`: a sample per `interval` (the loop is
+ * awake anyway). Slower (a PHP site: a few dozen a second, each waiting on PHP): one per
+ * `sparseInterval` (250 ms), as a wake-up with no request to delay tells nothing new and costs
+ * most (WordPress at 35 req/s on a shared machine: about 0.45 ms per wake-up of a process that
+ * slept; one per request gap was a tenth of scalwsd's CPU per page). None for a second: one a
+ * second; none for ten seconds: one in five. Housekeeping with a coarse clock (`periodic`)
+ * rides on these wake-ups rather than on timers of its own.
  */
 
 /** A fixed window of the latest lag samples in milliseconds. */
@@ -58,6 +58,12 @@ export interface LoopLagOptions {
   readonly idleInterval?: number;
   readonly idleAfter?: number;
   /**
+   * While requests come slower than one per `interval` (a PHP site: a few dozen a second,
+   * each waiting on PHP), samples come every `sparseInterval` ms (default 250) or once per gap
+   * between requests when that is longer.
+   */
+  readonly sparseInterval?: number;
+  /**
    * Still for `sleepAfter` ms (default 10,000), samples come every `sleepInterval` ms (default
    * 5,000): an idle process wakes once in five seconds.
    */
@@ -90,6 +96,7 @@ export class LoopLagMonitor {
   private readonly activity: (() => number) | null;
   private readonly idleInterval: number;
   private readonly idleAfter: number;
+  private readonly sparseInterval: number;
   private readonly sleepAfter: number;
   private readonly sleepInterval: number;
   private readonly periodic: (() => void) | null;
@@ -102,6 +109,7 @@ export class LoopLagMonitor {
     this.activity = options.activity ?? null;
     this.idleInterval = options.idleInterval ?? 1000;
     this.idleAfter = options.idleAfter ?? 1000;
+    this.sparseInterval = options.sparseInterval ?? 250;
     this.sleepAfter = options.sleepAfter ?? 10_000;
     this.sleepInterval = options.sleepInterval ?? 5000;
     this.periodic = options.periodic ?? null;
@@ -134,7 +142,9 @@ export class LoopLagMonitor {
       if (a !== this.lastActivity) {
         if (this.lastActivity >= 0) {
           const seen = (now - this.movedAt) / (a - this.lastActivity);
-          this.gap = Math.min(this.idleInterval, Math.max(this.interval, seen));
+          this.gap = seen <= this.interval
+            ? this.interval
+            : Math.min(this.idleInterval, Math.max(this.sparseInterval, seen));
         }
         this.lastActivity = a;
         this.movedAt = now;

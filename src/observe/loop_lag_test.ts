@@ -36,7 +36,7 @@ Deno.test("LoopLagMonitor sees a blocked event loop", async () => {
 });
 
 /** A started 5 ms monitor whose activity is a request count the test moves; it counts its samples. */
-function activityProbe(idleInterval: number, idleAfter: number) {
+function activityProbe(idleInterval: number, idleAfter: number, sparseInterval = 250) {
   const p = {
     requests: 0,
     ticks: 0,
@@ -58,15 +58,16 @@ function activityProbe(idleInterval: number, idleAfter: number) {
     },
     idleInterval,
     idleAfter,
+    sparseInterval,
   });
   p.monitor.start();
   return p;
 }
 
 Deno.test("LoopLagMonitor samples once per idleInterval while its activity stands still", async () => {
-  const p = activityProbe(200, 20);
+  const p = activityProbe(200, 20, 5);
   try {
-    // Activity moves: a sample every 5 ms.
+    // Activity moves: a sample every 5 ms (6 ms apart: sparse, but sparseInterval is 5 here).
     await p.move(6, 6);
     const busy = p.ticks;
     assert.ok(busy >= 4, `${busy} samples in 36 ms of activity`);
@@ -89,14 +90,15 @@ Deno.test("LagWindow recordTimes counts one sample as many, at most the window",
   assert.equal(w.p99(), 1);
 });
 
-Deno.test("LoopLagMonitor samples once per request gap while requests come slower than its interval", async () => {
-  const p = activityProbe(1000, 1000);
+Deno.test("LoopLagMonitor samples every sparseInterval while requests come slower than its interval", async () => {
+  const p = activityProbe(1000, 1000, 100);
   try {
-    // A request every 60 ms for 360 ms: about one sample per request, not one per 5 ms (72).
-    await p.move(6, 60);
+    // A request every 30 ms for 600 ms: about one sample per 100 ms, not one per request (20)
+    // nor one per 5 ms (120).
+    await p.move(20, 30);
     assert.ok(
-      p.ticks >= 3 && p.ticks <= 24,
-      `${p.ticks} samples in 360 ms at one request per 60 ms`,
+      p.ticks >= 3 && p.ticks <= 12,
+      `${p.ticks} samples in 600 ms at one request per 30 ms`,
     );
   } finally {
     p.monitor.stop();
