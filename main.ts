@@ -64,7 +64,9 @@ export const VERSION = "0.1.0";
 const LONG_RUNNING = new Set(["run", "controller", "ingress", "gateway"]);
 const NO_SERVE = new Set(["--help", "-h", "--version"]);
 
-async function main(argv: string[]): Promise<number> {
+async function main(args: string[]): Promise<number> {
+  // `deno task run -- run --config F` passes the `--` on: it separates nothing here.
+  const argv = args[0] === "--" ? args.slice(1) : args;
   const sub = argv[0] && !argv[0].startsWith("-") ? argv[0] : "run";
   const rest = sub === argv[0] ? argv.slice(1) : argv;
   if (LONG_RUNNING.has(sub) && !rest.some((a) => NO_SERVE.has(a))) {

@@ -43,6 +43,10 @@ tenants:
   let r = await scalwsd(["check", "--config", good]);
   assert.equal(r.code, 0);
   assert.equal(r.stdout.trim(), "ok");
+  // `deno task run -- check ...` hands the `--` on: it is not a command.
+  r = await scalwsd(["--", "check", "--config", good]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), "ok");
 
   const bad = `${dir}/bad.yaml`;
   await Deno.writeTextFile(

@@ -138,3 +138,20 @@ Deno.test("cache: server.cache.path and disk_max_size (1 GiB when path is set)",
   );
   assert.equal(big.config.server.cache.max_size, 1024 * 1024);
 });
+
+Deno.test("cache: server.cache.path that names a file is an error; a missing one is made later", () => {
+  const stat = (p: string) => {
+    if (p === "/srv/cache-file") return { isDirectory: false };
+    if (p === "/srv/cache-dir") return { isDirectory: true };
+    throw new Deno.errors.NotFound(p);
+  };
+  const load = (path: string) =>
+    parseConfig(BASE_FOR_CACHE("{}", `  cache: {path: ${path}}`), "p.yaml", { stat });
+  assert.throws(
+    () => load("/srv/cache-file"),
+    (e: ConfigError) =>
+      e.errors.some((m) => m.includes('server.cache.path: "/srv/cache-file" is not a directory')),
+  );
+  assert.equal(load("/srv/cache-dir").config.server.cache.path, "/srv/cache-dir");
+  assert.equal(load("/srv/not-yet").config.server.cache.path, "/srv/not-yet");
+});

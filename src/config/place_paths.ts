@@ -142,12 +142,20 @@ function placeApplication(app: ApplicationConfig, at: string, w: Where): Applica
 
 /**
  * Resolves the draft's relative paths against the directory of the file each was written in
- * (`files.dir` for the main file) and checks that `root` and `cwd` are directories; problems
+ * (`files.dir` for the main file) and checks that `root` and `cwd` are directories (and that
+ * `server.cache.path`, when it exists, is one); problems
  * go to `sink.errors` as `PATH: MESSAGE`.
  */
 export function placePaths(draft: Draft, files: Files, sink: Sink): void {
   const stat = files.stat ?? defaultStat;
-  if (draft.server !== undefined) draft.server = placeServer(draft.server, files.dir);
+  if (draft.server !== undefined) {
+    draft.server = placeServer(draft.server, files.dir);
+    // The disk tier's directory is made when missing, but a file in its place is an error.
+    const cache = draft.server.cache.path;
+    if (cache !== undefined && isDirectory(stat, cache) === false) {
+      sink.errors.push(`server.cache.path: "${cache}" is not a directory`);
+    }
+  }
   for (const [name, pool] of draft.pools) {
     if (pool.tls?.ca_file !== undefined) {
       draft.pools.set(name, {
