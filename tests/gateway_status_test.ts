@@ -651,6 +651,22 @@ spec: {controllerName: scalwsd.io/gateway-controller, description: ${description
           const x = condition(g.status?.conditions, "Accepted");
           assert.equal(x?.status, "True");
           assert.equal(x.observedGeneration, g.metadata.generation);
+          // The conformance features implemented, sorted by name as the specification requires.
+          const names = (g.status.supportedFeatures ?? []).map((f: { name: string }) => f.name);
+          assert.deepEqual(names, [
+            "Gateway",
+            "HTTPRoute",
+            "HTTPRouteHostRewrite",
+            "HTTPRouteMethodMatching",
+            "HTTPRoutePathRedirect",
+            "HTTPRoutePathRewrite",
+            "HTTPRoutePortRedirect",
+            "HTTPRouteQueryParamMatching",
+            "HTTPRouteResponseHeaderModification",
+            "HTTPRouteSchemeRedirect",
+            "ReferenceGrant",
+          ]);
+          assert.deepEqual(names, [...names].sort());
         });
       c.apply(yaml("old"));
       await latest();

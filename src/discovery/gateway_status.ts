@@ -1,7 +1,8 @@
 /**
  * The status of the Gateway API objects `scalwsd gateway` serves (pure): the `PATCH`es
  * (`application/merge-patch+json` on the `/status` subresource) that bring GatewayClasses
- * (`Accepted`), Gateways (`Accepted`, `Programmed`, `addresses`, per listener `Accepted`,
+ * (`Accepted`, `supportedFeatures`), Gateways (`Accepted`, `Programmed`, `addresses`, per
+ * listener `Accepted`,
  * `Programmed`, `ResolvedRefs`, `Conflicted`, `attachedRoutes`, `supportedKinds`) and
  * HTTPRoutes (per parent of ours: `Accepted`, `ResolvedRefs`, with `observedGeneration`) to
  * what the model says. An object already showing it gets no patch, so the watch event a patch
@@ -32,6 +33,27 @@ export interface GatewayStatusPatch {
 }
 
 const API = `/apis/${GATEWAY_GROUP}/v1`;
+
+/**
+ * The conformance features scalwsd implements (`pkg/features` names of gateway-api v1.6), as a
+ * GatewayClass's `status.supportedFeatures` lists them: sorted by name, as the specification
+ * requires. The core of GATEWAY-HTTP (`Gateway`, `HTTPRoute`, `ReferenceGrant`) and the extended
+ * HTTPRoute features whose conformance cases pass (docs/kubernetes.md).
+ */
+export const SUPPORTED_FEATURES: readonly string[] = [
+  "Gateway",
+  "HTTPRoute",
+  "HTTPRouteHostRewrite",
+  "HTTPRouteMethodMatching",
+  "HTTPRoutePathRedirect",
+  "HTTPRoutePathRewrite",
+  "HTTPRoutePortRedirect",
+  "HTTPRouteQueryParamMatching",
+  "HTTPRouteResponseHeaderModification",
+  "HTTPRouteSchemeRedirect",
+  "ReferenceGrant",
+];
+const FEATURES = SUPPORTED_FEATURES.map((name) => ({ name }));
 
 /** Conditions with times: an unchanged status keeps the time it had. */
 function timed(conditions: readonly Condition[], old: unknown, now: string): Any[] {
@@ -85,11 +107,13 @@ export function gatewayStatusPatches(
   for (const c of model.classes) {
     const old = (c as Any).status?.conditions;
     const want = [condition(c, "Accepted", true, "Accepted")];
-    if (same(old, want)) continue;
+    if (same(old, want) && same((c as Any).status?.supportedFeatures, FEATURES)) continue;
     out.push({
       what: `gatewayclass/${c.metadata.name}`,
       path: path("gatewayclasses", c),
-      body: JSON.stringify({ status: { conditions: timed(want, old, o.now) } }),
+      body: JSON.stringify({
+        status: { conditions: timed(want, old, o.now), supportedFeatures: FEATURES },
+      }),
     });
   }
   const addresses = (o.addresses ?? []).map((a) => {
