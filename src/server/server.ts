@@ -476,7 +476,7 @@ export class Server {
     this.accessLog.close();
   }
 
-  /** The shared `limit_req` store's state (`GET /v1/status`), or null without one. */
+  /** The shared `limit_req` store's state (`GET /v1/limits`), or null without one. */
   limitsStoreState(): LimitsStoreState | null {
     return this.limitsStore?.state() ?? null;
   }
