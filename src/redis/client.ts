@@ -117,6 +117,18 @@ class Connection {
     }
   }
 
+  /**
+   * When this connection next needs a look: the deadline of its first call still waiting, or,
+   * when every waiting call has failed already, the moment its oldest reply would be `stuckAfter`
+   * late. Infinity when nothing waits.
+   */
+  nextCheck(stuckAfter: number): number {
+    const q = this.#queue;
+    if (q.length === 0) return Infinity;
+    for (const p of q) if (!p.settled) return p.deadline;
+    return q[0].deadline + stuckAfter + 1;
+  }
+
   /** Fails the calls past `now`; true when the oldest reply is so late the link is stuck. */
   expire(now: number, stuckAfter: number): boolean {
     for (const p of this.#queue) {
@@ -179,7 +191,9 @@ export class RedisPool {
   #downUntil = 0;
   #backoff: number;
   #lastError: string | undefined;
-  #sweeper: ReturnType<typeof setInterval> | undefined;
+  /** Fires at the earliest deadline of a waiting call (`#sweepAt`), so none waits past it. */
+  #sweeper: ReturnType<typeof setTimeout> | undefined;
+  #sweepAt = Infinity;
   #closed = false;
 
   constructor(o: RedisPoolOptions) {
@@ -221,15 +235,20 @@ export class RedisPool {
     const i = this.#turn;
     this.#turn = (i + 1) % this.#conns.length;
     const deadline = this.#o.now() + this.#o.timeout;
-    this.#startSweeper();
     const c = this.#conns[i];
-    if (c !== undefined && !c.closed) return c.call(args, deadline);
+    if (c !== undefined && !c.closed) {
+      const reply = c.call(args, deadline);
+      this.#sweepBy(deadline);
+      return reply;
+    }
     return this.#open(i).then(
       (conn) => {
         if (this.#o.now() >= deadline) {
           throw new RedisCallError("timeout", "no reply within the timeout");
         }
-        return conn.call(args, deadline);
+        const reply = conn.call(args, deadline);
+        this.#sweepBy(deadline);
+        return reply;
       },
     );
   }
@@ -279,32 +298,38 @@ export class RedisPool {
     return p;
   }
 
-  #startSweeper(): void {
-    if (this.#sweeper !== undefined) return;
-    const every = Math.max(2, Math.floor(this.#o.timeout / 4));
-    this.#sweeper = setInterval(() => this.#sweep(), every);
+  /**
+   * Makes sure a sweep runs by `at` (a call's deadline). Deadlines come in order, so while a
+   * sweep is armed this is one comparison; a timer per call would cost more.
+   */
+  #sweepBy(at: number): void {
+    if (this.#sweeper !== undefined && this.#sweepAt <= at) return;
+    clearTimeout(this.#sweeper);
+    this.#sweepAt = at;
+    this.#sweeper = setTimeout(() => this.#sweep(), Math.max(0, at - this.#o.now()));
     Deno.unrefTimer(this.#sweeper);
   }
 
   #sweep(): void {
+    this.#sweeper = undefined;
+    this.#sweepAt = Infinity;
+    if (this.#closed) return;
     const now = this.#o.now();
-    let busy = false;
+    const stuckAfter = 4 * this.#o.timeout;
+    let next = Infinity;
     for (const c of this.#conns) {
       if (c === undefined || c.closed) continue;
       // A reply four timeouts late: the link is stuck; close it so the next call reconnects.
-      if (c.expire(now, 4 * this.#o.timeout)) c.close("timeout");
-      else if (c.waiting > 0) busy = true;
+      if (c.expire(now, stuckAfter)) c.close("timeout");
+      else next = Math.min(next, c.nextCheck(stuckAfter));
     }
-    if (!busy && this.#opening.every((o) => o === undefined)) {
-      clearInterval(this.#sweeper);
-      this.#sweeper = undefined;
-    }
+    if (next !== Infinity) this.#sweepBy(next);
   }
 
   /** Closes every connection; waiting calls fail with reason `closed`. */
   close(): void {
     this.#closed = true;
-    if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
+    clearTimeout(this.#sweeper);
     this.#sweeper = undefined;
     for (const c of this.#conns) c?.close("closed");
   }
