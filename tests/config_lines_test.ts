@@ -97,11 +97,12 @@ tenants:
   assert.deepEqual([ok.code, ok.out, ok.err], [0, "ok", ""]);
   const elsewhere = await check(`${d}/conf/main.yaml`, "/");
   assert.deepEqual([elsewhere.code, elsewhere.out], [0, "ok"]);
-  // The same names from the site file's point of view do not exist: the error shows the path.
+  // The same names from the site file's point of view do not exist: the error shows the path,
+  // resolved and normalized ("./public" is "<dir>/public", not "<dir>/./public").
   await Deno.writeTextFile(
     `${d}/conf/sites/s.yaml`,
     "tenants:\n  - name: s\n    applications:\n" +
-      "      - {name: b, domains: [b.test], runtime: {type: static, root: public}}\n",
+      "      - {name: b, domains: [b.test], runtime: {type: static, root: ./public}}\n",
   );
   const wrong = await check(`${d}/conf/main.yaml`);
   assert.equal(wrong.code, 1);

@@ -4,6 +4,7 @@
  * the list is reported at once. Files a policy names (`users_file`, error pages) are read
  * here, at load, so `scalwsd check` and a reload see them as a request would.
  */
+import { join } from "node:path";
 import { z } from "zod";
 import { HOP_BY_HOP } from "../base/mod.ts";
 import { cidrError } from "../net/mod.ts";
@@ -91,10 +92,13 @@ export interface PolicyContext {
   readonly warnings: string[];
 }
 
-/** `dir` joined with `file` unless `file` is absolute. */
+/**
+ * `dir` joined with `file` unless `file` is absolute, normalized (`./` and `a/..` steps gone), so
+ * errors show the path as an operator would write it.
+ */
 export function resolveFile(dir: string, file: string): string {
-  if (file.startsWith("/") || dir === "" || dir === ".") return file;
-  return `${dir.endsWith("/") ? dir.slice(0, -1) : dir}/${file}`;
+  if (file.startsWith("/")) return file;
+  return join(dir === "" ? "." : dir, file);
 }
 
 /** Control characters (a template or realm must not hold them). */
