@@ -13,9 +13,11 @@ import {
   type Bytes,
   type Connector,
   ConnPool,
+  type Expirable,
   Http1Conn,
   type Socket,
   UpstreamError,
+  watchdog,
 } from "../http1/mod.ts";
 import type { HistogramSeries, Metrics, Series } from "../observe/mod.ts";
 
@@ -145,14 +147,22 @@ interface Spare {
   readonly out: Uint8Array;
 }
 
-/** A request waiting for a connection. */
-interface Waiter {
-  /** false: not admitted; true: a slot; a connection: a slot with the connection handed over. */
-  resolve(admitted: Admitted): void;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  since: number;
+/**
+ * A request waiting for a connection. Its deadline is on the shared watchdog (arming it is a
+ * set insert; a `setTimeout` per queued request cost a timer of its own each, 64 at a time).
+ */
+class Waiter implements Expirable {
+  expiresAt = 0;
+  readonly since = performance.now();
   /** Admitted or timed out: skipped when it comes up. */
-  done: boolean;
+  done = false;
+
+  constructor(
+    /** false: not admitted; true: a slot; a connection: a slot with the connection handed over. */
+    readonly resolve: (admitted: Admitted) => void,
+    /** What the wait's deadline does (the queue's bookkeeping, then `admitLate`). */
+    readonly expire: () => void,
+  ) {}
 }
 
 /** What a wait ends with: false (timed out, or the client left), a slot, or a slot and a connection. */
@@ -265,13 +275,13 @@ export class FcgiConns extends ConnPool {
   wait(timeoutMs: number, tie?: ClientTie): Promise<Admitted> {
     if (this.waiting >= this.maxQueue) throw new FcgiQueueFull(this.waiting);
     return new Promise<Admitted>((resolve) => {
-      const w: Waiter = { resolve, timer: undefined, since: performance.now(), done: false };
-      w.timer = setTimeout(() => {
+      const w: Waiter = new Waiter(resolve, () => {
         if (w.done) return;
         this.waiting--;
         if (this.series !== null) this.series.queue.value--;
         admitLate(w);
-      }, timeoutMs);
+      });
+      watchdog.arm(w, timeoutMs);
       this.#queue.push(w);
       this.waiting++;
       if (this.series !== null) this.series.queue.value++;
@@ -282,7 +292,7 @@ export class FcgiConns extends ConnPool {
   /** The client of a waiter left: out of the queue, never sent. */
   #drop(w: Waiter): void {
     if (w.done) return;
-    clearTimeout(w.timer);
+    watchdog.disarm(w);
     this.waiting--;
     const s = this.series;
     if (s !== null) {
@@ -320,7 +330,7 @@ export class FcgiConns extends ConnPool {
 
   #admit(w: Waiter, with_: Admitted): void {
     w.done = true;
-    clearTimeout(w.timer);
+    watchdog.disarm(w);
     this.waiting--;
     const s = this.series;
     if (s !== null) {

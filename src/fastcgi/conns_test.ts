@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { Connector } from "../http1/connector.ts";
+import { watchdog } from "../http1/watchdog.ts";
 import {
   activityOf,
+  ClientTie,
   DEFAULT_MAX_CONNS,
   FcgiActivity,
   FcgiConns,
@@ -43,7 +45,10 @@ Deno.test("FcgiConns: a full queue throws FcgiQueueFull; a wait times out", asyn
   assert.equal(c.tryEnter(), true);
   const first = c.wait(30);
   assert.throws(() => c.wait(1000), FcgiQueueFull);
+  // The watchdog's timer does not keep a process alive (its requests' sockets do): this does.
+  const alive = setTimeout(() => {}, 5000);
   assert.equal(await first, false);
+  clearTimeout(alive);
   assert.equal(c.waiting, 0);
   // The timed-out waiter is skipped: the slot stays free for the next comer.
   c.leave();
@@ -99,4 +104,20 @@ Deno.test("FcgiConns counts its requests in the address's activity unless told n
   assert.ok(counted.tryEnter());
   assert.ok(not.tryEnter());
   assert.equal(activityOf(address).requests, before + 1);
+});
+
+Deno.test("FcgiConns: a waiter's deadline is on the shared watchdog, disarmed when admitted or dropped", async () => {
+  const c = conns("unix:/t/dog.sock", 1, 4);
+  const before = watchdog.armed;
+  assert.equal(c.tryEnter(), true);
+  const admitted = c.wait(60_000);
+  const tie = new ClientTie();
+  const dropped = c.wait(60_000, tie);
+  assert.equal(watchdog.armed, before + 2);
+  c.leave();
+  assert.equal(await admitted, true);
+  tie.leave();
+  assert.equal(await dropped, false);
+  assert.equal(watchdog.armed, before);
+  c.leave();
 });
