@@ -70,6 +70,9 @@ Deno.test({
       const status = (await readProcFile(`/proc/${p.pid}/status`)) ?? "";
       const blocked = BigInt("0x" + (/SigBlk:\s*([0-9a-f]+)/.exec(status)?.[1] ?? "0"));
       assert.equal((blocked >> 9n) & 1n, 1n, `SIGUSR1 not blocked: ${status}`);
+      // ...under its own name (ps, top, ss), not "exe" (from /proc/self/exe).
+      const comm = ((await readProcFile(`/proc/${p.pid}/comm`)) ?? "").trim();
+      assert.equal(comm, Deno.execPath().split("/").at(-1)!.slice(0, 15));
 
       assert.equal((await fetchText(`${url}/one`)).status, 200);
       await waitUntil(() => hits(log, "/one").then((l) => l.length === 1), { what: "/one logged" });

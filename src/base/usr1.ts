@@ -104,6 +104,15 @@ function cmdline(c: Libc): Uint8Array | null {
   return out;
 }
 
+/** This executable's path, or null (no read permission, or gone from the disk). */
+function execPath(): string | null {
+  try {
+    return Deno.execPath();
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Makes SIGUSR1 blocked in every thread of this process: returns `null` when it is (already, or
  * after a re-execution, which does not return here), else why not (the caller logs it: the
@@ -123,11 +132,12 @@ export function blockUsr1(): string | null {
   for (let i = 0; i < starts.length; i++) ptrs[i] = base + BigInt(starts[i]);
   const environ = new Deno.UnsafePointerView(c.environ!).getPointer(0);
   c.sigprocmask(SIG_BLOCK, usr1Set(), null);
-  c.execve(
-    new TextEncoder().encode("/proc/self/exe\0"),
-    new Uint8Array(ptrs.buffer),
-    environ,
-  );
+  // By its own path first: the kernel names the process after the file executed (`deno`,
+  // `scalwsd` in ps, top and ss), where `/proc/self/exe` would name it `exe`.
+  for (const exe of [execPath(), "/proc/self/exe"]) {
+    if (exe === null) continue;
+    c.execve(new TextEncoder().encode(`${exe}\0`), new Uint8Array(ptrs.buffer), environ);
+  }
   return "SIGUSR1 is not guarded: re-executing the process failed";
 }
 
