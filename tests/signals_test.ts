@@ -2,14 +2,19 @@
  * SIGUSR1 and SIGHUP on a real `scalwsd run`: both reopen the access log (after `mv`, new lines
  * go to a new file with the old file's mode), SIGUSR1 never starts Deno's inspector on
  * 127.0.0.1:9229 and the process keeps serving. And the canary: plain Deno still starts the
- * inspector on SIGUSR1, whatever its listeners do (the reason for src/base/usr1.ts).
+ * inspector on SIGUSR1, whatever its listeners do (the reason for src/base/usr1.ts). `scalwsd
+ * gateway` (as `ingress`, the same command runner) takes SIGUSR1 the same way.
  */
 import assert from "node:assert/strict";
 import { app, respond, scalwsYaml, sleep, waitUntil } from "./_support/mod.ts";
 import { startScalwsdProcess } from "./_support/scalwsd_process.ts";
 import { readProcFile } from "../src/controller/proc.ts";
+import { MAIN, RUN_FLAGS } from "./_support/controller.ts";
+import { fakeKubeApi, kubeconfigFor } from "./_support/kube_api.ts";
+import { tempDir } from "./_support/temp_dir.ts";
 
 const INSPECTOR_PORT = 9229;
+const GW = "/apis/gateway.networking.k8s.io/v1";
 
 /** Whether process `pid` holds a TCP socket listening on `port` (from /proc, exact per process). */
 async function listensOn(pid: number, port: number): Promise<boolean> {
@@ -160,6 +165,70 @@ setTimeout(() => {}, 10000);`;
       child.kill("SIGKILL");
       await child.status;
       await reading;
+    }
+  },
+});
+
+Deno.test({
+  name: "signals: `scalwsd gateway` (a real process) blocks SIGUSR1: no inspector, logs reopened",
+  sanitizeResources: false,
+  async fn() {
+    const R = (path: string, namespaced = true) => ({ path, namespaced });
+    const api = fakeKubeApi({
+      gatewayClasses: R(`${GW}/gatewayclasses`, false),
+      gateways: R(`${GW}/gateways`),
+      httpRoutes: R(`${GW}/httproutes`),
+      referenceGrants: R(`${GW}/referencegrants`),
+      services: R("/api/v1/services"),
+      endpointSlices: R("/apis/discovery.k8s.io/v1/endpointslices"),
+      secrets: R("/api/v1/secrets"),
+      namespaces: R("/api/v1/namespaces", false),
+    });
+    await using dir = await tempDir("scalwsd-signals-gw-");
+    const d = dir.path;
+    await Deno.writeTextFile(`${d}/kubeconfig`, kubeconfigFor(api.url));
+    await Deno.writeTextFile(
+      `${d}/base.yaml`,
+      `server:\n  listeners: [{name: base, address: "127.0.0.1:0"}]\n  access_log: "${d}/a.log"\n`,
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        ...RUN_FLAGS,
+        MAIN,
+        "gateway",
+        ...["--base-config", `${d}/base.yaml`, "--config-out", `${d}/out/scalws.yaml`],
+        ...["--kubeconfig", `${d}/kubeconfig`, "--listen-host", "127.0.0.1"],
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    let text = "";
+    const read = (s: ReadableStream<Uint8Array>) =>
+      (async () => {
+        for await (const c of s.pipeThrough(new TextDecoderStream())) text += c;
+      })();
+    const reading = [read(child.stdout), read(child.stderr)];
+    try {
+      await waitUntil(() => text.includes('"event":"gateway_started"'), {
+        what: "gateway_started",
+        timeoutMs: 20_000,
+      });
+      const status = (await readProcFile(`/proc/${child.pid}/status`)) ?? "";
+      const blocked = BigInt("0x" + (/SigBlk:\s*([0-9a-f]+)/.exec(status)?.[1] ?? "0"));
+      assert.equal((blocked >> 9n) & 1n, 1n, `SIGUSR1 not blocked in gateway: ${status}`);
+      await sleep(600); // past Deno's 500 ms grace period
+      child.kill("SIGUSR1");
+      await waitUntil(() => text.includes('"logs_reopened"'), { what: "logs_reopened" });
+      child.kill("SIGUSR1");
+      await sleep(300);
+      assert.equal(await listensOn(child.pid, INSPECTOR_PORT), false, "gateway listens on 9229");
+      assert.ok(!text.includes("Debugger listening"), text);
+    } finally {
+      child.kill("SIGTERM");
+      await child.status;
+      await Promise.all(reading);
+      await api.close();
     }
   },
 });
