@@ -92,6 +92,20 @@ Deno.test({
       return (await redis.cli("--scan", "--pattern", "t:*")) !== "";
     }, { what: "a decision taken in Redis again", timeoutMs: 3000, intervalMs: 20 });
     assert.ok(performance.now() - back < 1000, `${performance.now() - back} ms`);
+
+    // Redis stalled (accepts, never answers): each decision gives up at the timeout, counted as
+    // `timeout`, and on_error (deny, from the reload above) answers; no request waits longer.
+    redis.stall(true);
+    let stalled: { statuses: number[]; slowest: number };
+    try {
+      stalled = await burst(url, 3);
+    } finally {
+      redis.stall(false);
+    }
+    assert.deepEqual(stalled.statuses, [429, 429, 429]);
+    assert.ok(stalled.slowest >= 45 && stalled.slowest < 50 + 150, `slowest ${stalled.slowest} ms`);
+    const after = await (await adminFetch(s.adminSocket, "/metrics")).text();
+    assert.match(after, /^scalws_limits_store_errors_total\{reason="timeout"\} [1-9]/m);
   },
 });
 

@@ -13,6 +13,8 @@ export interface RedisServer extends AsyncDisposable {
   stop(): Promise<void>;
   /** Starts it again on the same socket. */
   start(): Promise<void>;
+  /** Stops (SIGSTOP) or resumes (SIGCONT) the server: a Redis that accepts and never answers. */
+  stall(on: boolean): void;
   /** One command through `redis-cli`, its output trimmed. */
   cli(...args: string[]): Promise<string>;
 }
@@ -72,6 +74,9 @@ export async function startRedis(): Promise<RedisServer> {
     socket,
     stop,
     start,
+    stall(on: boolean) {
+      child?.kill(on ? "SIGSTOP" : "SIGCONT");
+    },
     async cli(...args: string[]) {
       const out = await new Deno.Command("redis-cli", {
         args: ["-s", socket, ...args],
