@@ -76,3 +76,38 @@ Deno.test("provisionServer: tls.acme alone, and beside certificates", () => {
   });
   assert.equal(config.listeners[1].tls?.certificates.length, 1);
 });
+
+Deno.test("provisionServer: limits_store and tracing defaults (issue 28)", () => {
+  const { config, sink } = server({
+    listeners: [{ name: "http", address: "127.0.0.1:80" }],
+    limits_store: { redis: { address: "unix:/run/redis/redis.sock" } },
+    tracing: { endpoint: "http://127.0.0.1:4318/v1/traces" },
+  });
+  assert.deepEqual(sink.errors, []);
+  const store = config.limits_store!;
+  assert.equal(store.redis.address.canonical, "unix:/run/redis/redis.sock");
+  assert.equal(store.redis.key_prefix, "scalws:");
+  assert.equal(store.redis.timeout, 50);
+  assert.equal(store.on_error, "local");
+  assert.deepEqual(config.tracing, {
+    endpoint: "http://127.0.0.1:4318/v1/traces",
+    sample_ratio: 1,
+    service_name: "scalwsd",
+    headers: {},
+    trust_client: false,
+    queue_size: 2048,
+  });
+  const given = server({
+    listeners: [{ name: "http", address: "127.0.0.1:80" }],
+    limits_store: {
+      redis: { address: "127.0.0.1:6379", key_prefix: "shop:", timeout: "20ms" },
+      on_error: "deny",
+    },
+  }).config.limits_store!;
+  assert.equal(given.redis.address.canonical, "127.0.0.1:6379");
+  assert.deepEqual([given.redis.key_prefix, given.redis.timeout, given.on_error], [
+    "shop:",
+    20,
+    "deny",
+  ]);
+});
