@@ -26,7 +26,7 @@ import { openLibc } from "../base/mod.ts";
 import type { Bytes } from "./entry.ts";
 
 /** How files are opened, checked, read and closed (libc over FFI, or `Deno.FsFile`). */
-interface FileCalls {
+export interface FileCalls {
   /** A descriptor for `path` opened read-only; -1 when it cannot be opened (missing). */
   open(path: string): number;
   /** Size in bytes and link count of the open file into `out`; false on error. */
@@ -39,6 +39,8 @@ interface FileCalls {
   unmap?(m: Mapping): void;
   /** Takes a read lease on `fd` (see the module comment); false when it cannot be had. */
   lease?(fd: number): boolean;
+  /** Gives the lease on `fd` up (a file that is not mapped after all). */
+  unlease?(fd: number): void;
   /** Whether `fd` still holds its read lease (false while it is being broken). */
   leased?(fd: number): boolean;
 }
@@ -69,6 +71,7 @@ const MAP_POPULATE = 0x8000;
 const F_SETLEASE = 1024;
 const F_GETLEASE = 1025;
 const F_RDLCK = 0;
+const F_UNLCK = 2;
 /**
  * Files up to this size are mapped: under it a `pread`'s fixed cost is most of a read; over it
  * the copy is, and mapped pages would count in the process's resident memory (512 open files
@@ -140,6 +143,9 @@ function libcCalls(): FileCalls | null {
     },
     lease(fd) {
       return watchLeases() && c.fcntl(fd, F_SETLEASE, F_RDLCK) === 0;
+    },
+    unlease(fd) {
+      c.fcntl(fd, F_SETLEASE, F_UNLCK);
     },
     leased(fd) {
       return c.fcntl(fd, F_GETLEASE, 0) === F_RDLCK;
@@ -246,8 +252,13 @@ export class OpenFiles<H> {
   private readonly calls: FileCalls;
   private readonly st: FileStat = { size: 0, links: 0 };
 
-  constructor(readonly max = MAX_OPEN, calls: "libc" | "deno" = "libc") {
-    this.calls = (calls === "libc" ? libcCalls() : null) ?? denoCalls();
+  /** `wrap`: tests change what the calls do (a mapping that fails). */
+  constructor(
+    readonly max = MAX_OPEN,
+    calls: "libc" | "deno" = "libc",
+    wrap: (c: FileCalls) => FileCalls = (c) => c,
+  ) {
+    this.calls = wrap((calls === "libc" ? libcCalls() : null) ?? denoCalls());
   }
 
   /** Files open now. */
@@ -290,12 +301,11 @@ export class OpenFiles<H> {
     let mapped: Mapping | null = null;
     // Leased first, then measured again: a file that shrank before the lease is not mapped
     // past its end (it is found short when read, as any other).
-    if (
-      size > 0 && size <= MAP_MAX && c.map !== undefined && c.lease!(fd) &&
-      c.stat(fd, this.st) && this.st.size === size
-    ) {
-      mapped = c.map(fd, size);
-      if (mapped !== null) leaseHolders.add(this);
+    if (size > 0 && size <= MAP_MAX && c.map !== undefined && c.lease!(fd)) {
+      if (c.stat(fd, this.st) && this.st.size === size) mapped = c.map(fd, size);
+      // Only mapped files keep a lease: nothing else would give it up when it is broken.
+      if (mapped === null) c.unlease!(fd);
+      else leaseHolders.add(this);
     }
     const f: OpenFile<H> = { fd, size, mapped, head: null, used: now, checked: epoch };
     this.files.set(path, f);

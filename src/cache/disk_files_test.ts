@@ -137,3 +137,35 @@ Deno.test("OpenFiles (libc): a mapped file truncated in place by another process
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Read leases this process holds (Linux's /proc/locks, read by `cat`). */
+async function leases(): Promise<number> {
+  const out = await new Deno.Command("cat", { args: ["/proc/locks"] }).output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((l) => / LEASE .* READ /.test(l) && l.split(/\s+/)[4] === String(Deno.pid)).length;
+}
+
+Deno.test("OpenFiles (libc): only a mapped file keeps its read lease", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-files-" });
+  const mapped = new OpenFiles<string>(4, "libc");
+  const failing = new OpenFiles<string>(4, "libc", (c) => ({ ...c, map: () => null }));
+  try {
+    Deno.writeFileSync(`${dir}/a`, new Uint8Array(100));
+    Deno.writeFileSync(`${dir}/b`, new Uint8Array(MAP_MAX + 1));
+    assert.ok(mapped.get(`${dir}/a`, 1)!.mapped !== null);
+    assert.equal(await leases(), 1);
+    // Too large to map: never leased. A mapping that fails: the lease is given back.
+    assert.equal(mapped.get(`${dir}/b`, 1)!.mapped, null);
+    const f = failing.get(`${dir}/a`, 1)!;
+    assert.equal(f.mapped, null);
+    assert.equal(await leases(), 1);
+    // Read with pread all the same.
+    assert.ok(failing.read(f, new Uint8Array(100), 0));
+    mapped.closeAll();
+    assert.equal(await leases(), 0);
+  } finally {
+    mapped.closeAll();
+    failing.closeAll();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
