@@ -194,6 +194,29 @@ spec:
       });
     });
 
+    await step("UnsupportedValue: a RegularExpression match is refused, not ignored", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: regex-path, namespace: ${INFRA}}
+spec:
+  parentRefs: [{name: same-namespace}]
+  hostnames: [regex.example]
+  rules:
+  - matches: [{path: {type: RegularExpression, value: "/v[0-9]+/.*"}}]
+    backendRefs: [{name: infra-backend-v1, port: 8080}]
+  - backendRefs: [{name: infra-backend-v2, port: 8080}]
+`);
+      const gw = `${INFRA}/same-namespace`;
+      await routeHas(c, `${INFRA}/regex-path`, gw, "Accepted", "False", "UnsupportedValue");
+      assert.match(
+        c.routeCondition(`${INFRA}/regex-path`, gw, "Accepted").message,
+        /path match type RegularExpression is not supported/,
+      );
+      // Not served without its match (which would send /v1/x to infra-backend-v2).
+      await c.expect({ host: "regex.example", path: "/v1/x" }, { status: 404 });
+    });
+
     await step("HTTPRouteHTTPSListener", async () => {
       c.api.put(
         "secrets",

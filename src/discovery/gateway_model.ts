@@ -507,7 +507,41 @@ function attach(
       condition: condition(route, "Accepted", false, "NoMatchingListenerHostname"),
     };
   }
+  const unsupported = unsupportedValue(route);
+  if (unsupported !== undefined) {
+    return {
+      attachments: [],
+      condition: condition(route, "Accepted", false, "UnsupportedValue", unsupported),
+    };
+  }
   return { attachments, condition: condition(route, "Accepted", true, "Accepted") };
+}
+
+/**
+ * The first match type scalwsd does not implement (path other than `Exact` and `PathPrefix`,
+ * header or query parameter other than `Exact`), as a message; undefined when there is none.
+ * The specification's answer is `Accepted: False` with `UnsupportedValue`: the route is not
+ * served, rather than served without the match.
+ */
+function unsupportedValue(route: KubeObject): string | undefined {
+  const rules = ((route as Any).spec?.rules ?? []) as Any[];
+  for (let r = 0; r < rules.length; r++) {
+    for (const m of (rules[r]?.matches ?? []) as Any[]) {
+      const path = m?.path?.type ?? "PathPrefix";
+      if (path !== "Exact" && path !== "PathPrefix") {
+        return `rules[${r}]: path match type ${path} is not supported (Exact, PathPrefix)`;
+      }
+      for (const [field, what] of [["headers", "header"], ["queryParams", "query param"]]) {
+        for (const h of (m?.[field] ?? []) as Any[]) {
+          const type = h?.type ?? "Exact";
+          if (type !== "Exact") {
+            return `rules[${r}]: ${what} match type ${type} is not supported (Exact)`;
+          }
+        }
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Why a backendRef cannot be used; undefined when it can. */
