@@ -109,9 +109,11 @@ export class LimitsStore {
       let reply: RespValue;
       if (this.#sha !== "") {
         reply = await this.#pool.call(["EVALSHA", this.#sha, "1", key, ...args]);
-        // Redis restarted or flushed its scripts: send the script itself (which loads it).
+        // Redis restarted or flushed its scripts: send the script itself (which loads it),
+        // within what is left of the one timeout.
         if (reply instanceof RespError && reply.code === "NOSCRIPT") {
-          reply = await this.#pool.call(["EVAL", GCRA_SCRIPT, "1", key, ...args]);
+          const deadline = started + this.config.redis.timeout;
+          reply = await this.#pool.call(["EVAL", GCRA_SCRIPT, "1", key, ...args], deadline);
         }
       } else reply = await this.#pool.call(["EVAL", GCRA_SCRIPT, "1", key, ...args]);
       if (typeof reply === "number" && reply >= 0) outcome = Math.ceil(reply / 1000);

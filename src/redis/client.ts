@@ -226,15 +226,17 @@ export class RedisPool {
     };
   }
 
-  /** Sends one command; its reply, or a `RedisCallError` after at most `timeout`. */
-  call(args: readonly string[]): Promise<RespValue> {
+  /**
+   * Sends one command; its reply, or a `RedisCallError` at `deadline` (on this pool's clock;
+   * default `timeout` from now: a second call for the same decision passes the first's).
+   */
+  call(args: readonly string[], deadline = this.#o.now() + this.#o.timeout): Promise<RespValue> {
     if (this.#closed) return Promise.reject(new RedisCallError("closed", "the pool is closed"));
     if (this.down) {
       return Promise.reject(new RedisCallError("down", `redis is down: ${this.#lastError}`));
     }
     const i = this.#turn;
     this.#turn = (i + 1) % this.#conns.length;
-    const deadline = this.#o.now() + this.#o.timeout;
     const c = this.#conns[i];
     if (c !== undefined && !c.closed) {
       const reply = c.call(args, deadline);
