@@ -99,6 +99,9 @@ Deno.test({
     let stalled: { statuses: number[]; slowest: number };
     try {
       stalled = await burst(url, 3);
+      const refused = await request(url, { headers: { host: "a.test" } });
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get("retry-after"), "1");
     } finally {
       redis.stall(false);
     }
