@@ -57,8 +57,8 @@ Deno.test("redis pool: calls to a stalled Redis fail at their own deadline", asy
       await sleep(30);
     }
     await Promise.all(calls);
-    // A sweep every timeout/4 (100 ms) failed the later calls up to 70 ms past their deadline.
-    for (const ms of late) assert.ok(ms >= -1 && ms < 30, `a call failed ${late} ms late`);
+    // A sweep every timeout/4 (100 ms) failed one of three calls 30 ms apart 60 ms late or more.
+    for (const ms of late) assert.ok(ms >= -1 && ms < 45, `a call failed ${late} ms late`);
   } finally {
     pool.close();
   }
