@@ -10,9 +10,10 @@
  */
 // Only what runs before the SIGUSR1 guard is imported statically: the guard may re-execute the
 // process, and the commands' module graph is loaded once, after it (dynamic imports below). So
-// the two files it needs, not their rooms' faces (deno task layers allows main.ts this).
+// the three files it needs, not their rooms' faces (deno task layers allows main.ts this).
 import { parseArgs } from "node:util";
 import { blockUsr1 } from "./src/base/usr1.ts";
+import { dropDebugEnv } from "./src/base/debug_env.ts";
 import { log } from "./src/observe/log.ts";
 
 export const USAGE = `usage:
@@ -70,6 +71,8 @@ async function main(args: string[]): Promise<number> {
   const sub = argv[0] && !argv[0].startsWith("-") ? argv[0] : "run";
   const rest = sub === argv[0] ? argv.slice(1) : argv;
   if (LONG_RUNNING.has(sub) && !rest.some((a) => NO_SERVE.has(a))) {
+    // Debug surfaces Deno opens from the environment: gone from the re-executed image below.
+    for (const d of dropDebugEnv()) log("warn", "debug_env_removed", { ...d });
     // Re-executes this process with SIGUSR1 blocked in every thread (returns when it is).
     const why = blockUsr1();
     if (why !== null) log("warn", "sigusr1_unguarded", { reason: why });

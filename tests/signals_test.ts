@@ -170,7 +170,8 @@ setTimeout(() => {}, 10000);`;
 });
 
 Deno.test({
-  name: "signals: `scalwsd gateway` (a real process) blocks SIGUSR1: no inspector, logs reopened",
+  name:
+    "signals: `scalwsd gateway` (a real process) blocks SIGUSR1 and drops the debug environment: no inspector, logs reopened",
   sanitizeResources: false,
   async fn() {
     const R = (path: string, namespaced = true) => ({ path, namespaced });
@@ -199,6 +200,12 @@ Deno.test({
         ...["--base-config", `${d}/base.yaml`, "--config-out", `${d}/out/scalws.yaml`],
         ...["--kubeconfig", `${d}/kubeconfig`, "--listen-host", "127.0.0.1"],
       ],
+      // Variables Deno itself acts on: an inspector, TLS secrets in a file, Deno.serve moved.
+      env: {
+        NODE_OPTIONS: "--inspect=127.0.0.1:9229 --no-deprecation",
+        SSLKEYLOGFILE: `${d}/tls-keys.log`,
+        DENO_SERVE_ADDRESS: "tcp:127.0.0.1:1",
+      },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -223,7 +230,15 @@ Deno.test({
       child.kill("SIGUSR1");
       await sleep(300);
       assert.equal(await listensOn(child.pid, INSPECTOR_PORT), false, "gateway listens on 9229");
-      assert.ok(!text.includes("Debugger listening"), text);
+      // The first image (before the re-execution) may have said "Debugger listening"; not since.
+      const since = text.slice(text.indexOf('"debug_env_removed"'));
+      assert.ok(!since.includes("Debugger listening"), text);
+      const removed = text.split("\n").filter((l) => l.includes('"debug_env_removed"'))
+        .map((l) => JSON.parse(l).name).sort();
+      assert.deepEqual(removed, ["DENO_SERVE_ADDRESS", "NODE_OPTIONS", "SSLKEYLOGFILE"]);
+      const environ = ((await readProcFile(`/proc/${child.pid}/environ`)) ?? "").split("\0");
+      assert.ok(environ.includes("NODE_OPTIONS=--no-deprecation"), environ.join("\n"));
+      assert.ok(!environ.some((e) => /^(SSLKEYLOGFILE|DENO_SERVE_ADDRESS)=/.test(e)));
     } finally {
       child.kill("SIGTERM");
       await child.status;

@@ -2,12 +2,14 @@
  * What every room may use: the clock (`clock.ts`), the random source (`random.ts`), a lock,
  * plain-text answers (`plain.ts`), atomic file writes, the hop-by-hop field names, the one
  * restart-backoff policy that application workers and the controller's instances share, glibc's
- * calls that Deno does not expose (`libc.ts`), and SIGUSR1 without Deno's debugger. It imports no other room.
+ * calls that Deno does not expose (`libc.ts`), SIGUSR1 without Deno's debugger, and no debug
+ * surface opened from the environment (`debug_env.ts`). It imports no other room.
  *
  * @module
  */
 
 export { ensureDir, writeFileAtomic } from "./atomic_file.ts";
+export { dropDebugEnv } from "./debug_env.ts";
 export { type Clock, systemClock } from "./clock.ts";
 export { HOP_BY_HOP } from "./hop_by_hop.ts";
 export { openLibc } from "./libc.ts";
