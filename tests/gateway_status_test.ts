@@ -661,6 +661,36 @@ spec:
       assert.equal(c.gateway.server.bound.get("gw-1111"), undefined);
     });
 
+    await step("GatewayInvalidParametersRef", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: gateway-invalid-parameters-ref
+  namespace: ${INFRA}
+  annotations: {gateway-api/skip-this-for-readiness: "true"}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+  infrastructure:
+    parametersRef: {group: invalid.io, kind: InvalidParameters, name: invalid}
+`);
+      await c.eventually(
+        "Accepted False InvalidParameters, every condition at its generation",
+        () => {
+          const g = c.get("Gateway", `${INFRA}/gateway-invalid-parameters-ref`);
+          const x = condition(g.status?.conditions, "Accepted");
+          assert.deepEqual([x?.status, x?.reason], ["False", "InvalidParameters"]);
+          for (const y of g.status.conditions) {
+            assert.equal(y.observedGeneration, g.metadata.generation);
+          }
+          for (const l of g.status.listeners) {
+            for (const y of l.conditions) assert.equal(y.observedGeneration, g.metadata.generation);
+          }
+        },
+      );
+    });
+
     await step("GatewayClassObservedGenerationBump", async () => {
       const yaml = (description: string) => `
 apiVersion: gateway.networking.k8s.io/v1

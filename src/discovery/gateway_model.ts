@@ -66,6 +66,11 @@ export interface GatewayListener {
 export interface ModelGateway {
   readonly object: KubeObject;
   readonly listeners: GatewayListener[];
+  /**
+   * Why `spec.infrastructure.parametersRef` cannot be used (scalwsd has no parameters kind, so
+   * any reference): the Gateway is then `Accepted: False` (`InvalidParameters`) and not served.
+   */
+  readonly invalidParameters?: string;
 }
 
 /** A route's attachment to one listener, with the hostnames the route serves there. */
@@ -263,7 +268,18 @@ export function gatewayModel(o: GatewayObjects): GatewayModel {
   const gateways: ModelGateway[] = [...o.gateways]
     .filter((g) => classNames.has((g as Any).spec?.gatewayClassName))
     .sort(byAge)
-    .map((g) => ({ object: g, listeners: listenersOf(g, secrets, grants) }));
+    .map((g) => {
+      const listeners = listenersOf(g, secrets, grants);
+      const ref = (g as Any).spec?.infrastructure?.parametersRef;
+      if (ref === undefined || ref === null) return { object: g, listeners };
+      for (const l of listeners) l.usable = l.programmed = false;
+      return {
+        object: g,
+        listeners,
+        invalidParameters: `parametersRef ${ref.group ?? ""}/${ref.kind}/${ref.name}: ` +
+          "scalwsd takes no parameters",
+      };
+    });
 
   // Conflicts on one port, over every Gateway served (they share scalwsd's listeners): the
   // first protocol a port is given wins; within one Gateway, a second listener with the same

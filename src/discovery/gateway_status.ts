@@ -127,7 +127,9 @@ export function gatewayStatusPatches(
     const anyProgrammed = gw.listeners.some((l) => l.programmed);
     const allAccepted = gw.listeners.every((l) => l.usable);
     const conditions = [
-      allAccepted
+      gw.invalidParameters !== undefined
+        ? condition(g, "Accepted", false, "InvalidParameters", gw.invalidParameters)
+        : allAccepted
         ? condition(g, "Accepted", true, "Accepted")
         : anyAccepted
         ? condition(g, "Accepted", true, "ListenersNotValid", "some listeners are not valid")
