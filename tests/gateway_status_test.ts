@@ -691,6 +691,29 @@ spec:
       );
     });
 
+    await step("GatewayNameMaximumLength", async () => {
+      const name = "gateway-name-maximum-length-" + "a".repeat(253 - 28);
+      assert.equal(name.length, 253);
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: ${name}
+  namespace: ${INFRA}
+  annotations: {gateway-api/skip-this-for-readiness: "true"}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+`);
+      await c.eventually("the 253-character Gateway's conditions at its generation", () => {
+        const g = c.get("Gateway", `${INFRA}/${name}`);
+        assert.ok((g.status?.conditions ?? []).length > 0, "no conditions yet");
+        for (const y of g.status.conditions) {
+          assert.equal(y.observedGeneration, g.metadata.generation);
+        }
+      });
+    });
+
     await step("GatewayClassObservedGenerationBump", async () => {
       const yaml = (description: string) => `
 apiVersion: gateway.networking.k8s.io/v1
