@@ -2,7 +2,8 @@
  * The command line `scalwsd ingress` and `scalwsd gateway` share: the flags both take
  * (`--base-config`, `--config-out`, `--kubeconfig`, `--publish-status-address`, `--help`),
  * usage errors (exit 2), start errors (exit 1), then serving until SIGTERM or SIGINT, logs
- * reopened on SIGUSR1, and a drain bounded by 30 s (exit 3 past it).
+ * reopened on SIGUSR1, SIGHUP reopening it and reading the base configuration again, and a drain
+ * bounded by 30 s (exit 3 past it).
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { Usr1Watch } from "../src/base/mod.ts";
@@ -95,10 +96,18 @@ export async function runKubeCommand(c: KubeCommand, args: string[]): Promise<nu
   const { promise, resolve } = Promise.withResolvers<string>();
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
+  // SIGHUP, as in `scalwsd run`: reopens the access log and reloads (the base configuration is
+  // read again). Without a listener it would end the process.
+  const hup = () => {
+    running.server.reopenLogs();
+    running.reload();
+  };
+  Deno.addSignalListener("SIGHUP", hup);
   // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.
   const usr1 = new Usr1Watch(() => running.server.reopenLogs());
   const signal = await promise;
   usr1.stop();
+  Deno.removeSignalListener("SIGHUP", hup);
   log("info", "draining", { signal, drain_timeout_ms: DRAIN_TIMEOUT });
   // As `scalwsd run`: in-flight requests get the drain timeout, then the process ends anyway.
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -62,6 +62,11 @@ export interface KubeMode {
   readonly configWrites: () => number;
   /** Waits for the pending sync, if any. */
   settled(): Promise<void>;
+  /**
+   * SIGHUP: reads `--base-config` again (a file that does not parse is logged and the last one
+   * kept) and syncs, which reloads the server when the configuration changed.
+   */
+  reload(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -69,7 +74,7 @@ export interface KubeMode {
 export async function startKubeMode<R extends Record<string, string>, B extends KubeBuild>(
   o: KubeModeOptions<R, B>,
 ): Promise<KubeMode> {
-  const base = YAML.parse(await Deno.readTextFile(o.baseConfig)) ?? {};
+  let base = YAML.parse(await Deno.readTextFile(o.baseConfig)) ?? {};
   let server: Server | undefined;
   let admin: AdminListeners | undefined;
   // Set once the server runs; the closures above it read it.
@@ -153,6 +158,23 @@ export async function startKubeMode<R extends Record<string, string>, B extends 
     settled: async () => {
       await new Promise((r) => setTimeout(r, 80));
       await pending;
+    },
+    reload() {
+      pending = pending.then(async () => {
+        try {
+          base = YAML.parse(await Deno.readTextFile(o.baseConfig)) ?? {};
+        } catch (err) {
+          log("error", `${o.mode}_base_config_refused`, {
+            file: o.baseConfig,
+            error: String((err as Error)?.message ?? err),
+          });
+          return;
+        }
+        await sync();
+      }).catch((err) =>
+        log("error", `${o.mode}_sync_failed`, { error: String((err as Error)?.message ?? err) })
+      );
+      return pending;
     },
     async stop() {
       clearTimeout(timer);
