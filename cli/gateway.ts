@@ -66,13 +66,22 @@ export const GATEWAY_WATCHES = {
   namespaces: "/api/v1/namespaces",
 } as const;
 
+/** Addresses the base configuration keeps for itself (metrics, the console). */
+// deno-lint-ignore no-explicit-any
+function reservedBy(base: any): Set<string> {
+  return new Set(
+    [base.server?.metrics?.address, base.server?.admin?.http?.address].filter((a) => a),
+  );
+}
+
 /** Starts the watches, writes the first configuration, then serves it. */
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const tlsDir = `${dirname(o.configOut)}/tls`;
   const addressOf = o.addressOf ?? offsetAddress("0.0.0.0", DEFAULT_PORT_OFFSET);
   type Watches = KubeWatches<typeof GATEWAY_WATCHES>;
 
-  const model = (watches: Watches) =>
+  // deno-lint-ignore no-explicit-any
+  const model = (watches: Watches, base: any) =>
     gatewayModel({
       gatewayClasses: watches.gatewayClasses.objects.values(),
       gateways: watches.gateways.objects.values(),
@@ -82,11 +91,15 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       secrets: watches.secrets.objects.values(),
       namespaces: watches.namespaces.objects.values(),
       ...(o.controllerName ? { controllerName: o.controllerName } : {}),
+      portAvailable: (port) => {
+        const address = addressOf(port);
+        return address !== undefined && !reservedBy(base).has(address);
+      },
     });
 
   // deno-lint-ignore no-explicit-any
   const build = async (watches: Watches, base: any) => {
-    const m = model(watches);
+    const m = model(watches, base);
     const c = gatewayConfig(m, { endpointSlices: watches.endpointSlices.objects.values() });
     for (const w of c.warnings) log("warn", "gateway_warning", { warning: w });
     const doc = { ...base };
@@ -99,9 +112,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     const ours = [];
     // Addresses the base configuration keeps for itself (metrics, the console) are never taken:
     // one Gateway's port must not make every later configuration fail.
-    const reserved = new Set(
-      [base.server?.metrics?.address, base.server?.admin?.http?.address].filter((a) => a),
-    );
+    const reserved = reservedBy(base);
     for (const l of c.listeners) {
       const address = addressOf(l.port);
       if (address === undefined || reserved.has(address)) {

@@ -691,6 +691,35 @@ spec:
       );
     });
 
+    await step("PortUnavailable: a listener port scalwsd has no address for", async () => {
+      c.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: port-unavailable, namespace: ${INFRA}}
+spec:
+  gatewayClassName: "{GATEWAY_CLASS_NAME}"
+  listeners:
+  - {name: far, port: 65535, protocol: HTTP}
+  - {name: http, port: 80, protocol: HTTP}
+`);
+      await listenerHas(c, `${INFRA}/port-unavailable`, "far", [
+        ["Accepted", "False", "PortUnavailable"],
+        ["Programmed", "False", "Invalid"],
+      ], 0);
+      await listenerHas(c, `${INFRA}/port-unavailable`, "http", [
+        ["Accepted", "True", "Accepted"],
+        ["Programmed", "True", "Programmed"],
+      ], 0);
+      const g = c.get("Gateway", `${INFRA}/port-unavailable`);
+      assert.deepEqual(
+        [
+          condition(g.status.conditions, "Accepted").status,
+          condition(g.status.conditions, "Accepted").reason,
+        ],
+        ["True", "ListenersNotValid"],
+      );
+    });
+
     await step("GatewayNameMaximumLength", async () => {
       const name = "gateway-name-maximum-length-" + "a".repeat(253 - 28);
       assert.equal(name.length, 253);

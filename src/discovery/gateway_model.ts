@@ -95,6 +95,11 @@ export interface GatewayObjects {
   readonly namespaces: Iterable<KubeObject>;
   /** Default `CONTROLLER_NAME`. */
   readonly controllerName?: string;
+  /**
+   * Whether a listener port can be served (scalwsd has an address for it); default every port.
+   * A port that cannot is `Accepted: False` with `PortUnavailable`.
+   */
+  readonly portAvailable?: (port: number) => boolean;
 }
 
 /** The status one route has for one of its parents that is ours. */
@@ -269,7 +274,7 @@ export function gatewayModel(o: GatewayObjects): GatewayModel {
     .filter((g) => classNames.has((g as Any).spec?.gatewayClassName))
     .sort(byAge)
     .map((g) => {
-      const listeners = listenersOf(g, secrets, grants);
+      const listeners = listenersOf(g, secrets, grants, o.portAvailable ?? (() => true));
       const ref = (g as Any).spec?.infrastructure?.parametersRef;
       if (ref === undefined || ref === null) return { object: g, listeners };
       for (const l of listeners) l.usable = l.programmed = false;
@@ -366,11 +371,14 @@ function listenersOf(
   gw: KubeObject,
   secrets: Map<string, KubeObject>,
   grants: readonly KubeObject[],
+  portAvailable: (port: number) => boolean,
 ): GatewayListener[] {
   const gns = namespaceOf(gw);
   return (((gw as Any).spec?.listeners ?? []) as Any[]).map((l): GatewayListener => {
     const protocol = String(l.protocol ?? "");
-    const supported = protocol === "HTTP" || protocol === "HTTPS";
+    const known = protocol === "HTTP" || protocol === "HTTPS";
+    const portOk = portAvailable(Number(l.port));
+    const supported = known && portOk;
     const allowedRoutes = l.allowedRoutes ?? {};
     const conditions: Condition[] = [];
     // Kinds: HTTPRoute only; others are dropped and named in ResolvedRefs.
@@ -382,7 +390,7 @@ function listenersOf(
           if (kinds.length === 0) kinds.push(HTTP_ROUTE);
         } else invalidKinds = true;
       }
-    } else if (supported) kinds.push(HTTP_ROUTE);
+    } else if (known) kinds.push(HTTP_ROUTE);
     const certificates: ListenerCertificate[] = [];
     let refProblem: { reason: string; message: string } | undefined;
     if (protocol === "HTTPS") {
@@ -434,7 +442,9 @@ function listenersOf(
     conditions.push(
       supported
         ? condition(gw, "Accepted", true, "Accepted")
-        : condition(gw, "Accepted", false, "UnsupportedProtocol", `protocol ${protocol}`),
+        : !known
+        ? condition(gw, "Accepted", false, "UnsupportedProtocol", `protocol ${protocol}`)
+        : condition(gw, "Accepted", false, "PortUnavailable", `no address to serve port ${l.port}`),
     );
     if (invalidKinds) {
       conditions.push(

@@ -89,8 +89,9 @@ export interface Req {
 
 const b64 = (s: string) => btoa(s);
 
-/** Loopback addresses of the Gateway ports (the base listener is on 127.0.0.2). */
-function addressOf(port: number): string {
+/** Loopback addresses of the Gateway ports (the base listener is on 127.0.0.2); none for 65535. */
+function addressOf(port: number): string | undefined {
+  if (port === 65535) return undefined;
   if (port === 443) return "127.0.0.1:0";
   if (port === 80) return "127.0.0.3:0";
   return `127.0.0.${4 + (port % 200)}:0`;
