@@ -749,6 +749,10 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: gatewayclass-observed-generation-bump}
 spec: {controllerName: scalwsd.io/gateway-controller, description: ${description}}
+status:
+  conditions:
+  - {type: example.com/Audited, status: "True", reason: Checked, message: "",
+     lastTransitionTime: "2026-01-01T00:00:00Z"}
 `;
       const latest = () =>
         c.eventually("the class's Accepted at its generation", () => {
@@ -772,6 +776,11 @@ spec: {controllerName: scalwsd.io/gateway-controller, description: ${description
             "ReferenceGrant",
           ]);
           assert.deepEqual(names, [...names].sort());
+          // Another controller's condition is kept, in its place (the specification's rule).
+          assert.deepEqual(g.status.conditions.map((c: { type: string }) => c.type), [
+            "example.com/Audited",
+            "Accepted",
+          ]);
         });
       c.apply(yaml("old"));
       await latest();

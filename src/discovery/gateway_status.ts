@@ -7,7 +7,8 @@
  * HTTPRoutes (per parent of ours: `Accepted`, `ResolvedRefs`, with `observedGeneration`) to
  * what the model says. An object already showing it gets no patch, so the watch event a patch
  * causes ends the loop; a condition whose status did not change keeps its
- * `lastTransitionTime`. An HTTPRoute's parents written by other controllers are kept.
+ * `lastTransitionTime`. An HTTPRoute's parents written by other controllers are kept, and so are
+ * a GatewayClass's or Gateway's conditions of types not ours.
  */
 import type { KubeObject } from "./k8s_watch.ts";
 import { loadBalancerEntry } from "./ingress_status.ts";
@@ -69,6 +70,17 @@ function timed(conditions: readonly Condition[], old: unknown, now: string): Any
   });
 }
 
+/**
+ * Our conditions merged into the object's list: conditions of other types (another controller's)
+ * are kept where they were, as the specification requires; ours replace theirs or are added.
+ */
+function keepOthers(ours: Any[], old: unknown): Any[] {
+  if (!Array.isArray(old)) return ours;
+  const out = old.map((b) => ours.find((c) => c.type === b?.type) ?? b);
+  for (const c of ours) if (!old.some((b) => b?.type === c.type)) out.push(c);
+  return out;
+}
+
 /** The same, ignoring `lastTransitionTime` (and key order). */
 function same(a: unknown, b: unknown): boolean {
   return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
@@ -106,14 +118,12 @@ export function gatewayStatusPatches(
   const out: GatewayStatusPatch[] = [];
   for (const c of model.classes) {
     const old = (c as Any).status?.conditions;
-    const want = [condition(c, "Accepted", true, "Accepted")];
+    const want = keepOthers(timed([condition(c, "Accepted", true, "Accepted")], old, o.now), old);
     if (same(old, want) && same((c as Any).status?.supportedFeatures, FEATURES)) continue;
     out.push({
       what: `gatewayclass/${c.metadata.name}`,
       path: path("gatewayclasses", c),
-      body: JSON.stringify({
-        status: { conditions: timed(want, old, o.now), supportedFeatures: FEATURES },
-      }),
+      body: JSON.stringify({ status: { conditions: want, supportedFeatures: FEATURES } }),
     });
   }
   const addresses = (o.addresses ?? []).map((a) => {
@@ -149,7 +159,7 @@ export function gatewayStatusPatches(
     });
     const want = {
       addresses,
-      conditions: timed(conditions, old.conditions, o.now),
+      conditions: keepOthers(timed(conditions, old.conditions, o.now), old.conditions),
       listeners,
     };
     if (
