@@ -20,7 +20,7 @@ import { log } from "../src/observe/mod.ts";
 
 const CONTROLLER_USAGE = `usage: scalwsd controller --config CONTROLLER_FILE
   Starts and manages scalwsd instances on this host (see docs/controller.md).
-  SIGTERM/SIGINT stop the controller and leave the instances serving; SIGHUP reloads;
+  SIGTERM/SIGINT/SIGQUIT stop the controller and leave the instances serving; SIGHUP reloads;
   SIGUSR1 is passed on to the instances (they reopen their log files);
   "scalwsd ctl --controller-socket PATH stop" drains every instance, then stops.`;
 
@@ -75,6 +75,7 @@ export async function controller(args: string[]): Promise<number> {
   log("info", "control_listening", { socket: ctl.cfg.socket });
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
+  Deno.addSignalListener("SIGQUIT", () => resolve("SIGQUIT"));
   // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.
   const usr1 = new Usr1Watch(() => ctl.reopenLogs());
   Deno.addSignalListener("SIGHUP", () => {

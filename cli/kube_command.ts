@@ -96,6 +96,13 @@ export async function runKubeCommand(c: KubeCommand, args: string[]): Promise<nu
   const { promise, resolve } = Promise.withResolvers<string>();
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
+  Deno.addSignalListener("SIGQUIT", () => resolve("SIGQUIT"));
+  Deno.addSignalListener("SIGUSR2", () => {
+    log("warn", "signal_ignored", {
+      signal: "SIGUSR2",
+      reason: `nothing to activate in ${c.mode}`,
+    });
+  });
   // SIGHUP, as in `scalwsd run`: reopens the access log and reloads (the base configuration is
   // read again). Without a listener it would end the process.
   const hup = () => {

@@ -1,6 +1,6 @@
 /**
  * `scalwsd run`: starts one instance from a configuration file (the server, the admin listeners,
- * log reopening on SIGUSR1), reloads on SIGHUP and drains on SIGTERM/SIGINT, returning the exit
+ * log reopening on SIGUSR1), reloads on SIGHUP and drains on SIGTERM/SIGINT/SIGQUIT, returning the exit
  * status.
  *
  * @module
@@ -73,6 +73,18 @@ export async function run(
   });
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
+  // nginx's graceful stop: the same drain (its default action would dump core and exit at once).
+  Deno.addSignalListener("SIGQUIT", () => resolve("SIGQUIT"));
+  if (!managed) {
+    // Only an instance of the controller is activated by SIGUSR2; a stray one (nginx's binary
+    // upgrade signal, say) must not end the process by its default action.
+    Deno.addSignalListener("SIGUSR2", () => {
+      log("warn", "signal_ignored", {
+        signal: "SIGUSR2",
+        reason: "not an instance of a controller",
+      });
+    });
+  }
   if (managed) {
     // Installed before /readyz can answer: the default action of SIGUSR2 ends the process.
     let activating = false;

@@ -120,6 +120,21 @@ Deno.test({
       });
       assert.equal(Deno.statSync(log).mode! & 0o777, 0o640);
       assert.deepEqual(await hits(`${log}.2`, "/three"), []);
+
+      // A stray SIGUSR2 (no controller) is logged and ignored; SIGQUIT drains like SIGTERM.
+      Deno.kill(p.pid, "SIGUSR2");
+      await waitUntil(() => p.lines.some((l) => l.includes('"event":"signal_ignored"')), {
+        what: "signal_ignored after SIGUSR2",
+      });
+      assert.equal((await fetchText(`${url}/four`)).status, 200);
+      const st = await p.stop("SIGQUIT");
+      assert.equal(st.code, 0, p.lines.join("\n"));
+      assert.equal(st.signal, null);
+      assert.ok(
+        p.lines.some((l) => /"event":"draining".*"signal":"SIGQUIT"/.test(l)),
+        p.lines.join("\n"),
+      );
+      assert.ok(p.lines.some((l) => l.includes('"event":"stopped"')), p.lines.join("\n"));
     } finally {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }

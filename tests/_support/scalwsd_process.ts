@@ -17,8 +17,8 @@ export interface ScalwsdProcess extends AsyncDisposable {
   port(name: string): number;
   /** CPU time (user + system) the process has used so far, in ms (10 ms steps). */
   cpuMs(): Promise<number>;
-  /** SIGTERM (a drain) and the exit status. */
-  stop(): Promise<Deno.CommandStatus>;
+  /** SIGTERM (a drain; or `signal`) and the exit status. */
+  stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
 }
 
 /** Starts `scalwsd run` on `yaml` (listeners on port 0) and waits for its `started` event. */
@@ -84,7 +84,7 @@ export async function startScalwsdProcess(yaml: string): Promise<ScalwsdProcess>
       // utime and stime (fields 14 and 15) in clock ticks of 10 ms.
       return (Number(fields[11]) + Number(fields[12])) * 10;
     },
-    stop: () => stop("SIGTERM"),
+    stop: (signal = "SIGTERM") => stop(signal),
     async [Symbol.asyncDispose]() {
       await stop("SIGKILL");
     },
