@@ -20,3 +20,22 @@ export function openLibc<const S extends Deno.ForeignLibraryInterface>(
     return null;
   }
 }
+
+/** `mmap` and `munmap`, for the callers that map files (the cache's entry files and epoch). */
+export const MAP_SYMBOLS = {
+  mmap: { parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"], result: "pointer" },
+  munmap: { parameters: ["pointer", "usize"], result: "i32" },
+} as const;
+
+/** The calls {@linkcode MAP_SYMBOLS} gives. */
+export interface MapCalls {
+  mmap(
+    addr: Deno.PointerValue,
+    length: number | bigint,
+    prot: number,
+    flags: number,
+    fd: number,
+    offset: number | bigint,
+  ): Deno.PointerValue;
+  munmap(addr: Deno.PointerValue, length: number | bigint): number;
+}

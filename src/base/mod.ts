@@ -12,7 +12,7 @@ export { ensureDir, writeFileAtomic } from "./atomic_file.ts";
 export { dropDebugEnv } from "./debug_env.ts";
 export { type Clock, systemClock } from "./clock.ts";
 export { HOP_BY_HOP } from "./hop_by_hop.ts";
-export { openLibc } from "./libc.ts";
+export { MAP_SYMBOLS, type MapCalls, openLibc } from "./libc.ts";
 export { Lock } from "./lock.ts";
 export { plain, sizeOf } from "./plain.ts";
 export type { Random } from "./random.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { openLibc } from "../base/mod.ts";
+import { MAP_SYMBOLS, type MapCalls, openLibc } from "../base/mod.ts";
 
 const EPOCH_BYTES = 4096;
 const O_RDWR = 2;
@@ -24,19 +24,10 @@ const PROT_READ = 1;
 const PROT_WRITE = 2;
 const MAP_SHARED = 1;
 
-type Libc = {
+type Libc = MapCalls & {
   open(path: Uint8Array, flags: number, mode: number): number;
   ftruncate(fd: number, length: number | bigint): number;
-  mmap(
-    addr: Deno.PointerValue,
-    length: number | bigint,
-    prot: number,
-    flags: number,
-    fd: number,
-    offset: number | bigint,
-  ): Deno.PointerValue;
   close(fd: number): number;
-  munmap(addr: Deno.PointerValue, length: number | bigint): number;
 };
 
 let libc: Libc | null | undefined;
@@ -45,11 +36,10 @@ function calls(): Libc | null {
   if (libc !== undefined) return libc;
   libc = null;
   libc = openLibc({
+    ...MAP_SYMBOLS,
     open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
     ftruncate: { parameters: ["i32", "i64"], result: "i32" },
-    mmap: { parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"], result: "pointer" },
     close: { parameters: ["i32"], result: "i32" },
-    munmap: { parameters: ["pointer", "usize"], result: "i32" },
   }) as unknown as Libc | null;
   return libc;
 }

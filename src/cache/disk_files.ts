@@ -22,7 +22,7 @@
  * @module
  */
 
-import { openLibc } from "../base/mod.ts";
+import { MAP_SYMBOLS, type MapCalls, openLibc } from "../base/mod.ts";
 import type { Bytes } from "./entry.ts";
 
 /** How files are opened, checked, read and closed (libc over FFI, or `Deno.FsFile`). */
@@ -79,32 +79,22 @@ const F_UNLCK = 2;
  */
 export const MAP_MAX = 65_536;
 
-type Libc = {
+type Libc = MapCalls & {
   open(path: Uint8Array, flags: number): number;
   statx(dirfd: number, path: Uint8Array, flags: number, mask: number, buf: Uint8Array): number;
   pread(fd: number, buf: Uint8Array, count: number | bigint, offset: number | bigint): number;
   close(fd: number): number;
-  mmap(
-    addr: Deno.PointerValue,
-    length: number | bigint,
-    prot: number,
-    flags: number,
-    fd: number,
-    offset: number | bigint,
-  ): Deno.PointerValue;
-  munmap(addr: Deno.PointerValue, length: number | bigint): number;
   fcntl(fd: number, cmd: number, arg: number): number;
 };
 
 /** libc's calls, or null where they cannot be had (not Linux, no `--allow-ffi`). */
 function libcCalls(): FileCalls | null {
   const c = openLibc({
+    ...MAP_SYMBOLS,
     open: { parameters: ["buffer", "i32"], result: "i32" },
     statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
     pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
     close: { parameters: ["i32"], result: "i32" },
-    mmap: { parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"], result: "pointer" },
-    munmap: { parameters: ["pointer", "usize"], result: "i32" },
     fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   }) as unknown as Libc | null;
   if (c === null) return null;
