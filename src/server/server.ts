@@ -336,7 +336,59 @@ export class Server {
     this.acme.start();
   }
 
-  private async syncListeners(wanted: readonly ListenerConfig[]): Promise<void> {
+  /**
+   * Binds the listeners of `cfg` that are new (an address no current listener has), before a
+   * reload changes anything, so that a port held elsewhere refuses the reload. A new address on
+   * a port that a listener being removed still holds binds later, in `syncListeners`. On a
+   * failure the ones bound here are closed again and the error is thrown.
+   */
+  private openListeners(cfg: Config): Map<string, Listener> {
+    const wanted = cfg.server.listeners;
+    const keep = new Set(wanted.map(listenerKey));
+    const freed = new Set<number>();
+    for (const [k, l] of this.listeners) if (!keep.has(k)) freed.add(l.cfg.port);
+    const opened = new Map<string, Listener>();
+    try {
+      for (const [index, l] of wanted.entries()) {
+        const k = listenerKey(l);
+        if (this.listeners.has(k) || opened.has(k) || freed.has(l.port)) continue;
+        opened.set(k, this.newListener(l, index, cfg.server.listener_mode === "reuseport"));
+      }
+    } catch (err) {
+      for (const l of opened.values()) void l.shutdown(0).catch(() => {});
+      throw err;
+    }
+    return opened;
+  }
+
+  /** Binds listener `cfg` (at `index` of the file's listeners); errors name the listener. */
+  private newListener(cfg: ListenerConfig, index: number, reusePort: boolean): Listener {
+    try {
+      return new Listener({
+        cfg,
+        dispatcher: this.dispatcher,
+        reusePort,
+        file: this.file,
+        index,
+        acme: this.acme,
+      });
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      throw new Error(
+        `listener "${cfg.name}" on ${cfg.address}: ${(err as Error).message ?? err}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /**
+   * Makes the listeners those of `wanted`: removed ones drain, kept ones take their new
+   * settings, new ones bind (or come from `opened`, bound by `openListeners`).
+   */
+  private async syncListeners(
+    wanted: readonly ListenerConfig[],
+    opened: ReadonlyMap<string, Listener> = new Map(),
+  ): Promise<void> {
     const keep = new Set(wanted.map(listenerKey));
     for (const [k, l] of this.listeners) {
       if (!keep.has(k)) {
@@ -356,26 +408,8 @@ export class Server {
         continue;
       }
       // Under the controller every instance binds the same address (needs --unstable-net).
-      const reusePort = this.config.server.listener_mode === "reuseport";
-      let server: Listener;
-      try {
-        server = new Listener({
-          cfg,
-          dispatcher: this.dispatcher,
-          reusePort,
-          file: this.file,
-          index,
-          acme: this.acme,
-        });
-      } catch (err) {
-        if (err instanceof ConfigError) throw err;
-        throw new Error(
-          `listener "${cfg.name}" on ${cfg.address}: ${(err as Error).message ?? err}`,
-          {
-            cause: err,
-          },
-        );
-      }
+      const server = opened.get(k) ??
+        this.newListener(cfg, index, this.config.server.listener_mode === "reuseport");
       this.listeners.set(k, { cfg, server });
       this.bound.set(cfg.name, server.addr);
       log("info", "listening", {
@@ -407,11 +441,21 @@ export class Server {
           this.file,
           this.options.baseDir ? { dir: this.options.baseDir } : {},
         );
-        this.build(loaded);
+        // New listeners bind first: a port held elsewhere refuses the reload before the swap.
+        // Nothing awaits between their bind and the swap, so they never serve the old one.
+        const opened = this.state === "active" ? this.openListeners(loaded.config) : new Map();
+        try {
+          this.build(loaded);
+        } catch (err) {
+          for (const l of opened.values()) await l.shutdown(0).catch(() => {});
+          throw err;
+        }
         await this.acme.sync(loaded.config);
         // Not awaited: the DNS rounds take this lock to install what they find.
         this.sources.sync(loaded.config);
-        if (this.state === "active") await this.syncListeners(loaded.config.server.listeners);
+        if (this.state === "active") {
+          await this.syncListeners(loaded.config.server.listeners, opened);
+        }
         // Applications new in this file answer once their workers are Ready (rolls go on).
         await this.appsStarting;
       } catch (err) {
