@@ -6,6 +6,7 @@
  */
 
 import type { AppRuntime } from "../config/mod.ts";
+import { readProcFile } from "../base/mod.ts";
 import { log } from "../observe/mod.ts";
 import { wrapped } from "./wrapper.ts";
 
@@ -252,7 +253,8 @@ const CLK_TCK = 100;
 export function procCpuSeconds(pid: number): number {
   if (pid <= 0) return 0;
   try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const stat = readProcFile(`/proc/${pid}/stat`);
+    if (stat === null) return 0;
     // The command name may hold spaces: fields are counted after its closing parenthesis.
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(f[11]) + Number(f[12])) / CLK_TCK;
