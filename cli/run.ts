@@ -106,6 +106,10 @@ export async function run(
     await admin.start();
   } catch (err) {
     console.error(`scalwsd: cannot listen: ${(err as Error).message ?? err}`);
+    // The workers of supervised applications already run: stopped, their directories removed.
+    await Promise.race([server.drain(0), new Promise((r) => setTimeout(r, 6_000))]);
+    lag.stop();
+    usr1.stop();
     return 1;
   }
   const releaser = processReleaser();
