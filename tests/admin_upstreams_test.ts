@@ -255,6 +255,26 @@ Deno.test("a file pool switching to api keeps the members it had", async () => {
   assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
 });
 
+Deno.test("a reload whose settings do not fit an api pool's kept members is refused, naming the pool", async () => {
+  await using s = await startScalwsd(config());
+  const sock = s.adminSocket;
+  const list = '{"members": [{"address": "unix:/run/dyn.sock"}]}';
+  assert.equal((await put(sock, "dyn", list)).status, 200);
+  // scheme: https cannot reach the kept unix: member.
+  await s.write(config({ balance: "least_conn", scheme: "https" }));
+  const r = await adminFetch(sock, "/v1/reload", { method: "POST" });
+  assert.equal(r.status, 400);
+  const body = await r.json();
+  assert.deepEqual(body.errors, [
+    `${s.file}:9:5: upstreams.dyn: the members it keeps from the admin API do not fit its new ` +
+    `settings: members[0].address: a unix: member is only allowed with scheme: http; ` +
+    `PUT a list that fits, then reload`,
+  ]);
+  const p = await (await adminFetch(sock, "/v1/upstreams/dyn")).json();
+  assert.equal(p.scheme, "http");
+  assert.deepEqual(p.members.map((m: { address: string }) => m.address), ["unix:/run/dyn.sock"]);
+});
+
 Deno.test("every admin change is written to an audit line", async () => {
   await using s = await startScalwsd(CONFIG);
   const sock = s.adminSocket;

@@ -241,7 +241,10 @@ export class Server {
   private build(loaded: Loaded, seeds?: ReadonlyMap<string, readonly MemberConfig[]>): Generation {
     // Each PEM file is read once per build: the pools use the text preflight checked.
     const pems = new PemFiles(this.options.readPem);
-    const problems = preflight(loaded.config, pems.read);
+    const problems = [
+      ...preflight(loaded.config, pems.read),
+      ...this.registry.keptMemberProblems(loaded.config),
+    ];
     if (problems.length > 0) throw loadedError(loaded, problems);
     const apps = this.apps.plan(loaded.config);
     let plan;

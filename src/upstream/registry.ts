@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Config, MemberConfig } from "../config/mod.ts";
+import { type Config, type MemberConfig, poolMemberErrors } from "../config/mod.ts";
 import type { ConnPool } from "../http1/mod.ts";
 import { dropFcgiSeries, FcgiConns } from "../fastcgi/mod.ts";
 import { planAddressConns } from "./address_conns.ts";
@@ -111,6 +111,27 @@ export class PoolRegistry {
       throw err;
     }
     return { pools: next, pending, created, retired, addresses, idleTimeout };
+  }
+
+  /**
+   * Checks the members that `plan` keeps for a rebuilt api pool against its new
+   * settings (a kept `unix:` member cannot take `scheme: https`): one `upstreams.NAME: ...`
+   * problem per pool whose kept list does not fit, so the reload is refused naming it.
+   */
+  keptMemberProblems(config: Config): string[] {
+    const problems: string[] = [];
+    for (const [name, cfg] of Object.entries(config.upstreams)) {
+      if (cfg.members_from !== "api") continue;
+      const old = this.pools.get(name);
+      if (old === undefined || old.key === settingsKey(cfg)) continue;
+      const errors = poolMemberErrors(old.memberConfigs(), cfg.scheme, "", cfg.protocol);
+      if (errors.length === 0) continue;
+      problems.push(
+        `upstreams.${name}: the members it keeps from the admin API do not fit its new ` +
+          `settings: ${errors.join("; ")}; PUT a list that fits, then reload`,
+      );
+    }
+    return problems;
   }
 
   /** Makes a plan live; call right after the generation that uses `plan.pools` was swapped in. */
