@@ -16,10 +16,14 @@ export async function callSocket(
   path: string,
   body?: unknown,
 ): Promise<unknown> {
+  let info: Deno.FileInfo;
   try {
-    await Deno.stat(socket);
+    info = await Deno.stat(socket);
   } catch {
     throw new SocketCallError(`cannot reach ${what} ${socket}: no such file (${hint})`);
+  }
+  if (info.isSocket === false) {
+    throw new SocketCallError(`cannot reach ${what} ${socket}: not a socket (${hint})`);
   }
   const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
   try {
@@ -32,7 +36,7 @@ export async function callSocket(
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
-      throw new SocketCallError(`cannot reach ${what} ${socket}: ${(err as Error).message}`);
+      throw new SocketCallError(`cannot reach ${what} ${socket}: ${unreachable(err, what, hint)}`);
     }
     const text = await res.text();
     let json: unknown;
@@ -49,4 +53,19 @@ export async function callSocket(
   } finally {
     client.close();
   }
+}
+
+/**
+ * Why a connection to the socket failed, in words: fetch says only "fetch failed" and keeps the
+ * reason (refused, permission denied) in its cause.
+ */
+function unreachable(err: unknown, what: string, hint: string): string {
+  const cause = String((err as Error)?.cause ?? (err as Error)?.message ?? err);
+  if (/Connection refused/i.test(cause)) {
+    return `connection refused (nothing listens there: ${hint})`;
+  }
+  if (/Permission denied/i.test(cause)) {
+    return `permission denied (${what} is mode 0600: run as the user that runs scalwsd)`;
+  }
+  return cause.replace(/^Error: /, "").split("\n")[0];
 }
