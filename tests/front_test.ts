@@ -77,3 +77,35 @@ Deno.test("front: pipelined requests through the proxy, bodies re-framed, 999 be
     d.close();
   }
 });
+
+Deno.test("front: a member's HEAD answer without a length reaches the client without one", async () => {
+  // A HEAD answer's Content-Length is the GET body's size: 0 would be a false one.
+  await using member = scripted((target) =>
+    target === "/sized"
+      ? "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 42\r\n\r\n"
+      : "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\n"
+  );
+  await using s = await startScalwsd(config(member.address));
+  const d = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(s.url).port) });
+  try {
+    await d.write(
+      enc.encode(
+        "HEAD /unsized HTTP/1.1\r\nHost: a.test\r\n\r\n" +
+          "HEAD /sized HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n",
+      ),
+    );
+    let text = "";
+    const buf = new Uint8Array(4096);
+    for (let n = await d.read(buf); n !== null; n = await d.read(buf)) {
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    const heads = text.split("\r\n\r\n").filter((h) => h !== "");
+    assert.equal(heads.length, 2, text);
+    assert.match(heads[0], /^HTTP\/1\.1 200 OK\r\n/);
+    assert.doesNotMatch(heads[0], /content-length|transfer-encoding|connection: close/i);
+    assert.match(heads[1], /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(heads[1], /\r\ncontent-length: 42\r\n/);
+  } finally {
+    d.close();
+  }
+});

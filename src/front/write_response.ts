@@ -144,9 +144,10 @@ export async function writeAnswer(
       framing = "";
       keepAlive = head && keepAlive;
     }
-  } else {framing = length >= 0 && head
-      ? "content-length: " + length + "\r\n"
-      : "content-length: 0\r\n";}
+  } else if (length >= 0 && head) framing = "content-length: " + length + "\r\n";
+  // A HEAD answer's length is the GET body's: none known, none sent (0 would be false).
+  else if (head) framing = "";
+  else framing = "content-length: 0\r\n";
   if (noBody && stream !== null) {
     drop(stream);
     stream = null;
