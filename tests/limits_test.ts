@@ -63,6 +63,17 @@ Deno.test("limits: URI length (414) and header count and size (431); Deno's own 
   assert.equal(big.status, 431);
   assert.equal((await get("/", { "x-big": "v".repeat(900) })).status, 200);
 
+  // A repeated name counts once (as Deno.serve's Headers count them): 12 Cookie lines pass.
+  const c = await RawConn.open(portOf(s.url));
+  try {
+    await c.write(
+      "GET / HTTP/1.1\r\nHost: a.test\r\n" + "Cookie: k=v\r\n".repeat(12) + "\r\n",
+    );
+    assert.equal((await c.response())?.status, 200);
+  } finally {
+    await c.close();
+  }
+
   const hundreds: Record<string, string> = {};
   for (let i = 0; i < 200; i++) hundreds[`x-h${i}`] = "v";
   assert.equal((await get("/", hundreds)).status, 400, "over Deno's 128 header lines");

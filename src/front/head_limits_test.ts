@@ -26,3 +26,14 @@ Deno.test("headLimitStatus: 414 for the target, then 431 for count and size; 0 t
   assert.equal(headLimitStatus(big, limits), 431);
   assert.equal(headLimitStatus(big, { maxUri: 0, maxHeaderCount: 0, maxHeaderSize: 0 }), 0);
 });
+
+Deno.test("headLimitStatus: a repeated field name counts once against maxHeaderCount", () => {
+  const limits = { maxUri: 0, maxHeaderCount: 2, maxHeaderSize: 0 };
+  const repeated = head(
+    "GET / HTTP/1.1\r\nHost: a\r\nCookie: a=1\r\nCookie: b=2\r\nCookie: c=3\r\n\r\n",
+  );
+  assert.equal(repeated.fieldCount, 4);
+  assert.equal(headLimitStatus(repeated, limits), 0);
+  const three = head("GET / HTTP/1.1\r\nHost: a\r\nCookie: a=1\r\nX: 1\r\nCookie: b=2\r\n\r\n");
+  assert.equal(headLimitStatus(three, limits), 431);
+});
