@@ -7,7 +7,7 @@
  */
 
 import { createAdminApp } from "./app.ts";
-import { metricsHandler } from "./metrics_app.ts";
+import { metricsHandler, warmingHandler } from "./metrics_app.ts";
 import { log } from "../src/observe/mod.ts";
 import type { AdminTarget } from "./target.ts";
 import { RemoteAdmin } from "./remote_admin.ts";
@@ -20,6 +20,41 @@ export interface AdminOverrides {
   readonly metrics?: { readonly hostname: string; readonly port: number };
   /** Leave out the listeners of which a host can have one only (`admin.http`, `admin.remote`). */
   readonly skipHostListeners?: boolean;
+  /** The metrics listener bound while the generation was prepared; used instead of `metrics`. */
+  readonly early?: EarlyMetricsListener;
+}
+
+/**
+ * An instance's metrics listener bound before its generation is prepared, so that the
+ * controller sees it `warming` (ADR-0035); `AdminListeners.start` then hands it the server, on
+ * the same socket.
+ */
+export class EarlyMetricsListener {
+  #handler: (req: Request) => Response;
+  readonly server: Deno.HttpServer<Deno.NetAddr>;
+
+  constructor(address: { readonly hostname: string; readonly port: number }, generation: number) {
+    this.#handler = warmingHandler(generation);
+    this.server = named(`metrics listener ${address.hostname}:${address.port}`, () =>
+      Deno.serve(
+        { hostname: address.hostname, port: address.port, onListen() {} },
+        (req) => this.#handler(req),
+      ));
+    log("info", "metrics_listening", {
+      address: `${this.server.addr.hostname}:${this.server.addr.port}`,
+      state: "warming",
+    });
+  }
+
+  /** From now on the listener answers for `target`. */
+  serve(target: AdminTarget): void {
+    this.#handler = metricsHandler(target);
+  }
+
+  /** Closes it (a generation that could not be prepared). */
+  async close(): Promise<void> {
+    await this.server.shutdown();
+  }
 }
 
 /** Runs a bind, naming what it binds in the error (`admin socket /run/x.sock: ...`). */
@@ -64,7 +99,12 @@ export class AdminListeners {
       (cfg.metrics.address
         ? { hostname: cfg.metrics.hostname!, port: cfg.metrics.port! }
         : undefined);
-    if (metrics) {
+    const early = this.overrides.early;
+    if (early) {
+      early.serve(this.server);
+      this.servers.push(early.server);
+      this.bound.set("metrics", early.server.addr);
+    } else if (metrics) {
       const s = named(`metrics listener ${metrics.hostname}:${metrics.port}`, () =>
         Deno.serve(
           { hostname: metrics.hostname, port: metrics.port, onListen() {} },

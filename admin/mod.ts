@@ -7,4 +7,4 @@
  */
 
 export { createAdminApp, SOURCE_HEADER } from "./app.ts";
-export { AdminListeners } from "./listeners.ts";
+export { AdminListeners, EarlyMetricsListener } from "./listeners.ts";

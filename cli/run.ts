@@ -10,7 +10,7 @@ import { Usr1Watch } from "../src/base/mod.ts";
 import { warningsToEventLog } from "./console_warn.ts";
 import { ConfigError } from "../src/config/mod.ts";
 import { log, LoopLagMonitor, MemoryTrimmer, processReleaser } from "../src/observe/mod.ts";
-import { AdminListeners } from "../admin/mod.ts";
+import { AdminListeners, EarlyMetricsListener } from "../admin/mod.ts";
 import { openFilesAtStart, Server } from "../src/server/mod.ts";
 import { DEFAULT_DRAIN_TIMEOUT, type RunOptions } from "./run_options.ts";
 
@@ -28,6 +28,16 @@ export async function run(
 ): Promise<number> {
   const managed = opts.instanceId !== undefined;
   warningsToEventLog();
+  // Under the controller /readyz answers "warming" while the generation is prepared.
+  let early: EarlyMetricsListener | undefined;
+  if (managed && opts.metricsAddress !== undefined) {
+    try {
+      early = new EarlyMetricsListener(opts.metricsAddress, opts.configGeneration ?? 1);
+    } catch (err) {
+      console.error(`scalwsd: cannot listen: ${(err as Error).message ?? err}`);
+      return 1;
+    }
+  }
   let server: Server;
   try {
     server = await Server.prepare(file, {
@@ -36,6 +46,7 @@ export async function run(
       ...(opts.baseDir === undefined ? {} : { baseDir: opts.baseDir }),
     });
   } catch (err) {
+    await early?.close();
     if (err instanceof ConfigError) {
       console.error(err.message);
       return 1;
@@ -48,7 +59,12 @@ export async function run(
   const admin = new AdminListeners(
     server,
     managed
-      ? { socket: opts.adminSocket, metrics: opts.metricsAddress, skipHostListeners: true }
+      ? {
+        socket: opts.adminSocket,
+        metrics: opts.metricsAddress,
+        skipHostListeners: true,
+        ...(early === undefined ? {} : { early }),
+      }
       : {},
   );
   // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.

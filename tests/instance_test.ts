@@ -15,6 +15,7 @@ import {
   waitUntil,
 } from "./_support/mod.ts";
 import { freePort } from "./_support/ports.ts";
+import { startFakeDns } from "../src/discovery/_dns_test_server.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -99,7 +100,12 @@ function slowMember(
   return { port: server.addr.port, server, release, [Symbol.asyncDispose]: release };
 }
 
-async function startInstance(dir: string, memberPort: number, drain: string): Promise<Instance> {
+async function startInstance(
+  dir: string,
+  memberPort: number,
+  drain: string,
+  more: { server?: Record<string, unknown>; upstreams?: Record<string, unknown> } = {},
+): Promise<Instance> {
   const port = freePort();
   const metrics = `127.0.0.1:${freePort()}`;
   const socket = `${dir}/web-0.sock`;
@@ -111,8 +117,12 @@ async function startInstance(dir: string, memberPort: number, drain: string): Pr
         listeners: [{ name: "http", address: `127.0.0.1:${port}` }],
         admin: undefined,
         access_log: "off",
+        ...more.server,
       },
-      upstreams: { api: { members: members(`127.0.0.1:${memberPort}`), members_from: "api" } },
+      upstreams: {
+        api: { members: members(`127.0.0.1:${memberPort}`), members_from: "api" },
+        ...more.upstreams,
+      },
       apps: [app(respond("hello"), {
         domains: ["example.test"],
         routes: [{ path: "/slow", runtime: proxy("api", { response_timeout: "30s" }) }],
@@ -208,6 +218,41 @@ Deno.test("instance: ready but not listening until SIGUSR2, then active; PUT of 
   }
   Deno.kill(inst.child.pid, "SIGTERM");
   assert.equal((await inst.child.status).code, 0);
+});
+
+Deno.test("instance: /readyz answers warming (503, its generation) while the generation is prepared", async () => {
+  await using dir = await tempDir("scalwsd-inst-");
+  await using dns = startFakeDns();
+  // The first resolution of the dns pool is part of preparing: held until warming was seen.
+  dns.set("api.test", "A", { drop: true });
+  await using inst = await startInstance(dir.path, 9, "5s", {
+    server: { resolver: `127.0.0.1:${dns.port}` },
+    upstreams: {
+      dyn: { members_from: "dns", dns: { name: "api.test", type: "A", port: 9 } },
+    },
+  });
+  const probe = async () => {
+    const r = await get(`http://${inst.metrics}/readyz`);
+    return { status: r.status, body: JSON.parse(r.text) };
+  };
+  const first = await waitUntil(() => probe().catch(() => undefined), {
+    what: "the metrics listener",
+    timeoutMs: 10_000,
+    intervalMs: 20,
+  });
+  assert.deepEqual(first, { status: 503, body: { generation: 5, state: "warming" } });
+  assert.equal((await get(`http://${inst.metrics}/livez`)).status, 200);
+  dns.set("api.test", "A", {
+    records: [{ name: "api.test", type: 1, ttl: 30, address: "127.0.0.1" }],
+  });
+  assert.deepEqual(
+    await waitUntil(async () => {
+      const r = await probe();
+      return r.body.state === "warming" ? undefined : r;
+    }, { what: "ready", timeoutMs: 10_000, intervalMs: 30 }),
+    { status: 200, body: { generation: 5, state: "ready" } },
+  );
+  assert.equal(await refused(inst.port), true);
 });
 
 Deno.test("instance: SIGTERM closes the listener first, finishes in-flight requests with Connection: close", async () => {

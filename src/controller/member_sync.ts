@@ -18,8 +18,11 @@ import { ControlError } from "./control_error.ts";
 import { agreement, type InstancePools, MemberLists } from "./member_lists.ts";
 import { type AdminRequest, adminRequest } from "./probe.ts";
 
-/** Member lists go to instances in these states (their admin socket may be up). */
-const MEMBER_STATES: ReadonlySet<string> = new Set(["warming", "ready", "active"]);
+/**
+ * Member lists go to instances in these states: a warming one has no admin socket yet, and gets
+ * every list once ready, before it is activated.
+ */
+const MEMBER_STATES: ReadonlySet<string> = new Set(["ready", "active"]);
 const ADMIN_TIMEOUT = 5_000;
 
 /** One instance's outcome of a member `PUT` fan-out. */

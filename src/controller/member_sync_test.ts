@@ -45,8 +45,10 @@ Deno.test("MemberSync.set checks like an instance, records, and fans out with pe
     const targets = [
       target("web-0", 10),
       target("web-1", 11, "ready"),
-      target("web-2", 12, "warming"),
+      target("web-2", 12, "active"),
       target("web-3", 13, "draining"),
+      // Its admin socket is not up before it is ready: it gets the lists before activation.
+      target("web-4", 14, "warming"),
     ];
     const put = (name: string, text: string) =>
       sync.set({ name, text, config: () => Promise.resolve(config), targets: () => targets });
@@ -74,7 +76,7 @@ Deno.test("MemberSync.set checks like an instance, records, and fans out with pe
       {
         id: "web-2",
         generation: 1,
-        state: "warming",
+        state: "active",
         applied: false,
         status: 409,
         error: "not under this controller",
