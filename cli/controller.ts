@@ -17,6 +17,7 @@ import {
   serveControlSocket,
 } from "../src/controller/mod.ts";
 import { log } from "../src/observe/mod.ts";
+import { preflight } from "../src/server/mod.ts";
 
 const CONTROLLER_USAGE = `usage: scalwsd controller --config CONTROLLER_FILE
   Starts and manages scalwsd instances on this host (see docs/controller.md).
@@ -51,6 +52,7 @@ export async function controller(args: string[]): Promise<number> {
     ctl = new Controller(cfg, {
       command: selfCommand(Deno.execPath(), new URL("../main.ts", import.meta.url).href),
       taskset: findExecutable(["/usr/bin/taskset", "/bin/taskset"]),
+      preflight: (config) => preflight(config),
     });
     await ctl.start();
   } catch (err) {

@@ -20,7 +20,7 @@ import { ensureDir, Lock } from "../base/mod.ts";
 import type { ControllerConfig } from "./config.ts";
 import { ControlError, reloadRefused } from "./control_error.ts";
 import { Evaluator, type Evidence, pressureParams, readScrape } from "./evaluator.ts";
-import { ConfigGenerationStore } from "./generations.ts";
+import { ConfigGenerationStore, type Preflight } from "./generations.ts";
 import { RUNNING_STATES } from "./lifecycle.ts";
 import { adminRequest, scrapeMetrics } from "./probe.ts";
 import { readProc } from "./proc.ts";
@@ -51,6 +51,8 @@ export interface ControllerDeps {
   readonly now?: () => number;
   /** Reads and sets `net.ipv4.tcp_migrate_req`; default the real /proc file. */
   readonly migrateReq?: MigrateReqDeps;
+  /** `scalwsd check`'s file checks, run on every new generation; default none. */
+  readonly preflight?: Preflight;
 }
 
 const PROBE_TIMEOUT = 1_000;
@@ -79,7 +81,7 @@ export class Controller {
     const now = deps.now ?? Date.now;
     this.now = now;
     this.records = new RecordStore(cfg.state_dir);
-    this.configGenerations = new ConfigGenerationStore(cfg.state_dir);
+    this.configGenerations = new ConfigGenerationStore(cfg.state_dir, deps.preflight);
     this.stateFile = new ControllerStateFile(cfg.state_dir);
     this.evaluator = new Evaluator(cfg);
     this.members = new MemberSync({ stateDir: cfg.state_dir, now });
@@ -186,6 +188,11 @@ export class Controller {
         reason: "taskset not found: CPU sets are recorded, not enforced",
       });
     }
+    // ADR-0035: without cgroup v2 delegation the controller says so, it does not pretend.
+    log("warn", "cgroup_limits_unenforced", {
+      reason:
+        "cgroup v2 limits are not used: CPU, memory and pids limits per instance are unenforced",
+    });
     log("info", "controller_started", {
       pid: Deno.pid,
       state_dir: dir,

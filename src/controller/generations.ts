@@ -43,12 +43,23 @@ export function controllerWarnings(config: Config): string[] {
 }
 
 /**
- * Checks configuration text as `scalwsd check` does plus `controllerRules`; throws a
- * `ConfigError` naming `file`, returns the warnings.
+ * What `scalwsd check` finds beyond parsing (files a start reads: CA files, the remote admin
+ * listener's certificates; `server/preflight.ts`), as `PATH: MESSAGE` errors. Injected: the
+ * controller does not import the server.
  */
-export function validateForController(text: string, file: string): string[] {
+export type Preflight = (config: Config) => string[];
+
+/**
+ * Checks configuration text as `scalwsd check` does (with `preflight`) plus `controllerRules`;
+ * throws a `ConfigError` naming `file`, returns the warnings.
+ */
+export function validateForController(
+  text: string,
+  file: string,
+  preflight: Preflight = () => [],
+): string[] {
   const loaded = parseConfig(text, file);
-  const errors = controllerRules(loaded.config);
+  const errors = [...preflight(loaded.config), ...controllerRules(loaded.config)];
   if (errors.length > 0) throw new ConfigError(file, errors);
   return [...loaded.warnings, ...controllerWarnings(loaded.config)];
 }
@@ -60,7 +71,7 @@ export function validateForController(text: string, file: string): string[] {
 export class ConfigGenerationStore {
   readonly dir: string;
 
-  constructor(stateDir: string) {
+  constructor(stateDir: string, private readonly preflight: Preflight = () => []) {
     this.dir = `${stateDir}/generations`;
   }
 
@@ -112,7 +123,7 @@ export class ConfigGenerationStore {
    * `ConfigError` naming `source` and writes nothing when it is invalid.
    */
   async create(text: string, source: string): Promise<{ number: number; warnings: string[] }> {
-    const warnings = validateForController(text, source);
+    const warnings = validateForController(text, source, this.preflight);
     const n = (await this.highest()) + 1;
     await Deno.mkdir(`${this.dir}/${n}`, { mode: 0o700 });
     // The base directory first: the configuration file's rename marks the generation complete.
