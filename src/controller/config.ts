@@ -48,6 +48,11 @@ export interface ControllerConfig {
   readonly restart_window: number;
   /** How often instances are probed; default 1 s. */
   readonly probe_interval: number;
+  /**
+   * An active instance whose probes go unanswered this long fails liveness: it is killed and
+   * restarted with backoff; default 10 s.
+   */
+  readonly liveness_timeout: number;
   /** `on` (default) or `off`: off freezes the instance count. */
   readonly autoscaling: boolean;
   /** PressureScore above which the tier scales out; default 0.75. */
@@ -174,6 +179,7 @@ export const controllerSchema = z.object({
   max_restarts: int(0, 1000).optional(),
   restart_window: duration(1).optional(),
   probe_interval: duration(10).optional(),
+  liveness_timeout: duration(100).optional(),
   autoscaling: onOff().optional(),
   scale_out_above: ratio().optional(),
   scale_in_below: ratio().optional(),
@@ -265,6 +271,7 @@ export function parseControllerConfig(
     max_restarts: raw.max_restarts ?? 5,
     restart_window: raw.restart_window ?? 300_000,
     probe_interval: raw.probe_interval ?? 1_000,
+    liveness_timeout: raw.liveness_timeout ?? 10_000,
     autoscaling: raw.autoscaling ?? true,
     scale_out_above: out,
     scale_in_below: inBelow,

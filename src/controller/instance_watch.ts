@@ -20,7 +20,10 @@ export interface WatchedSlots extends Iterable<Slot> {
 }
 
 export interface InstanceWatchOptions {
-  readonly cfg: Pick<ControllerConfig, "start_timeout" | "drain_timeout" | "kill_grace">;
+  readonly cfg: Pick<
+    ControllerConfig,
+    "start_timeout" | "drain_timeout" | "kill_grace" | "liveness_timeout"
+  >;
   readonly slots: WatchedSlots;
   /** The member lists: an instance is activated only once it holds them. */
   readonly members: {
@@ -75,8 +78,10 @@ export class InstanceWatch {
         if (s.rec.state === "active" && s.probeFailures === 3) {
           log("warn", "instance_unreachable", { id: s.rec.id, metrics: s.rec.metrics });
         }
+        if (s.rec.state === "active") await this.liveness(s);
         return;
       }
+      s.unansweredSince = null;
       if (s.probeFailures >= 3 && s.rec.state === "active") {
         log("info", "instance_reachable", { id: s.rec.id });
       }
@@ -99,6 +104,29 @@ export class InstanceWatch {
       }
     }));
     members.prune(slots);
+  }
+
+  /**
+   * Liveness: an active instance whose probes have gone unanswered for `liveness_timeout` (its
+   * process hangs, or is stopped) is killed and failed, so that it restarts with backoff; it
+   * would otherwise keep taking connections from the kernel and answer none. A busy instance
+   * still answers its probes within the probe timeout: load alone never restarts one.
+   */
+  private async liveness(s: Slot): Promise<void> {
+    const now = this.o.now();
+    s.unansweredSince ??= now;
+    const waited = now - s.unansweredSince;
+    if (waited < this.o.cfg.liveness_timeout) return;
+    this.signal(s.rec.pid, "SIGKILL");
+    log("error", "liveness_failed", {
+      id: s.rec.id,
+      pid: s.rec.pid,
+      unanswered_ms: waited,
+      liveness_timeout_ms: this.o.cfg.liveness_timeout,
+      action: "killed",
+    });
+    s.unansweredSince = null;
+    await this.o.slots.apply(s, { type: "liveness_failed" }, "liveness failed, killed");
   }
 
   /** SIGUSR2: join the reuseport group. Sent again if the instance has not answered in 2 s. */

@@ -68,7 +68,7 @@ function watch(o: {
   const { slots, applied } = fakeSlots(o.list);
   const signals: string[] = [];
   const w = new InstanceWatch({
-    cfg: { start_timeout: 1_000, drain_timeout: 500, kill_grace: 100 },
+    cfg: { start_timeout: 1_000, drain_timeout: 500, kill_grace: 100, liveness_timeout: 3_000 },
     slots,
     members: { sync: () => Promise.resolve(o.synced ?? true), prune: () => {} },
     now: () => o.clock.t,
@@ -136,4 +136,32 @@ Deno.test("checkAdopted reports an adopted process that is gone", async () => {
   await w.checkAdopted();
   assert.equal(applied.length, 1);
   assert.match(applied[0], /^web-0 exited: /);
+});
+
+Deno.test("probeAll fails and kills an active instance unanswered for liveness_timeout, not before", async () => {
+  const clock = { t: 0 };
+  const list = [slot("web-0", "active", 10), slot("web-1", "ready", 11)];
+  let answer = false;
+  const { w, applied, signals } = watch({
+    list,
+    clock,
+    probe: (a) => answer && a.endsWith(":10") ? { generation: 1, state: "active" } : null,
+  });
+  await w.probeAll();
+  clock.t = 2_999;
+  await w.probeAll();
+  assert.deepEqual(signals, [], "within liveness_timeout");
+  // One answer starts the count again.
+  answer = true;
+  await w.probeAll();
+  answer = false;
+  clock.t = 5_000;
+  await w.probeAll();
+  clock.t = 7_999;
+  await w.probeAll();
+  assert.deepEqual(signals, []);
+  clock.t = 8_000;
+  await w.probeAll();
+  assert.deepEqual(signals, ["10 SIGKILL"], "only the active one: a start has start_timeout");
+  assert.deepEqual(applied, ["web-0 liveness_failed (liveness failed, killed) -> failed"]);
 });

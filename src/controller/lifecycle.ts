@@ -4,7 +4,7 @@
  *   Stopped -> Starting -> Warming -> Ready -> Active -> Draining -> Stopped
  *
  * and Failed from every state (an exit that was not asked for, a start timeout, a drain
- * timeout followed by a forced stop). A Failed or Stopped slot is started again with `spawn`.
+ * timeout followed by a forced stop, an active instance that failed liveness). A Failed or Stopped slot is started again with `spawn`.
  */
 
 export type InstanceState =
@@ -31,7 +31,9 @@ export type LifecycleEvent =
   | { readonly type: "exit"; readonly clean: boolean }
   | { readonly type: "start_timeout" }
   /** `drain_timeout + kill_grace` passed and the process was killed. */
-  | { readonly type: "drain_timeout" };
+  | { readonly type: "drain_timeout" }
+  /** An active instance answered no probe for `liveness_timeout` and was killed. */
+  | { readonly type: "liveness_failed" };
 
 /** States in which a process is expected to be running. */
 export const RUNNING_STATES: ReadonlySet<InstanceState> = new Set([
@@ -72,5 +74,7 @@ export function transition(state: InstanceState, event: LifecycleEvent): Instanc
       return STARTING_STATES.has(state) ? "failed" : null;
     case "drain_timeout":
       return state === "draining" ? "failed" : null;
+    case "liveness_failed":
+      return state === "active" ? "failed" : null;
   }
 }

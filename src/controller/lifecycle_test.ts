@@ -21,17 +21,18 @@ const EVENTS: [string, LifecycleEvent][] = [
   ["exit unclean", { type: "exit", clean: false }],
   ["start_timeout", { type: "start_timeout" }],
   ["drain_timeout", { type: "drain_timeout" }],
+  ["liveness_failed", { type: "liveness_failed" }],
 ];
 
 // Rows: states in STATES order; columns: events in EVENTS order; "-" means not applicable.
 const TABLE: Record<InstanceState, string[]> = {
-  stopped: ["starting", "-", "-", "-", "-", "-", "-", "-", "-"],
-  starting: ["-", "warming", "ready", "-", "draining", "failed", "failed", "failed", "-"],
-  warming: ["-", "-", "ready", "-", "draining", "failed", "failed", "failed", "-"],
-  ready: ["-", "-", "-", "active", "draining", "failed", "failed", "failed", "-"],
-  active: ["-", "-", "-", "-", "draining", "failed", "failed", "-", "-"],
-  draining: ["-", "-", "-", "-", "-", "stopped", "failed", "-", "failed"],
-  failed: ["starting", "-", "-", "-", "-", "-", "-", "-", "-"],
+  stopped: ["starting", "-", "-", "-", "-", "-", "-", "-", "-", "-"],
+  starting: ["-", "warming", "ready", "-", "draining", "failed", "failed", "failed", "-", "-"],
+  warming: ["-", "-", "ready", "-", "draining", "failed", "failed", "failed", "-", "-"],
+  ready: ["-", "-", "-", "active", "draining", "failed", "failed", "failed", "-", "-"],
+  active: ["-", "-", "-", "-", "draining", "failed", "failed", "-", "-", "failed"],
+  draining: ["-", "-", "-", "-", "-", "stopped", "failed", "-", "failed", "-"],
+  failed: ["starting", "-", "-", "-", "-", "-", "-", "-", "-", "-"],
 };
 
 Deno.test("transition follows the ADR-0035 table for every state and event", () => {

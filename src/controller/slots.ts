@@ -35,6 +35,8 @@ export interface Slot {
   restartAt: number | null;
   lastScrape: Scrape | null;
   probeFailures: number;
+  /** Since when the probes of this process have gone unanswered (liveness); null: it answers. */
+  unansweredSince?: number | null;
   /** Record writes of this slot, one after the other, each writing the latest record. */
   writing: Promise<void>;
 }

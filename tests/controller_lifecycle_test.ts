@@ -1,0 +1,120 @@
+/**
+ * ADR-0035 details of the controller with real processes on loopback, one controller and one
+ * instance: the instance is seen `warming` while it prepares its generation, a reload that
+ * `scalwsd check` would refuse changes nothing, a hung (stopped) active instance fails liveness
+ * and is restarted, and the unenforced cgroup limits are said in the log.
+ */
+import assert from "node:assert/strict";
+import { startFakeDns } from "../src/discovery/_dns_test_server.ts";
+import { app, respond, scalwsYaml, tempDir, waitUntil } from "./_support/mod.ts";
+import { ControllerProcess, freeRange, type StatusJson, unixFetch } from "./_support/controller.ts";
+
+Deno.test({
+  name:
+    "controller: warming seen, a reload check refuses changes nothing, a hung instance is restarted",
+  sanitizeResources: false,
+  async fn() {
+    await using dir = await tempDir("scalwsd-ctl-life-");
+    await using dns = startFakeDns();
+    // The dns pool's first answer is part of preparing: held back until warming was seen.
+    dns.set("api.test", "A", { drop: true });
+    const port = freeRange(1);
+    const metricsBase = freeRange(6);
+    const config = `${dir.path}/scalws.yaml`;
+    const scalws = (upstreams: Record<string, unknown> = {}) =>
+      scalwsYaml({
+        server: {
+          listener_mode: "reuseport",
+          listeners: [{ name: "http", address: `127.0.0.1:${port}` }],
+          admin: undefined,
+          access_log: "off",
+          resolver: `127.0.0.1:${dns.port}`,
+        },
+        upstreams: {
+          dyn: { members_from: "dns", dns: { name: "api.test", type: "A", port: 9 } },
+          ...upstreams,
+        },
+        apps: [app(respond("hi"), { domains: ["example.test"] })],
+      });
+    await Deno.writeTextFile(config, scalws());
+    const ctlFile = `${dir.path}/controller.yaml`;
+    await Deno.writeTextFile(
+      ctlFile,
+      `state_dir: ${dir.path}/state
+config: ${config}
+instances: {min: 1, max: 2, initial: 1}
+cpus: "0"
+metrics_base: "127.0.0.1:${metricsBase}"
+probe_interval: 100ms
+liveness_timeout: 1s
+drain_timeout: 2s
+kill_grace: 1s
+autoscaling: off
+tcp_migrate_req: leave
+`,
+    );
+    const socket = `${dir.path}/state/control.sock`;
+    const status = async () => (await unixFetch(socket, "/v1/status")).json as StatusJson;
+    const active = () =>
+      waitUntil(async () => {
+        const s = await status().catch(() => undefined);
+        const i = s?.instances.find((i) => i.wanted && i.state === "active");
+        return i === undefined ? undefined : i;
+      }, { what: "an active instance", timeoutMs: 20_000, intervalMs: 50 });
+    const ctl = new ControllerProcess(ctlFile);
+    try {
+      await waitUntil(
+        () =>
+          Promise.resolve(
+            ctl.events("instance_state").some((e) => e.to === "warming") || undefined,
+          ),
+        { what: "web-0 seen warming", timeoutMs: 20_000, intervalMs: 20 },
+      );
+      dns.set("api.test", "A", {
+        records: [{ name: "api.test", type: 1, ttl: 30, address: "127.0.0.1" }],
+      });
+      const first = await active();
+      assert.deepEqual(
+        ctl.events("instance_state").filter((e) => e.pid === first.pid).map((e) => e.to),
+        ["warming", "ready", "active"],
+      );
+      assert.equal(ctl.events("cgroup_limits_unenforced").length, 1);
+
+      // What `scalwsd check` refuses (a CA file that cannot be read) is refused by reload too.
+      const generations = `${dir.path}/state/generations`;
+      const before = [...Deno.readDirSync(generations)].map((e) => e.name).sort();
+      const saved = await Deno.readTextFile(`${dir.path}/state/controller.json`);
+      await Deno.writeTextFile(
+        config,
+        scalws({
+          sec: {
+            members: [{ address: "127.0.0.1:9" }],
+            scheme: "https",
+            tls: { ca_file: `${dir.path}/missing-ca.pem` },
+          },
+        }),
+      );
+      const r = await unixFetch(socket, "/v1/reload", { method: "POST" });
+      assert.equal(r.status, 400);
+      const errors = (r.json as { errors: string[] }).errors;
+      assert.equal(errors.length, 1);
+      assert.match(errors[0], /upstreams\.sec\.tls\.ca_file: cannot read/);
+      assert.deepEqual([...Deno.readDirSync(generations)].map((e) => e.name).sort(), before);
+      assert.equal(await Deno.readTextFile(`${dir.path}/state/controller.json`), saved);
+
+      // A stopped process answers nothing and would keep taking connections: killed, restarted.
+      Deno.kill(first.pid, "SIGSTOP");
+      const next = await waitUntil(async () => {
+        const i = await active();
+        return i.pid !== first.pid ? i : undefined;
+      }, { what: "web-0 restarted", timeoutMs: 20_000, intervalMs: 100 });
+      assert.equal(next.id, first.id);
+      const failed = ctl.events("liveness_failed");
+      assert.equal(failed.length, 1);
+      assert.equal(failed[0].pid, first.pid);
+      assert.equal(failed[0].liveness_timeout_ms, 1_000);
+    } finally {
+      await ctl.stopAll(socket, dir.path);
+    }
+  },
+});
