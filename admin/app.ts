@@ -186,12 +186,33 @@ export function createAdminApp(
   app.get("/console", (c) => c.redirect("/console/"));
   app.get("/console/", (c) => c.html(consolePage()));
 
-  app.notFound((c) => c.json({ error: "not found" }, 404));
+  app.notFound((c) => {
+    // A known path asked with another method: 405 naming the methods it takes.
+    const allowed = allowedMethods(app, c.req.path);
+    if (allowed.length === 0) return c.json({ error: "not found" }, 404);
+    const allow = allowed.join(", ");
+    const use = allowed.length === 1
+      ? allowed[0]
+      : `${allowed.slice(0, -1).join(", ")} or ${allowed[allowed.length - 1]}`;
+    c.header("allow", allow);
+    return c.json({ error: `${c.req.method} is not allowed on ${c.req.path}; use ${use}` }, 405);
+  });
   app.onError((err, c) => {
     log("error", "admin_failed", { error: String(err) });
     return c.json({ error: "internal error" }, 500);
   });
   return app;
+}
+
+/** The methods `app` serves `path` with (its routes, not its `*` middleware), GET before PUT. */
+function allowedMethods(app: Hono<Env>, path: string): string[] {
+  const methods = new Set<string>();
+  for (const r of app.routes) {
+    if (r.path.includes("*") || r.method === "ALL") continue;
+    const pattern = "^" + r.path.replace(/[.]/g, "\\.").replace(/:[a-z_]+/g, "[^/]+") + "$";
+    if (new RegExp(pattern).test(path)) methods.add(r.method);
+  }
+  return ["GET", "HEAD", "POST", "PUT", "DELETE"].filter((m) => methods.has(m));
 }
 
 /** `POST /v1/cache/purge`: removes what the body names; answers `{"purged": N}`. */
