@@ -4,7 +4,7 @@
  * (Deno.serve's fast paths: a byte body without `content-length`, a lone `content-type` as a
  * plain object), and the connection's books: a stream in flight is counted from `started` until
  * its answer was sent (`info.completed` for streamed bodies), a 101 ends the connection's HTTP
- * timeouts, an answer that left the body unread makes the connection linger.
+ * timeouts; an answer that left the body unread ends that stream only (hyper resets it).
  *
  * It is not Deno.serve's connection handling (`deno_internal.ts`, `listener.ts`): one object
  * per request, made by the listener's handler.
@@ -136,9 +136,11 @@ export class ServeSession implements Session, Watched {
     if (conn !== null) {
       // A tunnel is no HTTP request any more: the connection's HTTP timeouts end here.
       if (res.status === 101) conn.phase = UPGRADED;
-      else if (ex.closeConnection) this.info.completed.then(conn.lingerOn, conn.lingerOn);
-      else if (ex.deferred || ex.streaming) this.info.completed.then(conn.done, conn.done);
-      else conn.requestDone();
+      // A body left unread (413, 408, a member's early answer) ends its stream only: HTTP/2
+      // frames each stream's data apart, so the connection's other streams go on.
+      else if (ex.closeConnection || ex.deferred || ex.streaming) {
+        this.info.completed.then(conn.done, conn.done);
+      } else conn.requestDone();
     }
     return res;
   }
