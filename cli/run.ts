@@ -12,7 +12,7 @@ import { ConfigError } from "../src/config/mod.ts";
 import { log, LoopLagMonitor, MemoryTrimmer, processReleaser } from "../src/observe/mod.ts";
 import { AdminListeners, EarlyMetricsListener } from "../admin/mod.ts";
 import { openFilesAtStart, Server } from "../src/server/mod.ts";
-import { DEFAULT_DRAIN_TIMEOUT, type RunOptions } from "./run_options.ts";
+import type { RunOptions } from "./run_options.ts";
 
 /** Exit status of an instance whose drain hit `--drain-timeout` with requests still in flight. */
 export const EXIT_DRAIN_TIMEOUT = 3;
@@ -24,7 +24,7 @@ export const EXIT_DRAIN_TIMEOUT = 3;
  */
 export async function run(
   file: string,
-  opts: RunOptions = { drainTimeout: DEFAULT_DRAIN_TIMEOUT },
+  opts: RunOptions = {},
 ): Promise<number> {
   const managed = opts.instanceId !== undefined;
   warningsToEventLog();
@@ -141,12 +141,14 @@ export async function run(
   });
 
   const signal = await stopped;
-  log("info", "draining", { signal, drain_timeout_ms: opts.drainTimeout });
+  // The flag (the controller's drain_timeout) wins over the serving generation's setting.
+  const drainTimeout = opts.drainTimeout ?? server.config.server.drain_timeout;
+  log("info", "draining", { signal, drain_timeout_ms: drainTimeout });
   // Listening sockets close first (inside drain); /readyz keeps answering "draining" meanwhile.
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<false>((r) => timer = setTimeout(() => r(false), opts.drainTimeout));
+  const deadline = new Promise<false>((r) => timer = setTimeout(() => r(false), drainTimeout));
   const drained = await Promise.race([
-    server.drain(opts.drainTimeout).then(() => true as const),
+    server.drain(drainTimeout).then(() => true as const),
     deadline,
   ]);
   clearTimeout(timer);
@@ -156,7 +158,7 @@ export async function run(
   usr1.stop();
   if (!drained) {
     log("error", "drain_timeout", {
-      drain_timeout_ms: opts.drainTimeout,
+      drain_timeout_ms: drainTimeout,
       inflight: server.metrics.inflight.value,
     });
     return EXIT_DRAIN_TIMEOUT;

@@ -35,17 +35,17 @@ export interface RunOptions {
   readonly metricsAddress?: HostPort;
   /** The controller's control socket: member lists of api pools are set there, not here. */
   readonly controllerSocket?: string;
-  /** In-flight requests get this long after SIGTERM; default 30 s. */
-  readonly drainTimeout: number;
+  /**
+   * `--drain-timeout`: in-flight requests get this long after SIGTERM; absent: the
+   * configuration's `server.drain_timeout` (default 30 s).
+   */
+  readonly drainTimeout?: number;
   /**
    * `--base-dir`: where the relative paths of the configuration file resolve, when the file is
    * a copy away from the operator's (the controller's generations); default the file's own.
    */
   readonly baseDir?: string;
 }
-
-/** Default drain deadline (ADR-0035). */
-export const DEFAULT_DRAIN_TIMEOUT = 30_000;
 
 /** Turns the flag values into options, or returns the message of the first bad flag. */
 export function runOptions(
@@ -78,9 +78,9 @@ export function runOptions(
       ? undefined
       : flag("metrics-address", () => parseListenAddress(values["metrics-address"]!)) as HostPort;
     const drain = values["drain-timeout"] === undefined
-      ? DEFAULT_DRAIN_TIMEOUT
+      ? undefined
       : flag("drain-timeout", () => parseDuration(values["drain-timeout"]!)) as number;
-    if (drain < 1) return "--drain-timeout: must be greater than 0";
+    if (drain !== undefined && drain < 1) return "--drain-timeout: must be greater than 0";
     const sock = values["admin-socket"];
     if (sock !== undefined && sock === "") return "--admin-socket: must not be empty";
     return {
@@ -91,7 +91,7 @@ export function runOptions(
       ...(metrics === undefined ? {} : { metricsAddress: metrics }),
       ...(values["controller-socket"] ? { controllerSocket: values["controller-socket"] } : {}),
       ...(values["base-dir"] ? { baseDir: values["base-dir"] } : {}),
-      drainTimeout: drain,
+      ...(drain === undefined ? {} : { drainTimeout: drain }),
     };
   } catch (e) {
     if (e instanceof ValueError) return e.message;

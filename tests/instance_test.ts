@@ -103,7 +103,7 @@ function slowMember(
 async function startInstance(
   dir: string,
   memberPort: number,
-  drain: string,
+  drain: string | null,
   more: { server?: Record<string, unknown>; upstreams?: Record<string, unknown> } = {},
 ): Promise<Instance> {
   const port = freePort();
@@ -148,8 +148,7 @@ async function startInstance(
       socket,
       "--metrics-address",
       metrics,
-      "--drain-timeout",
-      drain,
+      ...(drain === null ? [] : ["--drain-timeout", drain]),
     ],
     stdin: "null",
     stdout: "null",
@@ -290,6 +289,37 @@ Deno.test("instance: a drain that outlives --drain-timeout exits with status 3",
   await using dir = await tempDir("scalwsd-inst-");
   await using member = slowMember(3_000);
   await using inst = await startInstance(dir.path, member.port, "300ms");
+  await waitUntil(() => readyz(inst.metrics), {
+    what: "readiness",
+    timeoutMs: 10_000,
+    intervalMs: 30,
+  });
+  Deno.kill(inst.child.pid, "SIGUSR2");
+  await waitUntil(async () => (await refused(inst.port)) ? undefined : true, {
+    what: "listening",
+    timeoutMs: 10_000,
+    intervalMs: 30,
+  });
+  const slow = get(`http://127.0.0.1:${inst.port}/slow`, { host: "example.test" }).catch((e) => e);
+  await sleep(200);
+  const t0 = Date.now();
+  Deno.kill(inst.child.pid, "SIGTERM");
+  assert.equal((await inst.child.status).code, 3);
+  const took = Date.now() - t0;
+  assert.ok(took >= 300 && took < 2_500, `exited after ${took} ms`);
+  assert.ok((await slow) instanceof Error);
+  assert.match(
+    await inst.output(),
+    /"event":"drain_timeout","drain_timeout_ms":300,"inflight":1/,
+  );
+});
+
+Deno.test("instance: without --drain-timeout the drain deadline is server.drain_timeout", async () => {
+  await using dir = await tempDir("scalwsd-inst-");
+  await using member = slowMember(3_000);
+  await using inst = await startInstance(dir.path, member.port, null, {
+    server: { drain_timeout: "300ms" },
+  });
   await waitUntil(() => readyz(inst.metrics), {
     what: "readiness",
     timeoutMs: 10_000,

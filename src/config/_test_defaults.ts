@@ -13,6 +13,7 @@ export const SERVER_DEFAULTS = {
   max_body: 10 * 1024 * 1024,
   upstream_client: { keepalive: 32, idle_timeout: 60_000 },
   listener_mode: "shared",
+  drain_timeout: 30_000,
   limits: {
     header_read_timeout: 60_000,
     idle_timeout: 75_000,

@@ -92,6 +92,7 @@ export function provisionServer(raw: RawServer, sink: Sink): ServerConfig {
       idle_timeout: raw.upstream_client?.idle_timeout ?? 60_000,
     },
     listener_mode: raw.listener_mode ?? "shared",
+    drain_timeout: raw.drain_timeout ?? 30_000,
     limits: {
       header_read_timeout: limits.header_read_timeout ?? 60_000,
       idle_timeout: limits.idle_timeout ?? 75_000,

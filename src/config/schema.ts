@@ -343,6 +343,7 @@ export const serverSchema = z.object({
   state_dir: text().optional(),
   resolver: resolverAddress().optional(),
   listener_mode: oneOf(["shared", "reuseport", "inherited"]).optional(),
+  drain_timeout: duration(1).optional(),
   upstream_client: z.object({
     keepalive: int(0, 1024).optional(),
     idle_timeout: duration(1).optional(),

@@ -616,6 +616,11 @@ export interface ServerConfig {
   };
   /** Default `shared`. */
   readonly listener_mode: "shared" | "reuseport" | "inherited";
+  /**
+   * Time in-flight requests get after SIGTERM (ADR-0035) before the process stops anyway, in ms;
+   * default 30 s. `scalwsd run --drain-timeout` (the controller's `drain_timeout`) overrides it.
+   */
+  readonly drain_timeout: number;
   readonly limits: LimitsConfig;
   /** Per client address (after `trusted_proxies`); absent: no rate limit. */
   readonly limit_req?: LimitReqConfig;

@@ -14,6 +14,7 @@ function server(extra: Partial<ServerConfig> = {}): ServerConfig {
     max_body: 1,
     upstream_client: { keepalive: 32, idle_timeout: 1 },
     listener_mode: "shared",
+    drain_timeout: 30_000,
     limits: {
       header_read_timeout: 1,
       idle_timeout: 1,
