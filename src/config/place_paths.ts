@@ -2,13 +2,14 @@
  * Relative paths resolved where they were written: every file or directory named in a
  * configuration file is taken from that file's directory (the main file's for `server` and
  * `upstreams`, a site file's for its tenants), so the same file means the same thing whatever
- * the working directory. A `root` or `cwd` that is not a directory is an error naming the
+ * the working directory. A `root` or `cwd` that is not a directory, or a `node`/`deno` `entry`
+ * missing from its `cwd`, is an error naming the
  * resolved path. Runs on the draft after provisioning and before validation; it reads the file
  * system (`stat`) but never writes.
  */
 import { resolveFile } from "./policies.ts";
 import type { Draft, Files, Sink, Stat } from "./provision_draft.ts";
-import type { ApplicationConfig, RuntimeConfig, ServerConfig } from "./types.ts";
+import type { ApplicationConfig, AppRuntime, RuntimeConfig, ServerConfig } from "./types.ts";
 
 /** `access_log` values that are not files. */
 const LOG_TARGETS = new Set(["stdout", "stderr", "off"]);
@@ -82,14 +83,26 @@ function isDirectory(stat: Stat, path: string): boolean | "missing" {
   }
 }
 
-function mustBeDirectory(path: string, at: string, w: Where): void {
+function mustBeDirectory(path: string, at: string, w: Where): boolean {
   const found = isDirectory(w.stat, path);
-  if (found === true) return;
+  if (found === true) return true;
   w.errors.push(
     found === "missing"
       ? `${at}: directory "${path}" does not exist`
       : `${at}: "${path}" is not a directory`,
   );
+  return false;
+}
+
+/**
+ * The `entry` of a `node` or `deno` application must be there in its `cwd` (a worker that cannot
+ * find it would only crash and restart); a URL or specifier (`npm:`, `https://`) is not checked.
+ */
+function entryMustExist(rt: AppRuntime, cwd: string, at: string, w: Where): void {
+  const entry = rt.preset === "node" ? rt.command[1] : rt.preset === "deno" ? rt.command[3] : "";
+  if (entry === undefined || entry === "" || entry.includes(":")) return;
+  if (isDirectory(w.stat, resolveFile(cwd, entry)) !== "missing") return;
+  w.errors.push(`${at}.entry: file "${entry}" does not exist in "${cwd}"`);
 }
 
 /** A runtime with its paths resolved; `root` and `cwd` checked once per object. */
@@ -118,7 +131,7 @@ function placeRuntime(
     case "app":
       if (rt.cwd !== undefined) {
         const cwd = resolveFile(w.dir, rt.cwd);
-        mustBeDirectory(cwd, `${at}.cwd`, w);
+        if (mustBeDirectory(cwd, `${at}.cwd`, w)) entryMustExist(rt, cwd, at, w);
         out = { ...rt, cwd };
       }
       break;

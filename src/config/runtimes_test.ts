@@ -212,3 +212,40 @@ Deno.test("static and php runtimes: follow_symlinks and allowed_roots", () => {
     'tenants[0].applications[0].runtime.allowed_roots[0]: invalid path "usr/share": must be absolute',
   ]);
 });
+
+Deno.test("app runtimes: a node or deno entry missing from cwd is an error naming it", () => {
+  const there = new Set(["/srv/app", "/srv/app/server.js", "/srv/app/main.ts"]);
+  const stat = (path: string) => {
+    if (!there.has(path)) throw new Deno.errors.NotFound(path);
+    return { isDirectory: !path.includes(".") };
+  };
+  const errs = (runtime: unknown) => {
+    try {
+      configFromData(
+        {
+          server: SERVER,
+          tenants: [{ name: "t", applications: [{ name: "a", domains: ["a.test"], runtime }] }],
+        },
+        "test.yaml",
+        [],
+        { stat },
+      );
+    } catch (err) {
+      if (err instanceof ConfigError) return [...err.errors];
+      throw err;
+    }
+    return [];
+  };
+  assert.deepEqual(errs({ type: "node", cwd: "/srv/app" }), []);
+  assert.deepEqual(errs({ type: "deno", cwd: "/srv/app" }), []);
+  assert.deepEqual(errs({ type: "deno", cwd: "/srv/app", entry: "npm:srv" }), []);
+  assert.deepEqual(errs({ type: "node", cwd: "/srv/app", entry: "dist/server.js" }), [
+    'tenants[0].applications[0].runtime.entry: file "dist/server.js" does not exist in "/srv/app"',
+  ]);
+  assert.deepEqual(errs({ type: "deno", cwd: "/srv/app", entry: "/srv/other.ts" }), [
+    'tenants[0].applications[0].runtime.entry: file "/srv/other.ts" does not exist in "/srv/app"',
+  ]);
+  assert.deepEqual(errs({ type: "node", cwd: "/srv/none" }), [
+    'tenants[0].applications[0].runtime.cwd: directory "/srv/none" does not exist',
+  ]);
+});
