@@ -273,6 +273,12 @@ async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Respons
     if (!managed && mode !== "shared") {
       return reject(501, `run-time members are not supported with listener_mode: ${mode}`);
     }
+    if (pool.external) {
+      return reject(
+        409,
+        `pool "${name}" holds the workers of a supervised application; change its runtime (workers) in the configuration`,
+      );
+    }
     const target = putTargetError(name, pool.settings);
     if (target !== undefined) return reject(target.status, target.error);
     let text: string;

@@ -211,3 +211,25 @@ Deno.test("admin PUT refusals: each bad body gets the documented status and mess
   assert.deepEqual(await (await adminFetch(sock, "/v1/upstreams")).json(), before);
   assert.equal(await (await fetch(s.url + "/")).text(), "ok");
 });
+
+Deno.test("a PUT to the pool of a supervised application's workers is 409 naming what it is", async () => {
+  await using s = await startScalwsd(scalwsYaml({
+    apps: [app({
+      type: "app",
+      command: [
+        "node",
+        "-e",
+        "require('http').createServer((q,r)=>r.end()).listen(process.argv[1])",
+        "{socket}",
+      ],
+    })],
+  }));
+  const before = await (await adminFetch(s.adminSocket, "/v1/upstreams/t.a")).json();
+  assert.equal(before.members.length, 1);
+  assert.deepEqual(await putRaw(s, "t.a", '{"members": [{"address": "127.0.0.1:9"}]}'), {
+    status: 409,
+    error:
+      'pool "t.a" holds the workers of a supervised application; change its runtime (workers) in the configuration',
+  });
+  assert.deepEqual(await (await adminFetch(s.adminSocket, "/v1/upstreams/t.a")).json(), before);
+});
