@@ -122,10 +122,10 @@ Deno.test("access log lines are JSON with the pool fields and no query string", 
   assert.equal(f.status, 204);
   assert.equal(f.upstream_member, "-");
   assert.equal(f.upstream_attempts, 0);
-  // The single-address form names its member too.
+  // The single-address form does not go through a pool: `-` and 0, as the guide says.
   assert.equal(d.status, 200);
-  assert.equal(d.upstream_member, a.address);
-  assert.equal(d.upstream_attempts, 1);
+  assert.equal(d.upstream_member, "-");
+  assert.equal(d.upstream_attempts, 0);
   // In the clear: no TLS fields.
   assert.deepEqual([p.tls, p.tls_cipher, p.tls_resumed, p.sni], ["-", "-", false, "-"]);
   // No cache on these routes.

@@ -30,7 +30,8 @@ class AddressAttempt extends Attempt {
     this.authority = h.target.authority;
     this.address = h.target.address;
     this.upgrade = h.runtime.websocket && isWebSocketUpgrade(ex.req);
-    ex.attempt(this.address.canonical);
+    // No `ex.attempt`: the access log's `upstream_member` and `upstream_attempts` are a pool's
+    // (`-` and 0 for a request that did not go through a pool, as the load-balancing guide says).
   }
 
   failed(): boolean {
