@@ -3,7 +3,12 @@
  * every problem as `FILE:LINE:COLUMN: PATH: MESSAGE` (exit 1), or its warnings and `ok` (exit 0).
  */
 import { ConfigError, loadConfig, type LoadFiles, placeProblems } from "../src/config/mod.ts";
-import { openFilesCheck, preflight, storedListWarnings } from "../src/server/mod.ts";
+import {
+  affinityKeyProblem,
+  openFilesCheck,
+  preflight,
+  storedListWarnings,
+} from "../src/server/mod.ts";
 
 /** What `scalwsd check` finds in a file: error lines (none: the file is ok) and warning lines. */
 export interface CheckResult {
@@ -20,6 +25,8 @@ export async function checkFile(file: string, io: LoadFiles = {}): Promise<Check
   try {
     const loaded = await loadConfig(file, io);
     const problems = preflight(loaded.config);
+    const keyProblem = affinityKeyProblem(loaded.config);
+    if (keyProblem !== undefined) problems.push(keyProblem);
     if (problems.length > 0) return { errors: placeProblems(loaded, problems), warnings: [] };
     const files = openFilesCheck(loaded.config);
     const warnings = [

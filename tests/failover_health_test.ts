@@ -12,6 +12,7 @@ import {
   tempDir,
 } from "./_support/mod.ts";
 import { ManualClock } from "../src/base/clock.ts";
+import { checkFile } from "../cli/check.ts";
 
 /** Pool p, `pool` its settings, behind application a. */
 function config(pool: Record<string, unknown>, server: Record<string, unknown> = {}): string {
@@ -211,4 +212,34 @@ Deno.test("server.affinity_key_file makes two instances agree on affinity cookie
     assert.equal(other.text, r.text);
     assert.equal(other.headers.get("set-cookie"), null);
   }
+});
+
+Deno.test("an unusable server.affinity_key_file is refused by check and at start, naming the key", async () => {
+  await using dir = await tempDir();
+  const short = `${dir.path}/short.key`;
+  await Deno.writeTextFile(short, "abc\n");
+  const missingDir = `${dir.path}/nowhere/affinity.key`;
+  const fresh = `${dir.path}/fresh.key`;
+  const cases: [string, RegExp][] = [
+    [short, /server\.affinity_key_file: ".*short\.key" holds 3 bytes, at least 16 needed$/],
+    [missingDir, /server\.affinity_key_file: cannot create ".*nowhere\/affinity\.key": /],
+  ];
+  for (const [path, message] of cases) {
+    const file = `${dir.path}/scalws.yaml`;
+    await Deno.writeTextFile(file, config({ members: [] }, { affinity_key_file: path }));
+    const { errors } = await checkFile(file);
+    assert.equal(errors.length, 1, path);
+    assert.match(errors[0], message);
+    await assert.rejects(
+      startScalwsd(config({ members: [] }, { affinity_key_file: path })),
+      (err: Error) => message.test(String(err.message)),
+    );
+  }
+  // check creates nothing: the key file is made by the first start.
+  await Deno.writeTextFile(
+    `${dir.path}/ok.yaml`,
+    config({ members: [] }, { affinity_key_file: fresh }),
+  );
+  assert.deepEqual((await checkFile(`${dir.path}/ok.yaml`)).errors, []);
+  await assert.rejects(Deno.stat(fresh), Deno.errors.NotFound);
 });

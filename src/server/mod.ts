@@ -10,7 +10,7 @@
  */
 
 export { openFilesAtStart, openFilesCheck } from "./open_files.ts";
-export { preflight } from "./preflight.ts";
+export { affinityKeyProblem, preflight } from "./preflight.ts";
 export { Server } from "./server.ts";
 export { storedListWarnings } from "./stored_lists.ts";
 export { handshakeFailed } from "./tls_errors.ts";

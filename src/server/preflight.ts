@@ -7,7 +7,7 @@
  */
 
 import type { Config } from "../config/mod.ts";
-import type { PemReader } from "../upstream/mod.ts";
+import { AFFINITY_KEY_MIN_BYTES, keyLength, type PemReader } from "../upstream/mod.ts";
 
 /** Reads a file the way a reload would, naming the config path when it fails. */
 function pem(
@@ -67,4 +67,39 @@ export function preflight(cfg: Config, read: PemReader = Deno.readTextFileSync):
     pem(read, remote.tls.client_ca, "server.admin.remote.tls.client_ca", "certificate", errors);
   }
   return errors;
+}
+
+/**
+ * The problem of `server.affinity_key_file` as a `PATH: MESSAGE` line, or undefined: an
+ * existing file must be readable and hold at least 16 bytes (trailing whitespace aside); a
+ * missing one must be creatable, so its directory must exist. Creates nothing: the start does.
+ * Asked by `scalwsd check` and at start, not by a reload, which keeps the key it has.
+ */
+export function affinityKeyProblem(cfg: Config): string | undefined {
+  const path = cfg.server.affinity_key_file;
+  if (path === undefined) return undefined;
+  const problem = keyFileProblem(path);
+  return problem === undefined ? undefined : `server.affinity_key_file: ${problem}`;
+}
+
+function keyFileProblem(path: string): string | undefined {
+  let data: Uint8Array;
+  try {
+    data = Deno.readFileSync(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) {
+      return `cannot read "${path}": ${(err as Error).message}`;
+    }
+    const dir = path.slice(0, path.lastIndexOf("/")) || "/";
+    try {
+      if (Deno.statSync(dir).isDirectory) return undefined;
+      return `cannot create "${path}": ${dir} is not a directory`;
+    } catch (e) {
+      return `cannot create "${path}": ${(e as Error).message}`;
+    }
+  }
+  const end = keyLength(data);
+  return end < AFFINITY_KEY_MIN_BYTES
+    ? `"${path}" holds ${end} bytes, at least ${AFFINITY_KEY_MIN_BYTES} needed`
+    : undefined;
 }

@@ -33,7 +33,7 @@ import type { Generation } from "./generation.ts";
 import { Listener } from "./listener.ts";
 import { DRAIN_IDLE_GRACE } from "../front/mod.ts";
 import { PemFiles } from "./pem_files.ts";
-import { preflight } from "./preflight.ts";
+import { affinityKeyProblem, preflight } from "./preflight.ts";
 import { storedListWarnings } from "./stored_lists.ts";
 import { MemberState, MemberStateError, type StoredMembers } from "../discovery/mod.ts";
 import { MemberSources, type SourceStatus } from "./member_sources.ts";
@@ -162,6 +162,9 @@ export class Server {
   static async prepare(file: string, options: ServerOptions = {}): Promise<Server> {
     const loaded = await loadConfig(file, options.baseDir ? { dir: options.baseDir } : {});
     const c = loaded.config;
+    // A key file that cannot serve stops the start with the error `scalwsd check` gives.
+    const keyProblem = affinityKeyProblem(c);
+    if (keyProblem !== undefined) throw loadedError(loaded, [keyProblem]);
     const key = c.server.affinity_key_file
       ? AffinityKey.fromFile(c.server.affinity_key_file)
       : new AffinityKey();

@@ -41,13 +41,7 @@ export class AffinityKey {
       }
       data = createKeyFile(path);
     }
-    let end = data.length;
-    while (
-      end > 0 &&
-      (data[end - 1] === 10 || data[end - 1] === 13 || data[end - 1] === 32 || data[end - 1] === 9)
-    ) {
-      end--;
-    }
+    const end = keyLength(data);
     if (end < AFFINITY_KEY_MIN_BYTES) {
       throw new Error(
         `Affinity key file ${path} holds ${end} bytes, at least ${AFFINITY_KEY_MIN_BYTES} needed`,
@@ -55,6 +49,18 @@ export class AffinityKey {
     }
     return new AffinityKey(data.slice(0, end));
   }
+}
+
+/** The key's length in a key file's bytes: without trailing whitespace (a final newline). */
+export function keyLength(data: Uint8Array): number {
+  let end = data.length;
+  while (
+    end > 0 &&
+    (data[end - 1] === 10 || data[end - 1] === 13 || data[end - 1] === 32 || data[end - 1] === 9)
+  ) {
+    end--;
+  }
+  return end;
 }
 
 function createKeyFile(path: string): Uint8Array {

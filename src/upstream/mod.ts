@@ -10,7 +10,7 @@
  */
 
 export { addressKey, type AddressRuntime, fastcgiKey } from "./address_conns.ts";
-export { AffinityKey } from "./affinity.ts";
+export { AFFINITY_KEY_MIN_BYTES, AffinityKey, keyLength } from "./affinity.ts";
 export { BackendSelector } from "./backends.ts";
 export { Member } from "./member.ts";
 export type { PemReader } from "./member_tls.ts";
