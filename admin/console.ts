@@ -1,7 +1,8 @@
 /**
  * The read-only Upstreams console: one self-contained page that polls `GET /v1/upstreams`,
  * `GET /v1/history/upstreams` (per pool, requests per second and p99 per member over 15 minutes,
- * drawn as inline SVG line charts with member changes, ejections and recoveries marked) and
+ * drawn as inline SVG line charts with member changes, ejections and recoveries marked; for pools
+ * with `health_check`, each member's last probe, its result and its consecutive passes and fails) and
  * `GET /v1/cache` (the Cache panel: objects, bytes, hit ratio per application) every 2 seconds. Served by the admin app only (loopback admin HTTP listener, remote listener, socket).
  */
 const PAGE = `<!doctype html>
@@ -87,6 +88,15 @@ function charts(p, hist) {
   return '<div class="charts">' + chart("rps", p.name, hist, members, "Requests per second", "req/s") +
     chart("p99_ms", p.name, hist, members, "p99 latency", "ms") + '</div><div class="legend">' + legend + '</div>';
 }
+// Active health checks, next to the passive state: the last probe, its result, and the
+// consecutive passes and failures (pools with health_check only).
+function probeCells(m) {
+  const a = m.active_health;
+  if (!a) return "";
+  const result = a.last_result === true ? "pass" : a.last_result === false ? "fail" : "-";
+  return '<td data-probe="last">' + (a.last_probe ? esc(a.last_probe) : '-') + '</td><td data-probe="result">' + result +
+    '</td><td data-probe="passes">' + a.passes + '</td><td data-probe="fails">' + a.fails + '</td>';
+}
 let history = null;
 function render(data) {
   const root = document.getElementById("pools");
@@ -98,14 +108,16 @@ function render(data) {
       '<td>' + m.weight + '</td><td>' + m.in_flight + '</td><td>' + m.failures + '</td>' +
       '<td>' + (m.ejected_until ? esc(m.ejected_until) : '-') + '</td>' +
       '<td>' + m.requests["2xx"] + '</td><td>' + m.requests["3xx"] + '</td><td>' + m.requests["4xx"] + '</td>' +
-      '<td>' + m.requests["5xx"] + '</td><td>' + m.requests.error + '</td></tr>').join("");
+      '<td>' + m.requests["5xx"] + '</td><td>' + m.requests.error + '</td>' + probeCells(m) + '</tr>').join("");
+    const probed = p.members.some((m) => m.active_health);
     return '<section data-pool="' + esc(p.name) + '"><h2>' + esc(p.name) + '</h2>' +
       '<div class="settings">' + esc(p.balance) + ' · members from ' + esc(p.members_from) + ' · retries ' + p.retries +
       ' · ' + p.members.length + ' members' + (p.source ? ' · source ' + esc(p.source) : '') +
       (p.last_error ? ' · last error ' + esc(p.last_error) : '') + '</div>' + charts(p, byPool[p.name]) +
       (p.members.length === 0 ? '<div class="empty">No members: requests get 503</div>' :
       '<div class="scroll"><table><thead><tr><th>Member</th><th>State</th><th>Weight</th><th>In flight</th>' +
-      '<th>Failures</th><th>Ejected until</th><th>2xx</th><th>3xx</th><th>4xx</th><th>5xx</th><th>Errors</th></tr></thead>' +
+      '<th>Failures</th><th>Ejected until</th><th>2xx</th><th>3xx</th><th>4xx</th><th>5xx</th><th>Errors</th>' +
+      (probed ? '<th>Last probe</th><th>Probe result</th><th>Passes</th><th>Fails</th>' : '') + '</tr></thead>' +
       '<tbody>' + rows + '</tbody></table></div>') + '</section>';
   }).join("") || "<p>No pools configured.</p>";
 }

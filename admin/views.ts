@@ -35,7 +35,7 @@ export function memberView(m: Member, now: number): Record<string, unknown> {
     view.active_health = {
       up: m.active.up,
       last_probe: iso(m.active.lastProbeAt),
-      last_result: m.active.lastResult,
+      last_result: m.active.lastResult ?? null,
       passes: m.active.passes,
       fails: m.active.fails,
     };

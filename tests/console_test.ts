@@ -192,3 +192,60 @@ Deno.test({
     await trickle;
   },
 });
+
+Deno.test({
+  name:
+    "the console shows active health checks next to passive state: last probe, result, passes, fails",
+  ignore: CHROMIUM === undefined,
+  async fn() {
+    await using a = startMember("a");
+    await using s = await startScalwsd(scalwsYaml({
+      server: { admin: { ...ADMIN_SOCKET, http: { address: "127.0.0.1:0" } } },
+      upstreams: {
+        checked: {
+          members: [{ address: a.address }, { address: "127.0.0.1:9" }],
+          health_check: { interval: "100ms", rise: 1, fall: 1 },
+        },
+        later: { members: [{ address: a.address }], health_check: { interval: "1h" } },
+        plain: { members: [{ address: a.address }] },
+      },
+      apps: [app(proxy("checked"))],
+    }));
+    // Before its first probe a member's result is null (not left out), and the console says "-".
+    const later = await (await adminFetch(s.adminSocket, "/v1/upstreams/later")).json();
+    assert.deepEqual(later.members[0].active_health, {
+      up: true,
+      last_probe: null,
+      last_result: null,
+      passes: 0,
+      fails: 0,
+    });
+    await using profileDir = await tempDir("scalwsd-chromium-");
+    const port = s.admin.bound.get("http")!.port;
+    const html = await dumpDom(profileDir.path, `http://127.0.0.1:${port}/console/`, 3000);
+    const section = (name: string) =>
+      html.match(new RegExp(`<section data-pool="${name}">.*?</section>`, "s"))![0];
+    const checked = section("checked");
+    assert.match(
+      checked,
+      /<th>Errors<\/th><th>Last probe<\/th><th>Probe result<\/th><th>Passes<\/th><th>Fails<\/th>/,
+    );
+    const cells = (addr: string) =>
+      checked.match(new RegExp(`<tr data-member="${addr}">.*?</tr>`, "s"))![0];
+    assert.match(
+      cells(a.address),
+      /<td data-probe="last">\d{4}-\d\d-\d\dT[\d:.]+Z<\/td><td data-probe="result">pass<\/td><td data-probe="passes">[1-9]\d*<\/td><td data-probe="fails">0<\/td>/,
+    );
+    assert.match(cells("127.0.0.1:9"), /<span class="state down">down<\/span>/);
+    assert.match(
+      cells("127.0.0.1:9"),
+      /<td data-probe="result">fail<\/td><td data-probe="passes">0<\/td><td data-probe="fails">[1-9]\d*<\/td>/,
+    );
+    assert.match(
+      section("later"),
+      /<td data-probe="last">-<\/td><td data-probe="result">-<\/td><td data-probe="passes">0<\/td>/,
+    );
+    // A pool without health_check has no probe columns.
+    assert.doesNotMatch(section("plain"), /Last probe|data-probe/);
+  },
+});
