@@ -107,3 +107,12 @@ Deno.test("examples/multi-site.yaml holds every part of the multi-site example",
   );
   has("a TLS listener", config.server.listeners.some((l) => l.tls !== undefined));
 });
+
+Deno.test("README.md opens with the two commands, start and test (issue 2)", async () => {
+  const lines = (await Deno.readTextFile(ROOT + "README.md")).split("\n");
+  // The title, then the commands as the first lines of text.
+  assert.equal(lines[0], "# scalwsd");
+  const first = lines.slice(1).filter((l) => l.trim() !== "" && !l.startsWith("```"));
+  assert.match(first[0], /^npx -y deno@2\.9\.6 task start\b/);
+  assert.match(first[1], /^npx -y deno@2\.9\.6 task test\b/);
+});
