@@ -4,7 +4,7 @@
  * workers are busy; every 30 s while both stay still, and at once when the next request comes
  * (an idle scalwsd then costs PHP-FPM and itself nothing). Busy and total worker processes, summed over the
  * FastCGI addresses it uses. The controller classifies an application whose processes are all
- * busy as `AppSaturated`. A `static` pool's size becomes the connection limit of its address
+ * busy as `PhpSaturated`. A `static` pool's size becomes the connection limit of its address
  * (`learnMaxChildren`) unless `max_conns` is set.
  */
 

@@ -12,10 +12,15 @@ export type PressureClass =
   /** cpu_lag at or above `scale_out_above`: add instances. */
   | "WebTierSaturated"
   /**
-   * An application's own processes (a supervised app pool's workers, or PHP-FPM's) are at their
-   * CPU allotment while the web tier's loops keep up (the seed's `PhpSaturated`, for any app).
+   * A supervised application's workers are at their CPU allotment while the web tier's loops
+   * keep up.
    */
   | "AppSaturated"
+  /**
+   * PHP-FPM has (nearly) all its processes busy while the web tier's loops keep up: the
+   * architecture overview's `PhpSaturated`.
+   */
+  | "PhpSaturated"
   /** In-flight or latency at or above `scale_out_above` with cpu_lag below it. */
   | "UpstreamSaturated"
   /** Score below `scale_in_below`: instances could be removed. */
@@ -90,7 +95,7 @@ export function classify(
       : `workers of ${app.app} use ${f2(app.cpu)} CPU of their allotment ${f2(app.allotment)} ` +
         `(${f2(app.utilisation)})`;
     return {
-      class: "AppSaturated",
+      class: app.source === "php-fpm" ? "PhpSaturated" : "AppSaturated",
       reason: `${what} while web tier cpu_lag ${f2(p.cpu_lag)} < ${f2(t.scaleOutAbove)}: ` +
         "the application is the bottleneck; adding scalws instances would not help",
     };

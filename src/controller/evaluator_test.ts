@@ -232,6 +232,6 @@ Deno.test("readScrape reads PHP-FPM's busy share from its status page as an app 
     inFlight: null,
     now: 0,
   });
-  assert.equal(r.evaluation.class, "AppSaturated");
+  assert.equal(r.evaluation.class, "PhpSaturated");
   assert.match(r.evaluation.reason, /^PHP-FPM of t\/blog has 1\.00 of its 8 processes busy/);
 });
