@@ -279,3 +279,58 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "signals: `deno task run` hands NODE_OPTIONS over: --inspect-brk in it neither stops the start nor opens a debugger, its other words reach the process",
+  sanitizeResources: false,
+  async fn() {
+    await using dir = await tempDir("scalwsd-task-env-");
+    const d = dir.path;
+    await Deno.writeTextFile(
+      `${d}/scalws.yaml`,
+      `server:\n  listeners: [{name: http, address: "127.0.0.1:0"}]\n  access_log: "${d}/a.log"\n`,
+    );
+    // `deno task` runs the task through `env`, which execs Deno: the child's pid is scalwsd's.
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["task", "--quiet", "run", "run", "--config", `${d}/scalws.yaml`],
+      cwd: new URL("..", import.meta.url).pathname,
+      // Port 0: a debugger, if one started, would not collide with another test's.
+      env: { NODE_OPTIONS: "--inspect-brk=127.0.0.1:0 --no-deprecation" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    let text = "";
+    const read = (s: ReadableStream<Uint8Array>) =>
+      (async () => {
+        for await (const c of s.pipeThrough(new TextDecoderStream())) text += c;
+      })();
+    const reading = [read(child.stdout), read(child.stderr)];
+    let pid = 0;
+    try {
+      await waitUntil(() => text.includes('"event":"started"'), {
+        what: "scalwsd started under deno task (before: Deno waited for a debugger)",
+        timeoutMs: 20_000,
+      });
+      pid = JSON.parse(text.split("\n").find((l) => l.includes('"event":"started"'))!).pid;
+      assert.ok(!/Debugger listening|waiting for debugger/.test(text), text);
+      const removed = text.split("\n").filter((l) => l.includes('"debug_env_removed"'))
+        .map((l) => JSON.parse(l).name);
+      assert.deepEqual(removed, ["NODE_OPTIONS"], text);
+      const environ = ((await readProcFile(`/proc/${pid}/environ`)) ?? "").split("\0");
+      assert.ok(environ.includes("NODE_OPTIONS=--no-deprecation"), environ.join("\n"));
+      assert.ok(!environ.some((e) => e.startsWith("SCALWS_NODE_OPTIONS=")), environ.join("\n"));
+    } finally {
+      if (pid !== 0) Deno.kill(pid, "SIGTERM");
+      else {
+        // Not started: end what this test started, the task's child (Deno) and the task.
+        const kids = (await readProcFile(`/proc/${child.pid}/task/${child.pid}/children`)) ?? "";
+        for (const k of kids.split(" ").filter(Boolean)) Deno.kill(Number(k), "SIGKILL");
+        child.kill("SIGKILL");
+      }
+      await child.status;
+      await Promise.all(reading);
+    }
+  },
+});

@@ -7,7 +7,14 @@
  * address). {@linkcode dropDebugEnv} removes them before the SIGUSR1 guard re-executes the
  * process (`usr1.ts`): Deno reads them at start, so only the re-executed image is free of them.
  * The other options of `NODE_OPTIONS` are kept (supervised Node applications inherit them).
+ *
+ * That first image still opens the inspector for a moment, and `--inspect-brk` stops it before any
+ * of scalwsd's code runs. So the `run` and `start` tasks start Deno without `NODE_OPTIONS` and hand
+ * its value over in {@linkcode NODE_OPTIONS_HANDOFF}; it is taken back here, as if Deno had seen it.
  */
+
+/** Where the `run` and `start` tasks (deno.json) put `NODE_OPTIONS`, out of Deno's sight. */
+export const NODE_OPTIONS_HANDOFF = "SCALWS_NODE_OPTIONS";
 
 /** Variables removed whole. */
 const REMOVED = ["SSLKEYLOGFILE", "DENO_SERVE_ADDRESS"] as const;
@@ -34,6 +41,13 @@ export function dropDebugEnv(): DroppedEnv[] {
           ? "it makes Deno write every TLS session's secrets to a file"
           : "it moves Deno.serve's first listener (the admin API) to another address",
       });
+    }
+    const handed = Deno.env.get(NODE_OPTIONS_HANDOFF);
+    if (handed !== undefined) {
+      Deno.env.delete(NODE_OPTIONS_HANDOFF);
+      if (handed.trim() !== "" && Deno.env.get("NODE_OPTIONS") === undefined) {
+        Deno.env.set("NODE_OPTIONS", handed);
+      }
     }
     const opts = Deno.env.get("NODE_OPTIONS");
     if (opts !== undefined) {
