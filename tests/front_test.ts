@@ -109,3 +109,39 @@ Deno.test("front: a member's HEAD answer without a length reaches the client wit
     d.close();
   }
 });
+
+Deno.test("front: a fragment in the target is dropped; deny_paths and routes see the path before it", async () => {
+  const seen: string[] = [];
+  await using member = scripted((target) => {
+    seen.push(target);
+    return "HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nmember";
+  });
+  await using s = await startScalwsd(`
+server:
+  listeners: [{name: http, address: "127.0.0.1:0"}]
+  deny_paths: [/.git]
+tenants:
+  - name: t
+    applications:
+      - name: a
+        domains: [a.test]
+        runtime: {type: proxy, upstream: "http://${member.address}"}
+        routes:
+          - {path: /admin, runtime: {type: respond, status: 403, body: "no"}}
+`);
+  const c = await RawConn.open(Number(new URL(s.url).port));
+  try {
+    const get = async (target: string) => {
+      await c.write(`GET ${target} HTTP/1.1\r\nHost: a.test\r\n\r\n`);
+      const r = await c.response();
+      return [r?.status, r?.body];
+    };
+    assert.deepEqual(await get("/.git#x"), [404, "Not Found\n"]);
+    assert.deepEqual(await get("/.git/config#"), [404, "Not Found\n"]);
+    assert.deepEqual(await get("/admin#"), [403, "no"]);
+    assert.deepEqual(await get("/page?q=1#top"), [200, "member"]);
+  } finally {
+    await c.close();
+  }
+  assert.deepEqual(seen, ["/page?q=1"]);
+});

@@ -35,7 +35,7 @@ class RequestGen extends Gen {
   target(): string {
     const k = this.int(20);
     if (k === 0) return "*";
-    if (k === 1) return `http://${this.token(8)}.test${this.chance(0.5) ? "/" + this.token() : ""}`;
+    if (k === 1) return `http://${this.name(8)}.test${this.chance(0.5) ? "/" + this.token() : ""}`;
     let s = "";
     for (let i = 1 + this.int(4); i > 0; i--) s += "/" + this.token(6);
     if (this.chance(0.3)) s += "?" + this.token() + "=" + this.token();
@@ -193,7 +193,7 @@ export function reference(s: string): Reading | null | undefined {
   if (rl === null) return null;
   const [, method, rawTarget, minorDigit] = rl;
   const minor = minorDigit === "0" ? 0 : 1;
-  let target = rawTarget;
+  let target = rawTarget.split("#")[0];
   if (!target.startsWith("/")) {
     if (target === "*") {
       if (method !== "OPTIONS") return null;

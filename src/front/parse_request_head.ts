@@ -49,7 +49,10 @@ export class HeadError extends Error {
 /** A parsed request head and the framing it declares. */
 export class RequestHead {
   method = "";
-  /** The target as received: origin-form (`/p?q`), `*`, or the path of an absolute-form one. */
+  /**
+   * The target as received, without a fragment: origin-form (`/p?q`), `*`, or the path of an
+   * absolute-form one.
+   */
   target = "";
   /** The authority of an absolute-form target (`http://a.test/x` gives `a.test`), else "". */
   targetAuthority = "";
@@ -268,6 +271,10 @@ export function parseRequestHead(
   const text = headText(buf, start, end, high);
   head.method = method(buf, start, methodEnd - start);
   let target = text.slice(targetStart - start, targetEnd - start);
+  // A fragment is the client's own (RFC 9110 4.2.4): dropped, as Deno.serve did, so that
+  // routes, deny_paths and the member all see the path before it.
+  const hash = target.indexOf("#");
+  if (hash >= 0) target = target.slice(0, hash);
   if (target.charCodeAt(0) !== 0x2f) target = absoluteTarget(target, head);
   head.target = target;
 

@@ -197,3 +197,13 @@ Deno.test("findHeadEnd finds the blank line in pieces and says where to resume",
   const lf = bytes("GET / HTTP/1.1\nHost: a\n\nX");
   assert.equal(findHeadEnd(lf, 0, lf.length), 24);
 });
+
+Deno.test("parseRequestHead drops a fragment from the target", () => {
+  const t = (target: string) => ok(`GET ${target} HTTP/1.1\r\nHost: a.test\r\n\r\n`).target;
+  assert.equal(t("/.git#x"), "/.git");
+  assert.equal(t("/a?b=c#d?e"), "/a?b=c");
+  assert.equal(t("/#"), "/");
+  assert.equal(t("http://a.test/p#f"), "/p");
+  assert.equal(t("http://a.test#f"), "/");
+  refused("GET #f HTTP/1.1\r\nHost: a.test\r\n\r\n");
+});
