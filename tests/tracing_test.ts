@@ -209,6 +209,30 @@ Deno.test("tracing: spans of proxied, cached and PHP requests; context; a failin
       assert.equal(JSON.parse(line).trace_id, root.traceId);
     });
 
+    await t.step(
+      "a method the conventions do not know: _OTHER, the original kept, HTTP in names",
+      async () => {
+        const res = await request(`${s.url}/v1/other`, {
+          method: "MKCOL",
+          headers: { host: "api.test", "user-agent": UA },
+        });
+        assert.ok(res.status > 0);
+        const spans = await otlp.waitFor("the MKCOL request's spans", (all) => {
+          const root = serverSpan(all, "/v1/other");
+          return root !== undefined && children(all, root).length >= 1;
+        });
+        const root = serverSpan(spans, "/v1/other")!;
+        assert.equal(root.name, "HTTP /v1");
+        assert.equal(root.attributes["http.request.method"], "_OTHER");
+        assert.equal(root.attributes["http.request.method_original"], "MKCOL");
+        for (const c of children(spans, root)) {
+          assert.equal(c.name, "HTTP");
+          assert.equal(c.attributes["http.request.method"], "_OTHER");
+          assert.equal(c.attributes["http.request.method_original"], "MKCOL");
+        }
+      },
+    );
+
     await t.step("a cached hit: one server span, no member attempt", async () => {
       const miss = await get("cache.test", "/cached/a");
       assert.equal(miss.status, 200);

@@ -12,7 +12,7 @@
  */
 
 import type { MemberAddress } from "../net/mod.ts";
-import { type Span, SPAN_KIND_CLIENT, STATUS_ERROR } from "../tracing/mod.ts";
+import { type Span, SPAN_KIND_CLIENT, spanMethod, STATUS_ERROR } from "../tracing/mod.ts";
 
 /** What an attempt span is started with. */
 export interface AttemptSpanInit {
@@ -42,8 +42,10 @@ export class AttemptSpan {
   /** Starts the span of an attempt under `parent` (the request's server span). */
   static start(parent: Span, init: AttemptSpanInit): AttemptSpan {
     const fcgi = init.protocol === "fastcgi";
-    const span = parent.child(fcgi ? "fastcgi " + init.method : init.method, SPAN_KIND_CLIENT);
-    span.set("http.request.method", init.method);
+    const method = spanMethod(init.method);
+    const span = parent.child(fcgi ? "fastcgi " + method.name : method.name, SPAN_KIND_CLIENT);
+    span.set("http.request.method", method.attribute);
+    if (method.original !== undefined) span.set("http.request.method_original", method.original);
     span.set("network.protocol.name", init.protocol);
     const a = init.address;
     if (a.kind === "tcp") {

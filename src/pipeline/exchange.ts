@@ -19,7 +19,7 @@ import { EditedHeaders } from "./edited_headers.ts";
 import { hostName } from "./hosts.ts";
 import { keepable, newRequestId, requestIdHeaderLower } from "./request_id.ts";
 import type { ClientRequest, Session, TlsLogFields } from "./session.ts";
-import { type Span, STATUS_ERROR } from "../tracing/mod.ts";
+import { type Span, spanMethod, STATUS_ERROR } from "../tracing/mod.ts";
 
 export { IN_THE_CLEAR } from "./session.ts";
 export type { ClientRequest, FrontUpgrade, RequestFields, TlsLogFields } from "./session.ts";
@@ -225,8 +225,10 @@ export class Exchange {
   /** The server span's attributes known when the request arrives. */
   #traceRequest(span: Span): void {
     const req = this.req;
-    span.name = req.method;
-    span.set("http.request.method", req.method);
+    const method = spanMethod(req.method);
+    span.name = method.name;
+    span.set("http.request.method", method.attribute);
+    if (method.original !== undefined) span.set("http.request.method_original", method.original);
     span.set("url.path", this.#path);
     span.set("url.scheme", this.secure ? "https" : "http");
     span.set("server.address", hostName(this.authority));
@@ -243,7 +245,7 @@ export class Exchange {
   #traceAnswer(span: Span): void {
     const route = this.#route;
     if (route !== "") {
-      span.name = this.req.method + " " + route;
+      span.name = spanMethod(this.req.method).name + " " + route;
       span.set("http.route", route);
     }
     if (this.#status > 0) span.set("http.response.status_code", this.#status);

@@ -16,3 +16,4 @@ export {
 } from "./span.ts";
 export { keepTracestate, parseTraceparent, sampledFlag } from "./trace_context.ts";
 export { SpanBatch } from "./otlp_json.ts";
+export { type SpanMethod, spanMethod } from "./http_method.ts";
