@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import zlib from "node:zlib";
-import { request, startMember, startScalwsd } from "./_support/mod.ts";
+import { request, startMember, startScalwsd, tempDir, waitUntil } from "./_support/mod.ts";
 import { HOST, oneApp } from "./_support/policies.ts";
 
 const TEXT = "scalwsd compresses text. ".repeat(400); // 10 KB
@@ -92,4 +92,58 @@ Deno.test("compress: gzip and brotli by q-value, Vary, and every case it must le
   assert.equal(streamed.headers.get("content-encoding"), "gzip");
   assert.equal(streamed.headers.get("etag"), 'W/"v1"');
   assert.equal(new TextDecoder().decode(zlib.gunzipSync(streamed.bytes)), TEXT.repeat(20));
+});
+
+Deno.test("compress: the access log's bytes are the compressed body's, whole or streamed", async () => {
+  await using m = startMember("m", (req) => {
+    const p = new URL(req.url).pathname;
+    const headers = { "content-type": "text/html; charset=utf-8" };
+    if (p === "/stream") {
+      let i = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (i++ === 20) return c.close();
+          c.enqueue(new TextEncoder().encode(TEXT));
+        },
+      });
+      return new Response(body, { headers });
+    }
+    return new Response(TEXT, { status: p === "/missing" ? 404 : 200, headers });
+  });
+  await using dir = await tempDir();
+  const page = "<h1>not here</h1>\n";
+  await Deno.writeTextFile(`${dir.path}/404.html`, page);
+  const logFile = `${dir.path}/access.log`;
+  {
+    await using s = await startScalwsd(
+      oneApp(
+        `{type: proxy, upstream: "http://${m.address}"}`,
+        // error_pages first: on the way out it replaces the compressed body of a member's 404.
+        `        policies: [{error_pages: {404: ${dir.path}/404.html, intercept: true}}, {compress: {}}]`,
+      ),
+      { accessLog: logFile },
+    );
+    const get = (path: string, ae: string) =>
+      request(`${s.url}${path}`, { headers: { ...HOST, "accept-encoding": ae } });
+    const whole = await get("/whole", "gzip");
+    assert.equal(whole.headers.get("content-encoding"), "gzip");
+    const streamed = await get("/stream", "br");
+    assert.equal(streamed.headers.get("content-encoding"), "br");
+    const plain = await get("/plain", "identity");
+    const missing = await get("/missing", "gzip");
+    assert.equal(missing.text, page);
+    const sizes = [whole.bytes.length, streamed.bytes.length, TEXT.length, page.length];
+    assert.ok(sizes[0] < TEXT.length / 10 && sizes[1] < TEXT.length, String(sizes));
+    const logged = await waitUntil(async () => {
+      const text = await Deno.readTextFile(logFile).catch(() => "");
+      const lines = text.trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+      return lines.length === 4 ? lines : null;
+    }, { what: "four access log lines" });
+    assert.deepEqual(logged.map((l) => [l.path, l.bytes]), [
+      ["/whole", sizes[0]],
+      ["/stream", sizes[1]],
+      ["/plain", sizes[2]],
+      ["/missing", sizes[3]],
+    ]);
+  }
 });

@@ -163,6 +163,12 @@ export class Exchange {
   /** How `answer` makes answers: the session's form, or `Response`s for a wrapper. */
   #form: AnswerForm;
   #done = false;
+  /** A policy re-encodes the body (`compress`): `complete()` waits for its end. */
+  #held = false;
+  /** The re-encoded body's size is `#bytes`: the handler's count no longer applies. */
+  #recounted = false;
+  /** `complete()` was asked for while held. */
+  #completeAsked = false;
   #rid: string | null = null;
 
   // The request as it goes to the member.
@@ -333,7 +339,8 @@ export class Exchange {
 
   /** The answer's body was sent: `bytes` of it (known at its end for a streamed body). */
   sent(bytes: number): void {
-    this.#bytes = bytes;
+    // A re-encoded body (`holdCompletion`) counts its own bytes at its end.
+    if (!this.#held && !this.#recounted) this.#bytes = bytes;
   }
 
   /** The member of the latest attempt; `-` before any. */
@@ -503,9 +510,35 @@ export class Exchange {
     return this.#rid;
   }
 
+  /**
+   * A policy re-encodes the answer's body (`compress`): the exchange completes when that body
+   * ends (`releaseCompletion`), with its size as the access log's `bytes`, not the handler's.
+   */
+  holdCompletion(): void {
+    this.#held = true;
+  }
+
+  /**
+   * The re-encoded body ended after `bytes`; null: it was cancelled (the client left, or a policy
+   * replaced it), and the handler's count stands. Completes if it was asked to meanwhile.
+   */
+  releaseCompletion(bytes: number | null): void {
+    if (!this.#held) return;
+    this.#held = false;
+    if (bytes !== null) {
+      this.#recounted = true;
+      this.#bytes = bytes;
+    }
+    if (this.#completeAsked) this.complete();
+  }
+
   /** Records metrics and writes the access log line, once. */
   complete(): void {
     if (this.#done) return;
+    if (this.#held) {
+      this.#completeAsked = true;
+      return;
+    }
     this.#done = true;
     const seconds = (performance.now() - this.start) / 1000;
     this.stats.record(this.#status, seconds);

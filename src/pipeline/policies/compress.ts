@@ -35,40 +35,64 @@ export function compressor(coding: string, cfg: CompressPolicy): zlib.Gzip | zli
 /**
  * Pipes `src` through `z`. Each pull feeds zlib one chunk at a time (waiting until zlib took
  * it: backpressure) until zlib has produced output, since gzip keeps small inputs back and a
- * pull that enqueues nothing is not called again.
+ * pull that enqueues nothing is not called again. `onEnd` is told once: with the bytes produced
+ * when the stream ends or fails, with null when it is cancelled (by the client, or by a policy
+ * that replaced the body).
  */
 export function compressStream(
   src: ReadableStream<Uint8Array>,
   z: zlib.Gzip | zlib.BrotliCompress,
+  onEnd?: (bytes: number | null) => void,
 ): ReadableStream<Uint8Array> {
   const reader = src.getReader();
   let ended = false;
   let produced = 0;
+  let bytes = 0;
+  let told = false;
+  const tell = (cancelled = false) => {
+    if (told) return;
+    told = true;
+    onEnd?.(cancelled ? null : bytes);
+  };
   return new ReadableStream<Uint8Array>({
     start(controller) {
       z.on("data", (c: Uint8Array) => {
         produced++;
+        bytes += c.byteLength;
         controller.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
       });
-      z.on("end", () => controller.close());
-      z.on("error", (e: Error) => controller.error(e));
+      z.on("end", () => {
+        tell();
+        controller.close();
+      });
+      z.on("error", (e: Error) => {
+        tell();
+        controller.error(e);
+      });
     },
     async pull() {
       const before = produced;
-      while (!ended && produced === before) {
-        const { done, value } = await reader.read();
-        if (done) {
-          ended = true;
-          z.end();
-          return;
+      try {
+        while (!ended && produced === before) {
+          const { done, value } = await reader.read();
+          if (done) {
+            ended = true;
+            z.end();
+            return;
+          }
+          await new Promise<void>((resolve, reject) =>
+            z.write(value, (e) => (e ? reject(e) : resolve()))
+          );
         }
-        await new Promise<void>((resolve, reject) =>
-          z.write(value, (e) => (e ? reject(e) : resolve()))
-        );
+      } catch (err) {
+        // The source failed (a member cut off): the body ends here.
+        tell();
+        throw err;
       }
     },
     cancel(reason) {
       ended = true;
+      tell(true);
       z.destroy();
       return reader.cancel(reason);
     },
@@ -104,7 +128,14 @@ export function compressPolicy(cfg: CompressPolicy): Policy {
       headers.set("content-encoding", coding);
       const etag = headers.get("etag");
       if (etag !== null && !etag.startsWith("W/")) headers.set("etag", `W/${etag}`);
-      return new Response(compressStream(res.body, compressor(coding, cfg)), {
+      // The access log counts the compressed bytes: the exchange completes at their end.
+      ex.holdCompletion();
+      const body = compressStream(
+        res.body,
+        compressor(coding, cfg),
+        (n) => ex.releaseCompletion(n),
+      );
+      return new Response(body, {
         status: res.status,
         statusText: res.statusText,
         headers,
