@@ -18,7 +18,8 @@ import {
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { EXPOSITION_CONTENT_TYPE, log } from "../src/observe/mod.ts";
-import { parsePurge } from "../src/cache/mod.ts";
+import { parsePurge, type PurgeTarget } from "../src/cache/mod.ts";
+import { normalizePath } from "../src/pipeline/mod.ts";
 import type { AdminTarget } from "./target.ts";
 import { readyz } from "./metrics_app.ts";
 import { poolView } from "./views.ts";
@@ -237,8 +238,9 @@ async function purgeCache(c: Context<Env>, server: AdminTarget): Promise<Respons
   } catch {
     return reject(400, "body: invalid JSON");
   }
-  const target = parsePurge(body);
-  if (typeof target === "string") return reject(400, target);
+  const parsed = parsePurge(body);
+  if (typeof parsed === "string") return reject(400, parsed);
+  const target = normalizedPurge(parsed);
   const purged = await server.cache.purge(target);
   const what = "all" in target
     ? "all"
@@ -247,6 +249,18 @@ async function purgeCache(c: Context<Env>, server: AdminTarget): Promise<Respons
     : `${target.host}${target.prefix}*`;
   audit(caller, "cache_purge", what, "ok", { purged });
   return c.json({ purged });
+}
+
+/**
+ * A purge's path or prefix normalised as request paths are before they become keys (`.`, `..`
+ * and `//` resolved), so that `/a/./b` purges what a request for it stored under `/a/b`.
+ */
+function normalizedPurge(t: PurgeTarget): PurgeTarget {
+  if ("all" in t) return t;
+  if ("prefix" in t) return { host: t.host, prefix: normalizePath(t.prefix) };
+  const q = t.path.indexOf("?");
+  const path = q < 0 ? t.path : t.path.slice(0, q);
+  return { host: t.host, path: normalizePath(path) + (q < 0 ? "" : t.path.slice(q)) };
 }
 
 async function putMembers(c: Context<Env>, server: AdminTarget): Promise<Response> {

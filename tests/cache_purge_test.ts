@@ -44,6 +44,24 @@ Deno.test("POST /v1/cache/purge removes one path, a prefix or everything, and an
   assert.match(audits[0], /"target":"a.test\/x","result":"ok","detail":\{"purged":3\}/);
 });
 
+Deno.test("POST /v1/cache/purge normalises its path and prefix as request paths are", async () => {
+  await using m = scriptedMember((req) => ({
+    body: new URL(req.url).pathname,
+    headers: { "cache-control": "max-age=600" },
+  }));
+  await using s = await startScalwsd(cachedApp(m));
+  for (const p of ["/a/b", "/a/b?q=1", "/img/c"]) await get(s.url + p, { host: "a.test" });
+  assert.equal(s.server.cache.store.objects, 3);
+  // A request for /a/./b or /a//b is stored under /a/b: a purge naming it so reaches it.
+  let r = await purge(s.adminSocket, { host: "a.test", path: "/a/./b?q=1" });
+  assert.deepEqual([r.status, await r.json()], [200, { purged: 1 }]);
+  r = await purge(s.adminSocket, { host: "a.test", path: "/a//x/../b" });
+  assert.deepEqual(await r.json(), { purged: 1 });
+  r = await purge(s.adminSocket, { host: "a.test", prefix: "/x/../img/" });
+  assert.deepEqual(await r.json(), { purged: 1 });
+  assert.equal(s.server.cache.store.objects, 0);
+});
+
 Deno.test("POST /v1/cache/purge answers 400 naming the field", async () => {
   await using m = scriptedMember(() => ({ body: "x" }));
   await using s = await startScalwsd(cachedApp(m));

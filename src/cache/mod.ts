@@ -36,6 +36,7 @@ export {
 export { parseHttpDate } from "./http_date.ts";
 export { invalidates, sameHostTarget } from "./invalidation.ts";
 export { parsePurge, purgeOfArgs } from "./purge_request.ts";
+export type { PurgeTarget } from "./store.ts";
 export { parseRange } from "./range.ts";
 export { selects, updatedHeaders, validators, withMemberDate } from "./revalidation.ts";
 export { storability, UNKEYED_REFLECTED } from "./storable.ts";
