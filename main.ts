@@ -36,7 +36,7 @@ export const USAGE = `usage:
       reload | rollback             roll to a new generation of the configuration, or back
       scale N                       set the instance count
       enable | disable              turn autoscaling on or off
-      cache                         cached objects and bytes of every instance
+      cache                         cached objects, bytes and hit ratio of every instance
       cache purge [--prefix] URL | --all
                                     purge on every instance
       upstreams [show NAME]         the pools of one serving instance

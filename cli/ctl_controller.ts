@@ -12,7 +12,7 @@ export const CONTROLLER_CTL_USAGE = `usage: scalwsd ctl --controller-socket PATH
   rollback               roll back to the previous generation
   scale N                set the instance count (instances.min .. instances.max)
   enable | disable       turn autoscaling on or off (off freezes the count at once)
-  cache                  cached objects and bytes of every instance
+  cache                  cached objects, bytes and hit ratio of every instance
   cache purge [--prefix] URL | --all   purge on every instance; answers the sum
   upstreams [show NAME]  the pools of one serving instance; whether every instance agrees
   upstreams set NAME ADDR[=WEIGHT]...
@@ -188,13 +188,18 @@ export async function ctlController(
       const r = await call(socket, "GET", "/v1/cache") as {
         objects: number;
         bytes: number;
-        instances: { id: string; objects: number; bytes: number }[];
+        hit_ratio: number;
+        instances: { id: string; objects: number; bytes: number; hit_ratio?: number }[];
       };
+      const pct = (v: number | undefined) =>
+        typeof v === "number" ? `${(v * 100).toFixed(1)}%` : "-";
       out(r, () =>
-        `objects ${r.objects}  bytes ${r.bytes}\n` +
+        `objects ${r.objects}  bytes ${r.bytes}  hit ratio ${pct(r.hit_ratio)}\n` +
         table(
-          ["INSTANCE", "OBJECTS", "BYTES"],
-          r.instances.map((i) => [i.id, String(i.objects ?? "-"), String(i.bytes ?? "-")]),
+          ["INSTANCE", "OBJECTS", "BYTES", "HIT_RATIO"],
+          r.instances.map((
+            i,
+          ) => [i.id, String(i.objects ?? "-"), String(i.bytes ?? "-"), pct(i.hit_ratio)]),
         ));
       return true;
     }

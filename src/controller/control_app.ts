@@ -5,6 +5,7 @@
  */
 import { Hono } from "hono";
 import { log } from "../observe/mod.ts";
+import { hitRatio, type Result, RESULTS } from "../cache/mod.ts";
 import { ControlError } from "./control_error.ts";
 import { BODY_TOO_LARGE, MAX_MEMBERS_BODY } from "../config/mod.ts";
 
@@ -147,7 +148,12 @@ export function createControlApp(target: ControlTarget, onStop: () => void): Hon
       }
     });
     const sum = (k: string) => instances.reduce((n, i) => n + (Number(i[k]) || 0), 0);
-    return c.json({ objects: sum("objects"), bytes: sum("bytes"), instances });
+    return c.json({
+      objects: sum("objects"),
+      bytes: sum("bytes"),
+      hit_ratio: hitRatio(requestsOf(instances)),
+      instances,
+    });
   });
 
   app.post("/v1/stop", (c) => {
@@ -181,4 +187,16 @@ export async function serveControlSocket(path: string, app: Hono): Promise<Deno.
   const server = Deno.serve({ path, onListen() {} }, (req) => app.fetch(req));
   await Deno.chmod(path, 0o600);
   return server;
+}
+
+/** Every instance's cache requests by result (`applications[].requests`), added up. */
+function requestsOf(instances: readonly Record<string, unknown>[]): Record<Result, number> {
+  const total = { hit: 0, miss: 0, stale: 0, revalidated: 0, bypass: 0, collapsed: 0 };
+  for (const i of instances) {
+    const apps = Array.isArray(i.applications) ? i.applications : [];
+    for (const a of apps as { requests?: Record<string, unknown> }[]) {
+      for (const r of RESULTS) total[r] += Number(a?.requests?.[r]) || 0;
+    }
+  }
+  return total;
 }

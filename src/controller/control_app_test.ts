@@ -3,6 +3,12 @@ import { setLogSink } from "../observe/log.ts";
 import { type ControlTarget, createControlApp, serveControlSocket } from "./control_app.ts";
 import { ControlError } from "./control_error.ts";
 
+/** An instance's `GET /v1/cache` body: one application with `requests` (others 0). */
+function cacheView(objects: number, bytes: number, requests: Record<string, number>): string {
+  const r = { hit: 0, miss: 0, stale: 0, revalidated: 0, bypass: 0, collapsed: 0, ...requests };
+  return JSON.stringify({ objects, bytes, applications: [{ tenant: "t", app: "a", requests: r }] });
+}
+
 function fake(calls: string[]): ControlTarget {
   return {
     status: () => Promise.resolve({ controller: { desired: 2 } }),
@@ -36,8 +42,8 @@ function fake(calls: string[]): ControlTarget {
       }
       if (req.method === "GET") {
         return Promise.resolve([
-          { id: "web-0", status: 200, body: '{"objects":2,"bytes":100}' },
-          { id: "web-1", status: 200, body: '{"objects":3,"bytes":50}' },
+          { id: "web-0", status: 200, body: cacheView(2, 100, { hit: 3, miss: 1, bypass: 5 }) },
+          { id: "web-1", status: 200, body: cacheView(3, 50, { hit: 1, stale: 1, miss: 2 }) },
         ]);
       }
       return Promise.resolve([
@@ -195,5 +201,7 @@ Deno.test("control API: a cache purge goes to every instance and answers the sum
     const stats = await (await app.request("/v1/cache")).json();
     assert.equal(stats.objects, 5);
     assert.equal(stats.bytes, 150);
+    // Served from the cache over looked-up requests, every instance's: (3 + 1 + 1) / 8.
+    assert.equal(stats.hit_ratio, 0.625);
   });
 });
