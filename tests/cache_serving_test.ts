@@ -115,6 +115,36 @@ Deno.test("no-cache and must-revalidate answers are stored but revalidated", asy
   assert.equal(m.count, 4);
 });
 
+Deno.test("a no-cache answer with a validator and no freshness is stored and revalidated on every use", async () => {
+  const seen: (string | null)[] = [];
+  await using m = scriptedMember((req) => {
+    if (new URL(req.url).pathname === "/bare") {
+      return { body: "no validator", headers: { "cache-control": "no-cache" } };
+    }
+    const inm = req.headers.get("if-none-match");
+    seen.push(inm);
+    const headers = { "cache-control": "no-cache", etag: '"v1"' };
+    return inm === '"v1"' ? { status: 304, headers } : { body: "stored once", headers };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  const first = await get(s.url + "/nc", { host: "a.test" });
+  assert.equal(
+    first.headers.get("cache-status"),
+    "scalwsd; fwd=uri-miss; fwd-status=200; stored; ttl=0",
+  );
+  for (let i = 0; i < 2; i++) {
+    const again = await get(s.url + "/nc", { host: "a.test" });
+    assert.equal(again.status, 200);
+    assert.equal(again.text, "stored once");
+    assert.match(again.headers.get("cache-status")!, /fwd=request; fwd-status=304/);
+  }
+  // Every use asked the member, conditionally: the body came once.
+  assert.deepEqual(seen, [null, '"v1"', '"v1"']);
+  // Without a validator there is nothing to revalidate with: not stored.
+  const bare = await get(s.url + "/bare", { host: "a.test" });
+  assert.equal(bare.headers.get("cache-status"), "scalwsd; fwd=uri-miss; fwd-status=200");
+});
+
 Deno.test("request no-cache and max-age=0 revalidate (RFC 9111 5.2.1); only-if-cached never reaches the member", async () => {
   await using m = scriptedMember((req) => {
     if (req.headers.get("if-none-match") === '"k"') {

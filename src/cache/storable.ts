@@ -1,13 +1,14 @@
 /**
  * Whether a shared cache may store an answer (RFC 9111 3): a `GET` with a final status (not
  * `206`, not `304`), `s-maxage`, `max-age` or `Expires` from the member (or heuristic freshness
- * for the statuses RFC 9110 marks heuristically cacheable), and none of: `no-store` (request or response), `private`, `Authorization`
+ * for the statuses RFC 9110 marks heuristically cacheable; for those, `no-cache` with a validator
+ * and no freshness is stored to be revalidated on every use), and none of: `no-store` (request or response), `private`, `Authorization`
  * without `public` / `s-maxage` / `must-revalidate`, `Set-Cookie` (unless the operator opted
  * in), `Vary: *`, partial content, a malformed `Cache-Control` or `Vary`, and a request
  * header the member may reflect that is not part of the key (the poisoning rule).
  */
 import type { CacheControl } from "./cache_control.ts";
-import { freshnessLifetime, heuristicLifetime } from "./freshness.ts";
+import { freshnessLifetime, HEURISTIC_STATUS, heuristicLifetime } from "./freshness.ts";
 import { parseVary, VARY_ANY } from "./vary.ts";
 
 /**
@@ -106,6 +107,8 @@ export interface ResponseFacts {
   readonly setCookie: boolean;
   /** `Last-Modified`, for heuristic freshness. */
   readonly lastModified?: string | null;
+  /** The answer carries a validator (`ETag` or `Last-Modified`). */
+  readonly validator?: boolean;
 }
 
 export type Storability =
@@ -153,6 +156,11 @@ export function storability(
       res.date,
       opts.heuristicMax ?? 0,
     );
+  }
+  if (lifetime < 0 && cc.noCache && res.validator === true && HEURISTIC_STATUS.has(res.status)) {
+    // RFC 9111 3: a status defined as heuristically cacheable may be stored without freshness;
+    // `no-cache` with a validator is stored stale, to be revalidated (a 304) on every use.
+    lifetime = 0;
   }
   if (lifetime < 0) return { ok: false, reason: "no explicit freshness" };
   return { ok: true, lifetime, vary };

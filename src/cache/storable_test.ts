@@ -61,6 +61,18 @@ Deno.test("storability: Set-Cookie with the opt-in; no-cache is stored (revalida
   const o = { storeSetCookie: true, keyHeaders: [] };
   assert.equal(reason(storability(req(), res("max-age=60", { setCookie: true }), o)), "ok");
   assert.equal(reason(storability(req(), res("no-cache, max-age=60"), opts)), "ok");
+  // Without freshness: stored stale (to be revalidated) when it has a validator and a status
+  // RFC 9110 marks heuristically cacheable.
+  assert.deepEqual(storability(req(), res("no-cache", { validator: true }), opts), {
+    ok: true,
+    lifetime: 0,
+    vary: [],
+  });
+  assert.equal(reason(storability(req(), res("no-cache"), opts)), "no explicit freshness");
+  assert.equal(
+    reason(storability(req(), res("no-cache", { validator: true, status: 201 }), opts)),
+    "no explicit freshness",
+  );
 });
 
 Deno.test("storability: a reflected unkeyed header blocks storing unless keyed or varied", () => {

@@ -111,6 +111,7 @@ export function admission(
       vary: rh.get("vary"),
       setCookie: rh.get("set-cookie") !== null,
       lastModified: rh.get("last-modified"),
+      validator: rh.get("etag") !== null || rh.get("last-modified") !== null,
     },
     {
       storeSetCookie: rules.config.store_set_cookie,
