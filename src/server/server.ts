@@ -75,8 +75,12 @@ export interface ServerOptions {
   >;
 }
 
+/**
+ * What a listener is kept by across reloads: its address, or for port 0 (any free port, where
+ * several listeners may share the address text) its name too.
+ */
 function listenerKey(l: ListenerConfig): string {
-  return `${l.hostname}:${l.port}`;
+  return l.port === 0 ? `${l.name}@${l.hostname}:0` : `${l.hostname}:${l.port}`;
 }
 
 /**
