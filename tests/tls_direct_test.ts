@@ -22,7 +22,7 @@ Deno.test({
       setup: "echo 1 > /proc/sys/net/ipv4/tcp_migrate_req",
     });
     assert.equal(code, 0, text);
-    assert.match(text, /ok \| 2 passed \| 0 failed \| 1 ignored/);
+    assert.match(text, /ok \| 3 passed \| 0 failed \| 1 ignored/);
   },
 });
 
@@ -151,3 +151,73 @@ Deno.test({
     ]);
   },
 });
+
+/** Bytes `conn` gets until the server closes it, and after how long (ms); null: still open. */
+async function untilClosed(conn: Deno.Conn, withinMs: number): Promise<number | null> {
+  const started = performance.now();
+  const timer = setTimeout(() => conn.close(), withinMs);
+  const buf = new Uint8Array(16384);
+  try {
+    while ((await conn.read(buf)) !== null);
+    return performance.now() - started;
+  } catch {
+    return null; // closed here at withinMs
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test({
+  name: "TLS direct: a handshake not finished within handshake_timeout is disconnected",
+  ignore: !INSIDE,
+  fn: async () => {
+    await using pki = await startPki();
+    const a = await pki.issue("a", ["a.test"]);
+    await using s = await startScalwsd(scalwsYaml({
+      server: {
+        listeners: [{
+          ...httpsListener(a),
+          tls: { ...httpsListener(a).tls, handshake_timeout: "500ms" },
+        }],
+        admin: undefined,
+      },
+      apps: [app(respond("app a"))],
+    }));
+    assert.deepEqual(modes(s.logs), ["direct"]);
+    const port = s.server.bound.get("https")!.port;
+    // Deno's TlsConn.close() cancelled the handshake but kept the socket: these stayed open.
+    const silent = await Deno.connect({ hostname: "127.0.0.1", port });
+    const stalled = await Deno.connect({ hostname: "127.0.0.1", port });
+    await stalled.write(await clientHello());
+    const [a1, a2] = await Promise.all([untilClosed(silent, 5000), untilClosed(stalled, 5000)]);
+    assert.ok(a1 !== null && a1 >= 400 && a1 < 3000, `silent client closed after ${a1} ms`);
+    assert.ok(a2 !== null && a2 >= 400 && a2 < 3000, `stalled client closed after ${a2} ms`);
+    const failed = (l: string) => l.includes("handshake not finished within handshake_timeout");
+    await waitUntil(() => s.logs.filter(failed).length === 2, { what: "two tls_handshake_failed" });
+    // The listener serves on.
+    assert.equal((await curl(port, pki.caFile, "a.test", "/")).status, 200);
+  },
+});
+
+/** The first flight of a TLS client for a.test: its ClientHello, taken from node:tls. */
+function clientHello(): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const server = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const socket = tls.connect({
+      host: "127.0.0.1",
+      port: (server.addr as Deno.NetAddr).port,
+      servername: "a.test",
+      rejectUnauthorized: false,
+    });
+    socket.on("error", () => {});
+    server.accept().then(async (c) => {
+      const buf = new Uint8Array(16384);
+      const n = await c.read(buf);
+      c.close();
+      server.close();
+      socket.destroy();
+      if (n === null) reject(new Error("no ClientHello"));
+      else resolve(buf.slice(0, n));
+    }, reject);
+  });
+}

@@ -14,6 +14,7 @@
 import type { ServedConnection } from "./deno_internal.ts";
 import type { CertificateSet } from "./sni.ts";
 import type { Hop, TlsRelay } from "./tls_relay.ts";
+import { cutSocket } from "./socket_cut.ts";
 import { IN_THE_CLEAR, type TlsLogFields } from "../pipeline/mod.ts";
 
 /**
@@ -91,6 +92,11 @@ export class ClientConn {
   private resetsSince = 0;
   /** The TLS relay's hop it came through (TLS listeners), which can cut it at any time. */
   hop: Hop<ClientConn> | null = null;
+  /**
+   * Accepted by a direct TLS listener's public socket (tls_direct.ts): Deno keeps the socket
+   * open while a handshake waits for the client, even once closed, so `close` shuts it down.
+   */
+  direct = false;
   server: ServedConnection | null = null;
   #done: (() => void) | null = null;
   #lingerOn: (() => void) | null = null;
@@ -197,6 +203,7 @@ export class ClientConn {
   close(): void {
     if (this.phase === CLOSED) return;
     const goingAway = this.phase === GOING_AWAY;
+    const handshaking = this.phase === HANDSHAKE;
     this.phase = CLOSED;
     const server = this.server;
     if (server !== null) {
@@ -210,6 +217,7 @@ export class ClientConn {
     } catch {
       ignore();
     }
+    if (handshaking && this.direct) cutSocket(this.port, this.peer, this.peerPort);
     // The TLS relay keeps copying until both sides end: end them too (a refused handshake's
     // alert first).
     if (this.hop?.refused !== true) this.hop?.cut();

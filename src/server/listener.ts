@@ -581,6 +581,7 @@ export class Listener {
     if (c === null) {
       c = this.track(conn, peer, tls);
       c.deadline = performance.now() + tls.handshakeTimeout;
+      c.direct = hop === null;
     } else if (c.phase === CLOSED) {
       // Timed out meanwhile.
       conn.close();

@@ -15,71 +15,24 @@
  * @module
  */
 
-import { openLibc } from "../base/mod.ts";
-
 import { log } from "../observe/mod.ts";
+import { AF_INET, AF_INET6, openDescriptors, type SocketCalls, socketCalls } from "./socket_fds.ts";
 
 const IPPROTO_TCP = 6;
 const TCP_NODELAY = 1;
 const SOL_SOCKET = 1;
 const SO_ACCEPTCONN = 30;
-const AF_INET = 2;
-const AF_INET6 = 10;
-/** `struct dirent`'s `d_name` in glibc on 64-bit Linux. */
-const D_NAME = 19;
 
-type Libc = {
-  opendir(path: Uint8Array): Deno.PointerValue;
-  readdir(dir: Deno.PointerValue): Deno.PointerValue;
-  closedir(dir: Deno.PointerValue): number;
-  getsockname(fd: number, addr: Uint8Array, len: Uint8Array): number;
-  getsockopt(fd: number, level: number, name: number, value: Uint8Array, len: Uint8Array): number;
-  setsockopt(fd: number, level: number, name: number, value: Uint8Array, len: number): number;
-};
-
-let libc: Libc | null | undefined;
 let warned = false;
 
-function open(): Libc | null {
-  if (libc !== undefined) return libc;
-  libc = null;
-  libc = openLibc({
-    opendir: { parameters: ["buffer"], result: "pointer" },
-    readdir: { parameters: ["pointer"], result: "pointer" },
-    closedir: { parameters: ["pointer"], result: "i32" },
-    getsockname: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
-    getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
-    setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
-  }) as unknown as Libc | null;
-  return libc;
-}
-
-const FD_DIR = new TextEncoder().encode("/proc/self/fd\0");
-
-/** The descriptors open in this process (those of `/proc/self/fd`, its own included). */
-function openDescriptors(c: Libc): number[] {
-  const dir = c.opendir(FD_DIR);
-  if (dir === null) return [];
-  const fds: number[] = [];
-  for (let e = c.readdir(dir); e !== null; e = c.readdir(dir)) {
-    const v = new Deno.UnsafePointerView(e);
-    let fd = 0;
-    let i = D_NAME;
-    for (let ch = v.getUint8(i); ch !== 0; ch = v.getUint8(++i)) {
-      if (ch < 0x30 || ch > 0x39) {
-        fd = -1; // "." and ".."
-        break;
-      }
-      fd = fd * 10 + ch - 0x30;
-    }
-    if (fd >= 0) fds.push(fd);
-  }
-  c.closedir(dir);
-  return fds;
-}
-
 /** Whether descriptor `fd` is a listening TCP socket bound to `port`. */
-function listensOn(c: Libc, fd: number, port: number, addr: Uint8Array, len: Uint32Array): boolean {
+function listensOn(
+  c: SocketCalls,
+  fd: number,
+  port: number,
+  addr: Uint8Array,
+  len: Uint32Array,
+): boolean {
   len[0] = addr.length;
   if (c.getsockname(fd, addr, new Uint8Array(len.buffer)) !== 0) return false;
   const family = addr[0] | (addr[1] << 8);
@@ -104,7 +57,7 @@ const ONE = new Uint8Array(new Int32Array([1]).buffer);
  * from now on has it too. The number of sockets set; 0 where that is not possible (logged once).
  */
 export function noDelayOnListeners(port: number): number {
-  const c = open();
+  const c = socketCalls();
   if (c === null) {
     if (!warned) {
       warned = true;
