@@ -81,3 +81,35 @@ Deno.test("a reload with an unreadable tls.ca_file is refused and changes nothin
   assert.equal(s.server.generation.id, 1);
   assert.equal((await get(s.url + "/", { host: "a.test" })).status, 200);
 });
+
+Deno.test("a pool reads tls.ca_file when it is built: a reload or a new member list keeps it, a changed setting reads it again", async () => {
+  await using one = await startPki();
+  await using two = await startPki();
+  const a = await one.issue("api", ["api.internal"]);
+  const b = await two.issue("api", ["api.internal"]);
+  await using memberA = await tlsMember(a.cert, a.key, "a");
+  await using memberB = await tlsMember(b.cert, b.key, "b");
+  const ca = `${one.dir}/rotated-ca.pem`;
+  await Deno.copyFile(one.caFile, ca);
+  const yaml = (port: number, keepalive = 32) =>
+    config({
+      members: members(`127.0.0.1:${port}`),
+      keepalive,
+      tls: { ca_file: ca, server_name: "api.internal" },
+    });
+  await using s = await startScalwsd(yaml(memberA.addr.port));
+  const status = async () => (await get(s.url + "/", { host: "a.test" })).status;
+  assert.equal(await status(), 200);
+  // The file now holds the other CA; an unchanged pool keeps what it read.
+  await Deno.copyFile(two.caFile, ca);
+  assert.equal((await s.server.reload()).ok, true);
+  assert.equal(await status(), 200);
+  // A new member list is not a new pool: member b's certificate does not verify yet.
+  await s.write(yaml(memberB.addr.port));
+  assert.equal((await s.server.reload()).ok, true);
+  assert.equal(await status(), 502);
+  // A changed setting builds the pool again, which reads the file again.
+  await s.write(yaml(memberB.addr.port, 16));
+  assert.equal((await s.server.reload()).ok, true);
+  assert.equal(await status(), 200);
+});
