@@ -3,6 +3,7 @@ import {
   adminFetch,
   app,
   get,
+  httpsListener,
   members,
   proxy,
   rawServer,
@@ -12,10 +13,12 @@ import {
   sleep,
   startMember,
   startMembers,
+  startPki,
   startScalwsd,
   waitUntil,
 } from "./_support/mod.ts";
 import { ManualClock } from "../src/base/clock.ts";
+import { curl } from "./_support/tls_client.ts";
 
 /** Pools `upstreams` behind application a (default runtime: a proxy to pool p). */
 function config(upstreams: Record<string, unknown>, runtime: unknown = proxy("p")): string {
@@ -72,6 +75,61 @@ Deno.test("hash by cookie sets SCALWS_AFFINITY once and keeps the client on its 
     r.headers.getSetCookie()[1],
     /^SCALWS_AFFINITY=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax$/,
   );
+});
+
+Deno.test("the affinity cookie: Secure over HTTPS, none on scalwsd's own 502, replaced when its member is ejected", async () => {
+  await using pki = await startPki();
+  const cert = await pki.issue("a", ["a.test"]);
+  await using ms = startMembers(["a", "b"]);
+  const deadPort = ms[1].port;
+  await using s = await startScalwsd(scalwsYaml({
+    // Two addresses: two listeners on 127.0.0.1:0 would be one address to scalwsd.
+    server: { listeners: [{ name: "http", address: "127.0.0.2:0" }, httpsListener(cert)] },
+    upstreams: {
+      p: {
+        members: members(...ms),
+        balance: "hash",
+        hash: { by: "cookie", name: "SHOP_NODE" },
+        passive_health: { failures: 1, cooldown: "1h" },
+      },
+      gone: { members: [{ address: "127.0.0.1:9" }], balance: "hash", hash: { by: "cookie" } },
+    },
+    apps: [app(proxy("p"), { routes: [{ path: "/gone", runtime: proxy("gone") }] })],
+  }));
+  const https = s.server.bound.get("https")!.port;
+  const plain = `http://127.0.0.2:${s.server.bound.get("http")!.port}`;
+  const tls = await curl(https, pki.caFile, "a.test", "/");
+  assert.equal(tls.status, 200);
+  assert.match(
+    tls.headers,
+    /\r\nset-cookie: SHOP_NODE=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax; Secure\r?$/im,
+  );
+  // No member answered: scalwsd's own 502 sets no cookie.
+  const own = await get(plain + "/gone", { host: "a.test" });
+  assert.equal(own.status, 502);
+  assert.deepEqual(own.headers.getSetCookie(), []);
+  // A cookie for b while b is ejected: a goes on with the request and a new cookie naming a.
+  let cookieB = "";
+  for (let i = 0; i < 4 && cookieB === ""; i++) {
+    const r = await get(plain + "/", { host: "a.test" });
+    if (r.text === "b") cookieB = r.headers.get("set-cookie")!.split(";")[0];
+  }
+  assert.notEqual(cookieB, "");
+  await ms[1].close();
+  const first = await get(plain + "/", { host: "a.test", cookie: cookieB });
+  assert.equal(first.text, "a");
+  const pool = await (await adminFetch(s.adminSocket, "/v1/upstreams/p")).json();
+  assert.equal(pool.members[1].address, `127.0.0.1:${deadPort}`);
+  assert.equal(pool.members[1].state, "ejected");
+  const after = await get(plain + "/", { host: "a.test", cookie: cookieB });
+  assert.equal(after.text, "a");
+  const set = after.headers.get("set-cookie")!;
+  assert.match(set, /^SHOP_NODE=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax$/);
+  assert.notEqual(set.split(";")[0], cookieB);
+  // The new cookie holds: no Set-Cookie again.
+  const held = await get(plain + "/", { host: "a.test", cookie: set.split(";")[0] });
+  assert.equal(held.text, "a");
+  assert.equal(held.headers.get("set-cookie"), null);
 });
 
 Deno.test("hash cookie_max_age adds Max-Age", async () => {
