@@ -2,7 +2,8 @@
  * ADR-0035 details of the controller with real processes on loopback, one controller and one
  * instance: the instance is seen `warming` while it prepares its generation, a reload that
  * `scalwsd check` would refuse changes nothing, a hung (stopped) active instance fails liveness
- * and is restarted, and the unenforced cgroup limits are said in the log.
+ * and is restarted, the unenforced cgroup limits are said in the log, and the host limits
+ * (`max_instances`, `min_free_ram`) bound scaling.
  */
 import assert from "node:assert/strict";
 import { startFakeDns } from "../src/discovery/_dns_test_server.ts";
@@ -11,7 +12,7 @@ import { ControllerProcess, freeRange, type StatusJson, unixFetch } from "./_sup
 
 Deno.test({
   name:
-    "controller: warming seen, a reload check refuses changes nothing, a hung instance is restarted",
+    "controller: warming seen, a reload check refuses changes nothing, a hung instance is restarted, host limits hold",
   sanitizeResources: false,
   async fn() {
     await using dir = await tempDir("scalwsd-ctl-life-");
@@ -42,7 +43,9 @@ Deno.test({
       ctlFile,
       `state_dir: ${dir.path}/state
 config: ${config}
-instances: {min: 1, max: 2, initial: 1}
+instances: {min: 1, initial: 1}
+max_instances: 2
+min_free_ram: 1000TiB
 cpus: "0"
 metrics_base: "127.0.0.1:${metricsBase}"
 probe_interval: 100ms
@@ -113,6 +116,21 @@ tcp_migrate_req: leave
       assert.equal(failed.length, 1);
       assert.equal(failed[0].pid, first.pid);
       assert.equal(failed[0].liveness_timeout_ms, 1_000);
+
+      // Host limits: max_instances caps scale; below min_free_ram no instance is added.
+      const scale = (n: number) =>
+        unixFetch(socket, "/v1/scale", { method: "POST", body: JSON.stringify({ instances: n }) });
+      assert.deepEqual(await scale(3), {
+        status: 400,
+        json: { error: "instances: must be an integer between 1 and 2, not 3" },
+      });
+      assert.equal((await scale(2)).status, 200);
+      const s = await status();
+      assert.match(
+        s.controller.next_step,
+        /^wait: 1 instances, 2 wanted; free RAM \d+ MiB is below min_free_ram 1048576000 MiB$/,
+      );
+      assert.equal(s.instances.filter((i) => i.wanted && i.state !== "stopped").length, 1);
     } finally {
       await ctl.stopAll(socket, dir.path);
     }

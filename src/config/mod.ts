@@ -36,6 +36,7 @@ export {
   putTargetError,
 } from "./members_put.ts";
 export { parseTemplate, type TemplatePart } from "./parse_template.ts";
+export { parseSize } from "./size.ts";
 export { checkPattern, MAX_SUBJECT } from "./regex_safety.ts";
 export { leaf } from "./schema.ts";
 export type {

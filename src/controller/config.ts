@@ -14,6 +14,7 @@ import {
   leaf,
   parseDuration,
   parseListenAddress,
+  parseSize,
   parseUnit,
   ValueError,
 } from "../config/mod.ts";
@@ -30,8 +31,20 @@ export interface ControllerConfig {
   readonly socket: string;
   /** Instance count bounds; defaults min 1, max 4, initial = min. */
   readonly instances: { readonly min: number; readonly max: number; readonly initial: number };
-  /** CPUs instances are pinned to, handed out in turn; default every CPU of the host. */
+  /**
+   * CPUs instances are pinned to, handed out in turn; default every CPU of the host but the
+   * `reserved_cpus`.
+   */
   readonly cpus: readonly number[];
+  /** Host limit: CPUs kept for the system, the controller and applications, never pinned to. */
+  readonly reserved_cpus: readonly number[];
+  /** Host limit: instances this host may run at most (caps `instances.max`); absent: no cap. */
+  readonly max_instances?: number;
+  /**
+   * Host limit: bytes of RAM that must stay available (MemAvailable): no instance is started
+   * for a scale-out or a rolling reload below it; 0 (default) checks nothing.
+   */
+  readonly min_free_ram: number;
   /** CPUs given to each instance; default 1. */
   readonly cpus_per_instance: number;
   /** Metrics listener of instance `web-i`: this host, port `metrics_base + i`. Default 127.0.0.1:19100. */
@@ -168,6 +181,14 @@ export const controllerSchema = z.object({
     initial: int(1, 64).optional(),
   }).strict().optional(),
   cpus: leaf(parseCpuList).optional(),
+  reserved_cpus: leaf((v) => Array.isArray(v) && v.length === 0 ? [] : parseCpuList(v)).optional(),
+  max_instances: int(1, 64).optional(),
+  min_free_ram: leaf((v) => {
+    if (typeof v !== "string" && typeof v !== "number") {
+      throw new ValueError('must be a size such as "512MiB"');
+    }
+    return parseSize(v);
+  }).optional(),
   cpus_per_instance: int(1, 4096).optional(),
   metrics_base: leaf((v) => {
     if (typeof v !== "string") throw new ValueError("must be a string");
@@ -222,17 +243,31 @@ export function parseControllerConfig(
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
   const stateDir = abs(raw.state_dir);
   const min = raw.instances?.min ?? 1;
-  const max = raw.instances?.max ?? Math.max(4, min);
+  const cap = raw.max_instances;
+  const max = raw.instances?.max ?? cap ?? Math.max(4, min);
   const initial = raw.instances?.initial ?? min;
-  if (max < min) errors.push(`instances.max: must be at least instances.min (${min})`);
-  if (initial < min || initial > max) {
-    errors.push(
-      `instances.initial: must be between instances.min (${min}) and instances.max (${max})`,
-    );
+  if (cap !== undefined && min > cap) {
+    errors.push(`instances.min: must be at most max_instances (${cap})`);
+  } else {
+    if (cap !== undefined && max > cap) {
+      errors.push(`instances.max: must be at most max_instances (${cap})`);
+    }
+    if (max < min) errors.push(`instances.max: must be at least instances.min (${min})`);
+    if (initial < min || initial > max) {
+      errors.push(
+        `instances.initial: must be between instances.min (${min}) and instances.max (${max})`,
+      );
+    }
   }
-  const cpus = raw.cpus ?? cpusOfHost();
+  const reserved = raw.reserved_cpus ?? [];
+  const taken = (raw.cpus ?? []).filter((c) => reserved.includes(c));
+  if (taken.length > 0) {
+    errors.push(`cpus: ${taken.join(", ")} also in reserved_cpus: instances never use those`);
+  }
+  const cpus = (raw.cpus ?? cpusOfHost()).filter((c) => !reserved.includes(c));
+  if (cpus.length === 0) errors.push("reserved_cpus: leaves no CPU for instances");
   const perInstance = raw.cpus_per_instance ?? 1;
-  if (perInstance > cpus.length) {
+  if (cpus.length > 0 && perInstance > cpus.length) {
     errors.push(`cpus_per_instance: must be at most the number of cpus (${cpus.length})`);
   }
   const out = raw.scale_out_above ?? 0.75;
@@ -263,6 +298,9 @@ export function parseControllerConfig(
     socket,
     instances: { min, max, initial },
     cpus,
+    reserved_cpus: reserved,
+    ...(cap === undefined ? {} : { max_instances: cap }),
+    min_free_ram: raw.min_free_ram ?? 0,
     cpus_per_instance: perInstance,
     metrics_base: metrics,
     drain_timeout: raw.drain_timeout ?? 30_000,

@@ -41,7 +41,55 @@ Deno.test("parseControllerConfig applies the documented defaults", () => {
   assert.equal(c.lag_saturated, 5);
   assert.equal(c.inflight_per_loop, 256);
   assert.equal(c.p99_target, undefined);
+  assert.equal(c.liveness_timeout, 10_000);
+  assert.deepEqual(c.reserved_cpus, []);
+  assert.equal(c.max_instances, undefined);
+  assert.equal(c.min_free_ram, 0);
   assert.ok(Object.isFrozen(c) && Object.isFrozen(c.instances));
+});
+
+Deno.test("parseControllerConfig: host limits max_instances, reserved_cpus, min_free_ram", () => {
+  const parse = (more: string, host = () => [0, 1, 2, 3]) =>
+    parseControllerConfig(`state_dir: /s\nconfig: /c.yaml\n${more}`, "/etc/ctl.yaml", host);
+  const c = parse("max_instances: 2\nreserved_cpus: 0\nmin_free_ram: 512MiB\n");
+  assert.deepEqual(c.instances, { min: 1, max: 2, initial: 1 }, "max defaults to the cap");
+  assert.deepEqual(c.cpus, [1, 2, 3]);
+  assert.deepEqual(c.reserved_cpus, [0]);
+  assert.equal(c.min_free_ram, 512 * 1024 * 1024);
+  assert.deepEqual(parse("max_instances: 8\n").instances, { min: 1, max: 8, initial: 1 });
+  assert.deepEqual(
+    errorsOf(`state_dir: /s
+config: /c.yaml
+max_instances: 2
+instances: {max: 3}
+cpus: "0-1"
+reserved_cpus: "1-3"
+min_free_ram: 10m
+`),
+    [
+      'min_free_ram: invalid size "10m": use bytes or a unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, like 512, 64KiB or 10MiB',
+    ],
+  );
+  assert.deepEqual(
+    errorsOf(`state_dir: /s
+config: /c.yaml
+max_instances: 2
+instances: {max: 3}
+cpus: "0-1"
+reserved_cpus: "1-3"
+`),
+    [
+      "instances.max: must be at most max_instances (2)",
+      "cpus: 1 also in reserved_cpus: instances never use those",
+    ],
+  );
+  assert.deepEqual(
+    errorsOf("state_dir: /s\nconfig: /c.yaml\nmax_instances: 1\ninstances: {min: 2}\n"),
+    ["instances.min: must be at most max_instances (1)"],
+  );
+  assert.deepEqual(errorsOf("state_dir: /s\nconfig: /c.yaml\nreserved_cpus: 0-1\n"), [
+    "reserved_cpus: leaves no CPU for instances",
+  ]);
 });
 
 Deno.test("parseControllerConfig reads every key", () => {

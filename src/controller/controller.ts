@@ -53,6 +53,8 @@ export interface ControllerDeps {
   readonly migrateReq?: MigrateReqDeps;
   /** `scalwsd check`'s file checks, run on every new generation; default none. */
   readonly preflight?: Preflight;
+  /** Bytes of RAM available (MemAvailable), or null if unknown; default the host's. */
+  readonly freeRam?: () => number | null;
 }
 
 const PROBE_TIMEOUT = 1_000;
@@ -311,7 +313,22 @@ export class Controller {
       desired: this.state.desired,
       configGeneration: this.state.configGeneration,
       indexLimit: 2 * this.cfg.instances.max + 1,
+      startHeld: this.startHeld(),
+      min: this.cfg.instances.min,
     });
+  }
+
+  /**
+   * Host limit `min_free_ram`: why no instance may be started beyond `instances.min` (a
+   * scale-out, a rolling reload's extra instance) now, or null. A crashed instance is still
+   * restarted (it restores capacity).
+   */
+  private startHeld(): string | null {
+    const min = this.cfg.min_free_ram;
+    if (min <= 0) return null;
+    const free = (this.deps.freeRam ?? hostFreeRam)();
+    if (free === null || free >= min) return null;
+    return `free RAM ${mib(free)} MiB is below min_free_ram ${mib(min)} MiB`;
   }
 
   private async restartDue(): Promise<void> {
@@ -356,6 +373,7 @@ export class Controller {
         : step.kind === "wait"
         ? step.reason
         : `${step.kind} ${step.id}`,
+      startHeld: this.startHeld(),
       now: this.now(),
     });
     log("info", "evaluation", evaluation);
@@ -548,6 +566,19 @@ async function readConfigText(file: string): Promise<string> {
   } catch (e) {
     throw new ConfigError(file, [`cannot read file: ${e instanceof Error ? e.message : e}`]);
   }
+}
+
+/** MemAvailable of this host in bytes; null when it cannot be read. */
+function hostFreeRam(): number | null {
+  try {
+    return Deno.systemMemoryInfo().available;
+  } catch {
+    return null;
+  }
+}
+
+function mib(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(0);
 }
 
 function sleep(ms: number): Promise<void> {

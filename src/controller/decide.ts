@@ -41,6 +41,8 @@ export interface DecisionInput {
   readonly enabled: boolean;
   /** Set when a start, drain, rolling reload or count change is under way. */
   readonly inFlight: string | null;
+  /** Set when the host limits allow no new instance (`min_free_ram`): why. */
+  readonly startHeld?: string | null;
   readonly now: number;
 }
 
@@ -87,6 +89,7 @@ export function decide(input: DecisionInput, state: DecisionState, p: DecisionPa
         return none(`saturated for ${secs(held)} of ${secs(p.scaleOutAfter)}; ${c.reason}`);
       }
       if (desired >= p.max) return none(`already at max instances (${p.max}); ${c.reason}`);
+      if (input.startHeld) return none(`${input.startHeld}; ${c.reason}`);
       return acted("ScaleOut", desired + 1, `saturated for ${secs(held)}; ${c.reason}`);
     }
     case "Underused": {

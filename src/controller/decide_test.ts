@@ -125,3 +125,21 @@ Deno.test("decide never adds instances for a saturated application", () => {
   assert.ok(ds.every((d) => d.action === "None"));
   assert.equal(ds[120].reason, "evidence of AppSaturated");
 });
+
+Deno.test("decide does not scale out while a host limit holds starts (min_free_ram)", () => {
+  const input = {
+    classification: cls("WebTierSaturated"),
+    desired: 1,
+    enabled: true,
+    inFlight: null,
+    startHeld: "free RAM 100 MiB is below min_free_ram 512 MiB",
+  };
+  const start = { outSince: 0, inSince: null, lastActionAt: null };
+  const d = decide({ ...input, now: 10_000 }, start, P);
+  assert.equal(d.action, "None");
+  assert.equal(
+    d.reason,
+    "free RAM 100 MiB is below min_free_ram 512 MiB; evidence of WebTierSaturated",
+  );
+  assert.equal(decide({ ...input, startHeld: null, now: 10_000 }, start, P).action, "ScaleOut");
+});

@@ -208,6 +208,8 @@ export interface EvaluationInput {
   readonly enabled: boolean;
   /** The reconciler's step under way, or null when idle. */
   readonly inFlight: string | null;
+  /** Why no instance may be started now (host limits), or null. */
+  readonly startHeld?: string | null;
   readonly now: number;
 }
 
@@ -253,6 +255,7 @@ export class Evaluator {
         desired: input.desired,
         enabled: input.enabled,
         inFlight: input.inFlight,
+        startHeld: input.startHeld ?? null,
         now: input.now,
       },
       this.#state,

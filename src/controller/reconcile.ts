@@ -70,6 +70,13 @@ export interface PlanTarget {
   readonly configGeneration: number;
   /** Slot indexes allowed: `0..indexLimit - 1`. */
   readonly indexLimit: number;
+  /**
+   * Why no instance may be started now (host limits: `min_free_ram`): starts then wait, except
+   * those that bring the count up to `min`.
+   */
+  readonly startHeld?: string | null;
+  /** `instances.min`; default 0. */
+  readonly min?: number;
 }
 
 export function planStep(slots: readonly SlotView[], target: PlanTarget): Step {
@@ -87,6 +94,9 @@ export function planStep(slots: readonly SlotView[], target: PlanTarget): Step {
     return { kind: "retire", id: victim.id, reason: why };
   }
   const start = (reason: string): Step => {
+    if (target.startHeld && live.length >= (target.min ?? 0)) {
+      return { kind: "wait", reason: `${reason}; ${target.startHeld}` };
+    }
     const i = freeIndex(slots, indexLimit);
     return i === undefined
       ? { kind: "wait", reason: "no free instance id (instances still draining)" }

@@ -147,3 +147,22 @@ Deno.test("freeIndex skips running and wanted-failed slots, reuses stopped ones"
     },
   );
 });
+
+Deno.test("planStep holds starts beyond instances.min while a host limit says so", () => {
+  const held = "free RAM 100 MiB is below min_free_ram 512 MiB";
+  const target = { desired: 2, configGeneration: 2, indexLimit: 8, startHeld: held, min: 1 };
+  assert.deepEqual(planStep([], target), {
+    kind: "start",
+    id: "web-0",
+    reason: "0 instances, 2 wanted",
+  }, "up to min: started anyway");
+  assert.deepEqual(planStep([slot(0, "active", 2)], target), {
+    kind: "wait",
+    reason: `1 instances, 2 wanted; ${held}`,
+  });
+  assert.deepEqual(planStep([slot(0, "active", 1), slot(1, "active", 1)], target), {
+    kind: "wait",
+    reason:
+      `rolling to generation 2: web-0 (generation 1), web-1 (generation 1) to replace; ${held}`,
+  });
+});

@@ -69,6 +69,9 @@ export function statusView(i: StatusInput): ControllerStatus {
       limits: {
         cpu_affinity: i.taskset === null ? "unenforced (taskset not found)" : "taskset",
         cgroups: "not used: CPU, memory and pids limits are unenforced",
+        max_instances: i.cfg.max_instances ?? null,
+        reserved_cpus: i.cfg.reserved_cpus,
+        min_free_ram: i.cfg.min_free_ram,
       },
       tcp_migrate_req: i.tcpMigrateReq,
       warnings: i.warnings,

@@ -67,6 +67,9 @@ Deno.test("statusView shows the controller's configuration generation under its 
     limits: {
       cpu_affinity: "unenforced (taskset not found)",
       cgroups: "not used: CPU, memory and pids limits are unenforced",
+      max_instances: null,
+      reserved_cpus: [],
+      min_free_ram: 0,
     },
     tcp_migrate_req: "0",
     warnings: ["net.ipv4.tcp_migrate_req is 0: set it"],
