@@ -194,6 +194,9 @@ Deno.test("static: nothing outside the root is served, symlinks and encodings in
       "/..%2Foutside%2Fsecret.txt",
       "/a.txt%00.html",
       "/a.txt/x",
+      // A file is no directory: nginx answers 404 too (relative links would break).
+      "/a.txt/",
+      "/docs/index.html/",
     ]
   ) {
     const r = await get(path);

@@ -136,6 +136,8 @@ export class StaticHandler implements Handler {
         name = this.runtime.index;
       }
       if (!info.isFile) return 403;
+      // A file named as a directory ("/a.txt/"): not found, as nginx answers.
+      if (name === rel && rel.endsWith("/")) return 404;
       return { real, info, name };
     } catch (err) {
       return err instanceof Deno.errors.PermissionDenied ? 403 : 404;
