@@ -243,3 +243,31 @@ Deno.test("an unusable server.affinity_key_file is refused by check and at start
   assert.deepEqual((await checkFile(`${dir.path}/ok.yaml`)).errors, []);
   await assert.rejects(Deno.stat(fresh), Deno.errors.NotFound);
 });
+
+Deno.test("with every member down, a hash pool still tries each key's own member first (preference order)", async () => {
+  let sick = false;
+  await using ms = startMembers(["a", "b", "c"], (name) => (req) => {
+    if (new URL(req.url).pathname === "/ping") {
+      return new Response(sick ? "sick" : "pong", { status: sick ? 500 : 200 });
+    }
+    return new Response(name);
+  });
+  await using s = await startScalwsd(config({
+    members: members(...ms),
+    balance: "hash",
+    hash: { by: "header", name: "X-User" },
+    health_check: { path: "/ping", interval: "1h", rise: 1, fall: 1 },
+  }));
+  const keys = Array.from({ length: 12 }, (_, i) => `user-${i}`);
+  const member = async (key: string) =>
+    (await get(s.url + "/", { host: "a.test", "x-user": key })).text;
+  const healthy = new Map<string, string>();
+  for (const k of keys) healthy.set(k, await member(k));
+  assert.ok(new Set(healthy.values()).size > 1, "the keys spread over several members");
+  sick = true;
+  await s.server.registry.pools.get("p")!.prober!.runOnce();
+  const view = (await (await adminFetch(s.adminSocket, "/v1/upstreams/p")).json()).members;
+  assert.deepEqual(view.map((m: { state: string }) => m.state), ["down", "down", "down"]);
+  // Fail-open keeps the keys where they were: a client's member does not change.
+  for (const k of keys) assert.equal(await member(k), healthy.get(k), k);
+});

@@ -18,7 +18,7 @@ import { Connector, type TlsSettings } from "../http1/mod.ts";
 import { log, type Metrics, type Series } from "../observe/mod.ts";
 import { type AffinityKey, affinityValue } from "./affinity.ts";
 import { createBalancer } from "./balance/index.ts";
-import { normalizeClientIp } from "./balance/hash.ts";
+import { normalizeClientIp, rendezvousScore } from "./balance/hash.ts";
 import { Member } from "./member.ts";
 import type { Clock } from "../base/mod.ts";
 import { Prober } from "./active_health.ts";
@@ -414,13 +414,29 @@ export class Pool {
   }
 }
 
-/** The untried, unavailable member ejected longest ago (the first in list order on ties). */
+/**
+ * The untried, unavailable member ejected longest ago. Ties (members only active checks keep
+ * out were never ejected) go in preference order: the key's rendezvous order in a hash pool, so
+ * a client keeps its member while every member is down; else list order.
+ */
 function longestEjected(members: readonly Member[], r: PoolRequest): Member | undefined {
   const tried = r.tried;
+  const key = r.key;
   let best: Member | undefined;
+  let bestScore = 0;
   for (const c of members) {
     if ((tried !== null && tried.has(c)) || c.available(r.now)) continue;
-    if (best === undefined || c.health.ejectedAt < best.health.ejectedAt) best = c;
+    const at = c.health.ejectedAt;
+    if (best !== undefined && at > best.health.ejectedAt) continue;
+    if (key === undefined || key === "") {
+      if (best === undefined || at < best.health.ejectedAt) best = c;
+      continue;
+    }
+    const score = rendezvousScore(key, c.address, c.weight);
+    if (best === undefined || at < best.health.ejectedAt || score > bestScore) {
+      best = c;
+      bestScore = score;
+    }
   }
   return best;
 }

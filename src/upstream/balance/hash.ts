@@ -12,7 +12,7 @@
  * `healthVersion`, or by polling the members known to be down) or on `invalidate()`.
  */
 
-import { drawHigh, hashString64, MEMBER_SEED, unitFromHashes } from "../hash64.ts";
+import { drawHigh, hash64, hashString64, MEMBER_SEED, unitFromHashes } from "../hash64.ts";
 import type { Random } from "../../base/mod.ts";
 import type { Balancer, Candidate, PickContext } from "../types.ts";
 import { type AvailabilitySink, AvailabilitySync } from "./_availability.ts";
@@ -242,6 +242,15 @@ export class HashBalancer<M extends Candidate> implements Balancer<M> {
     const lo = this.#lo;
     return unitFromHashes(kHi, kLo, hi[i], lo[i]) > unitFromHashes(kHi, kLo, hi[j], lo[j]);
   }
+}
+
+/**
+ * The rendezvous score of `key` for a member (`weight / -ln(u)`, the draw `u` as `pick` makes
+ * it): the member with the highest score is the key's. For the rare picks outside the policy
+ * (every member down), one hash per call, no cache.
+ */
+export function rendezvousScore(key: string, address: string, weight: number): number {
+  return weight / -Math.log(hash64(key, address));
 }
 
 /**
