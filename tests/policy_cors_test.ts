@@ -92,6 +92,32 @@ Deno.test("cors: credentials with * is a configuration error; * answers *", asyn
   assert.equal(r.headers.get("access-control-allow-origin"), "*");
 });
 
+Deno.test("cors: an origin written with its default port matches what browsers send; a port past 65535 is an error", async () => {
+  const errors = configErrors(
+    oneApp(`{type: respond}`, `        policies: [{cors: {origins: ["https://a.test:99999"]}}]`),
+  );
+  assert.deepEqual(errors, [
+    'tenants[0].applications[0].policies[0].cors.origins[0]: invalid origin "https://a.test:99999": the port must be 1 to 65535',
+  ]);
+  await using s = await startScalwsd(oneApp(
+    `{type: respond, body: ok}`,
+    `        policies: [{cors: {origins: ["https://a.test:443", "http://b.test:80", "https://c.test:8443"]}}]`,
+  ));
+  // Browsers leave the scheme's default port out of Origin (RFC 6454 6.1).
+  for (
+    const [origin, allowed] of [
+      ["https://a.test", true],
+      ["http://b.test", true],
+      ["https://c.test:8443", true],
+      ["https://c.test", false],
+      ["http://a.test", false],
+    ] as const
+  ) {
+    const r = await request(`${s.url}/`, { headers: { host: "site.test", origin } });
+    assert.equal(r.headers.get("access-control-allow-origin"), allowed ? origin : null, origin);
+  }
+});
+
 Deno.test({
   name:
     "cors: a page on another origin in headless Chromium is allowed, one on a third origin refused",

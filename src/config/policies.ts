@@ -156,8 +156,20 @@ const originPattern = () =>
     if (m === null) {
       return `invalid origin "${s}": use "scheme://host[:port]", "scheme://*.domain" or "*"`;
     }
+    const port = m[5] === undefined ? 1 : Number(m[5].slice(1));
+    if (port < 1 || port > 65535) return `invalid origin "${s}": the port must be 1 to 65535`;
     return undefined;
   }, true);
+
+/**
+ * An origin as browsers send it (RFC 6454 serialisation): without its scheme's default port, so
+ * that `https://a.example:443` matches the `Origin: https://a.example` a browser sends.
+ */
+function browserOrigin(o: string): string {
+  if (o.startsWith("https://") && o.endsWith(":443")) return o.slice(0, -4);
+  if (o.startsWith("http://") && o.endsWith(":80")) return o.slice(0, -3);
+  return o;
+}
 
 const corsSchema = z.object({
   origins: z.array(originPattern()).min(1, "at least one origin is required"),
@@ -410,7 +422,7 @@ function cors(
   }
   return {
     policy: "cors",
-    origins: [...new Set(raw.origins)],
+    origins: [...new Set(raw.origins.map(browserOrigin))],
     methods: [...new Set(raw.methods ?? ["GET", "HEAD", "POST"])],
     headers: [...new Set((raw.headers ?? []).map((h) => h.toLowerCase()))],
     expose_headers: [...new Set((raw.expose_headers ?? []).map((h) => h.toLowerCase()))],
