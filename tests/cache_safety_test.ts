@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  adminFetch,
   cachedApp,
   get,
   rawServer,
@@ -172,4 +173,50 @@ Deno.test("a handler's whole body over max_object_size is answered in full and n
   const small = await get(s.url + "/small", { host: "a.test" });
   assert.equal(small.text, "small");
   assert.match(small.headers.get("cache-status")!, /^scalwsd; hit/);
+});
+
+Deno.test("the key is the client's URL: routes that rewrite to one member path keep their entries apart", async () => {
+  await using m = scriptedMember((req) => ({
+    body: `member ${new URL(req.url).pathname}`,
+    headers: { "cache-control": "max-age=600" },
+  }));
+  await using s = await startScalwsd(cachedApp(m, {}, {
+    app: {
+      routes: [
+        // Both routes send /x to the member; the root route answers itself.
+        { path: "/api", policies: [{ rewrite: { strip_prefix: "/api" } }] },
+        { path: "/v2", policies: [{ rewrite: { prefix: { from: "/v2", to: "/" } } }] },
+        {
+          path: "/x",
+          runtime: {
+            type: "respond",
+            body: "scalwsd's own /x",
+            headers: { "cache-control": "max-age=600" },
+          },
+        },
+      ],
+    },
+  }));
+  const h = { host: "a.test" };
+  assert.equal((await get(s.url + "/api/x", h)).text, "member /x");
+  const own = await get(s.url + "/x", h);
+  assert.equal(own.text, "scalwsd's own /x");
+  assert.match(own.headers.get("cache-status")!, /fwd=uri-miss/);
+  const v2 = await get(s.url + "/v2/x", h);
+  assert.equal(v2.text, "member /x");
+  assert.match(v2.headers.get("cache-status")!, /fwd=uri-miss/);
+  assert.equal(m.count, 2);
+  for (const [path, text] of [["/api/x", "member /x"], ["/x", "scalwsd's own /x"]]) {
+    const hit = await get(s.url + path, h);
+    assert.equal(hit.text, text, path);
+    assert.match(hit.headers.get("cache-status")!, /hit/, path);
+  }
+  // A purge names the URL clients ask for.
+  const r = await adminFetch(s.adminSocket, "/v1/cache/purge", {
+    method: "POST",
+    body: JSON.stringify({ host: "a.test", path: "/api/x" }),
+  });
+  assert.deepEqual(await r.json(), { purged: 1 });
+  assert.match((await get(s.url + "/api/x", h)).headers.get("cache-status")!, /fwd=uri-miss/);
+  assert.equal(m.count, 3);
 });

@@ -181,12 +181,16 @@ export class CachedHandler implements Handler {
     this.inner.close?.();
   }
 
+  /**
+   * The client's URL (before any `rewrite`: two routes rewriting to one member path keep apart,
+   * and a purge names what clients ask for).
+   */
   private key(ex: Exchange): string {
     return cacheKey(
       ex.secure,
       keyHost(ex.authority, ex.secure),
-      ex.path,
-      this.cfg.ignore_query ? "" : ex.query,
+      ex.clientPath,
+      this.cfg.ignore_query ? "" : ex.clientQuery,
     );
   }
 

@@ -174,6 +174,9 @@ export class Exchange {
   // The request as it goes to the member.
   #path: string;
   #query: string;
+  /** The path and query the client asked for (normalised), whatever a `rewrite` makes of them. */
+  readonly clientPath: string;
+  readonly clientQuery: string;
   #editedHeaders: EditedHeaders | null = null;
   #upstreamHost: string | null = null;
   #forwardHeaders: HeaderWalk | null = null;
@@ -215,8 +218,8 @@ export class Exchange {
     this.serverAddr = s.address;
     this.remotePort = s.peerPort;
     this.#form = s.form;
-    this.#path = init.path;
-    this.#query = init.query;
+    this.#path = this.clientPath = init.path;
+    this.#query = this.clientQuery = init.query;
     this.authority = init.authority;
     this.peerTrusted = init.peerTrusted;
     this.client = init.client;
