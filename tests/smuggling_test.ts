@@ -190,6 +190,22 @@ const SMUGGLING: SmuggleCase[] = [
     expect: CUT,
   },
   {
+    // RFC 9112 7.1.1: an extension is ";" name ["=" value]; anything else is refused.
+    name: "a chunk extension that is not one (3;a b)",
+    bytes: (t) => post(t) + "Transfer-Encoding: chunked\r\n\r\n3;a b\r\nabc\r\n0\r\n\r\n",
+    expect: CUT,
+  },
+  {
+    name: "text after a chunk size without ';' (3 xyz)",
+    bytes: (t) => post(t) + "Transfer-Encoding: chunked\r\n\r\n3 xyz\r\nabc\r\n0\r\n\r\n",
+    expect: CUT,
+  },
+  {
+    name: "an unterminated quoted chunk extension",
+    bytes: (t) => post(t) + 'Transfer-Encoding: chunked\r\n\r\n3;a="b\r\nabc\r\n0\r\n\r\n',
+    expect: CUT,
+  },
+  {
     name: "chunk extensions and leading zeros",
     bytes: (t) => post(t) + "Transfer-Encoding: chunked\r\n\r\n0003;a=b;c\r\nabc\r\n0;x\r\n\r\n",
     expect: one("POST", "abc"),

@@ -237,6 +237,14 @@ export function reference(s: string): Reading | null | undefined {
   return { method, target, fields, contentLength: cl, chunked: te === 1, keepAlive, length };
 }
 
+const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
+const QUOTED =
+  '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t\\x20-\\x7e\\x80-\\xff])*"';
+/** Chunk extensions as RFC 9112 7.1.1 writes them, with optional whitespace (BWS). */
+const EXTENSIONS = new RegExp(
+  `^(?:[ \\t]*;[ \\t]*${TOKEN}(?:[ \\t]*=[ \\t]*(?:${TOKEN}|${QUOTED}))?)*[ \\t]*$`,
+);
+
 /** The body of a chunked message at the start of `s`, the obvious way; null when refused. */
 export function referenceChunked(s: string): { body: string; length: number } | null | undefined {
   let pos = 0;
@@ -244,14 +252,17 @@ export function referenceChunked(s: string): { body: string; length: number } | 
   for (;;) {
     const eol = s.indexOf("\r\n", pos);
     if (eol < 0) {
-      // Incomplete, unless what is there is already wrong.
-      const m = /^([0-9a-fA-F]*)(\r?|[;\t ][\t\x20-\x7e\x80-\xff]*\r?)$/.exec(s.slice(pos));
+      // Incomplete, unless what is there is already wrong (whatever state an unfinished
+      // extension is in, one of "", "a", '"', 'a"' ends it).
+      const m = /^([0-9a-fA-F]*)([^\r]*)(\r?)$/.exec(s.slice(pos));
       if (m === null || m[1].replace(/^0+/, "").length > 13) return null;
-      return m[1] === "" && m[2] !== "" ? null : undefined;
+      if (m[1] === "" && (m[2] !== "" || m[3] !== "")) return null;
+      const ends = m[3] === "" ? ["", "a", '"', 'a"'] : [""];
+      return ends.some((e) => EXTENSIONS.test(m[2] + e)) ? undefined : null;
     }
     const line = s.slice(pos, eol);
-    const m = /^([0-9a-fA-F]+)([;\t ][\t\x20-\x7e\x80-\xff]*)?$/.exec(line);
-    if (m === null || line.length > 4096) return null;
+    const m = /^([0-9a-fA-F]+)(.*)$/.exec(line);
+    if (m === null || !EXTENSIONS.test(m[2]) || line.length > 4096) return null;
     if (m[1].replace(/^0+/, "").length > 13) return null;
     const size = parseInt(m[1], 16);
     pos = eol + 2;

@@ -74,3 +74,32 @@ Deno.test("ChunkedBody counts the body bytes it reported", () => {
   assert.equal(d.total, 5);
   assert.equal(pos, buf.length);
 });
+
+Deno.test("ChunkedBody takes extensions only as RFC 9112 7.1.1 writes them", () => {
+  for (
+    const good of [
+      "3;a\r\nabc\r\n0\r\n\r\n",
+      '3;a=b;c;d="x;y=\\"z\\""\r\nabc\r\n0\r\n\r\n',
+      "3 ; a = b\r\nabc\r\n0\r\n\r\n",
+      '3\t;\ta\t=\t""\r\nabc\r\n0\r\n\r\n',
+      "3 \r\nabc\r\n0\r\n\r\n",
+      "3;a=b \r\nabc\r\n0;last=1\r\n\r\n",
+    ]
+  ) assert.equal(decode(good).body, "abc", JSON.stringify(good));
+  for (
+    const bad of [
+      "3;\r\nabc\r\n0\r\n\r\n",
+      "3;;a\r\nabc\r\n0\r\n\r\n",
+      "3 garbage\r\nabc\r\n0\r\n\r\n",
+      "3;a b\r\nabc\r\n0\r\n\r\n",
+      "3;a=\r\nabc\r\n0\r\n\r\n",
+      "3;=b\r\nabc\r\n0\r\n\r\n",
+      "3;a=b c\r\nabc\r\n0\r\n\r\n",
+      '3;a="open\r\nabc\r\n0\r\n\r\n',
+      '3;a="x"y\r\nabc\r\n0\r\n\r\n',
+      "3;a=b=c\r\nabc\r\n0\r\n\r\n",
+      "3;a(b)\r\nabc\r\n0\r\n\r\n",
+      "0;\r\n\r\n",
+    ]
+  ) refused(bad);
+});

@@ -30,6 +30,22 @@ const LENIENT: ChunkedOptions = { strict: false, maxTrailers: 65536, fail: (m) =
 /** Text bytes (HTAB, SP, VCHAR, obs-text). */
 const TEXT_RE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
+const QUOTED =
+  '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t\\x20-\\x7e\\x80-\\xff])*"';
+/** What may follow a chunk size on its line: RFC 9112 7.1.1 (strict), any text (lenient). */
+const STRICT_EXT = new RegExp(
+  `^(?:[ \\t]*;[ \\t]*${TOKEN}(?:[ \\t]*=[ \\t]*(?:${TOKEN}|${QUOTED}))?)*[ \\t]*$`,
+);
+const LENIENT_EXT = /^(?:[;\t ][\t\x20-\x7e\x80-\xff]*)?$/;
+
+/** Whether `ext` (after the size) is valid, or with `partial`, could still become valid. */
+function extOk(ext: string, strict: boolean, partial = false): boolean {
+  if (!strict) return LENIENT_EXT.test(ext);
+  // Whatever state an unfinished extension is in, one of these ends it.
+  return (partial ? ["", "a", '"', 'a"'] : [""]).some((end) => STRICT_EXT.test(ext + end));
+}
+
 type Outcome =
   | { kind: "done"; body: string; length: number }
   | { kind: "refused" }
@@ -63,10 +79,12 @@ function reference(s: string, strict: boolean, maxTrailers: number): Outcome {
     const l = line();
     if (l === false) return { kind: "refused" };
     if (l === null) {
-      return sizeLinePrefixOk(s.slice(start)) ? { kind: "incomplete" } : { kind: "refused" };
+      return sizeLinePrefixOk(s.slice(start), strict)
+        ? { kind: "incomplete" }
+        : { kind: "refused" };
     }
-    const m = /^([0-9a-fA-F]+)([;\t ][\t\x20-\x7e\x80-\xff]*)?$/.exec(l);
-    if (m === null || l.length > 4096) return { kind: "refused" };
+    const m = /^([0-9a-fA-F]+)(.*)$/.exec(l);
+    if (m === null || !extOk(m[2], strict) || l.length > 4096) return { kind: "refused" };
     if (m[1].replace(/^0+/, "").length > 13) return { kind: "refused" };
     const size = parseInt(m[1], 16);
     if (size === 0) break;
@@ -112,12 +130,13 @@ function reference(s: string, strict: boolean, maxTrailers: number): Outcome {
 }
 
 /** Whether an unfinished size line could still become a valid one. */
-function sizeLinePrefixOk(rest: string): boolean {
+function sizeLinePrefixOk(rest: string, strict: boolean): boolean {
   if (rest.length === 0) return true;
-  const text = rest.endsWith("\r") ? rest.slice(0, -1) : rest;
+  const cr = rest.endsWith("\r");
+  const text = cr ? rest.slice(0, -1) : rest;
   if (text.includes("\r") || text.includes("\n")) return false;
-  const m = /^([0-9a-fA-F]*)([;\t ][\t\x20-\x7e\x80-\xff]*)?$/.exec(text);
-  if (m === null || text.length > 4096) return false;
+  const m = /^([0-9a-fA-F]*)(.*)$/.exec(text);
+  if (m === null || !extOk(m[2], strict, !cr) || text.length > 4096) return false;
   if (m[1] === "" && text.length > 0) return false;
   if (m[1].replace(/^0+/, "").length > 13) return false;
   return !(rest.endsWith("\r") && text.length === 0);
@@ -159,9 +178,19 @@ function chunked(g: Gen, strict: boolean, binary = true): string {
     if (g.chance(0.2)) hex = hex.toUpperCase();
     if (g.chance(0.1)) hex = "00" + hex;
     s += hex;
-    if (g.chance(0.2)) {
+    if (g.chance(0.2) && !strict) {
       s += ";";
       for (let i = g.int(10); i > 0; i--) s += g.pick(EXT_CHARS);
+    } else if (g.chance(0.2)) {
+      // RFC 9112 7.1.1, with optional whitespace around ";" and "=".
+      const bws = () => g.pick(["", "", " ", "\t "]);
+      for (let n = 1 + g.int(2); n > 0; n--) {
+        s += bws() + ";" + bws() + g.token(6);
+        if (g.chance(0.6)) {
+          s += bws() + "=" + bws() +
+            (g.chance(0.5) ? g.token(6) : '"' + g.pick(["", "a b", 'x\\"y', "; =", "\x80"]) + '"');
+        }
+      }
     }
     s += eol();
     for (let i = 0; i < size; i++) s += String.fromCharCode(binary ? g.int(256) : 0x61 + g.int(26));

@@ -1,15 +1,18 @@
 /**
  * The one decoder of chunked bodies (RFC 9112 7.1), for both directions: the front reads a
- * client's request body with it in strict mode (CRLF line ends only, trailers checked byte by
- * byte, 16 KiB of them), the HTTP/1 client reads a member's response body in lenient mode (a
- * bare LF also ends a line, as RFC 9112 2.2 lets a recipient accept; 64 KiB of trailers). Hex
- * sizes without sign, prefix or overflow and extensions made of text bytes are required in
- * both; extensions are skipped and trailers dropped. It never allocates while decoding and
- * throws what its user's `fail` makes, so each side keeps its own error type.
+ * client's request body with it in strict mode (CRLF line ends only, extensions as RFC 9112
+ * 7.1.1 writes them, trailers checked byte by byte, 16 KiB of them), the HTTP/1 client reads a
+ * member's response body in lenient mode (a bare LF also ends a line, as RFC 9112 2.2 lets a
+ * recipient accept; extensions of any text bytes; 64 KiB of trailers). Hex sizes without sign,
+ * prefix or overflow are required in both; extensions are skipped and trailers dropped. It never
+ * allocates while decoding and throws what its user's `fail` makes, so each side keeps its own
+ * error type.
  */
 
+import { TCHAR } from "./parse_head.ts";
+
 const S_SIZE = 0; // hex digits of a chunk size
-const S_EXT = 1; // after the size: BWS and extensions up to the line end
+const S_EXT = 1; // lenient: after the size, BWS and extensions (text bytes) up to the line end
 const S_SIZE_LF = 2; // CR seen after the size line
 const S_DATA = 3;
 const S_DATA_CR = 4; // the CRLF after chunk data
@@ -20,6 +23,15 @@ const S_TRAILER_LENIENT = 8; // inside a trailer line, lenient mode
 const S_TRAILER_LF = 9; // CR seen at the end of a trailer line (strict mode)
 const S_FINAL_LF = 10;
 const S_DONE = 11;
+// Strict extensions: *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted-string ) ] ) [BWS].
+const S_X_BWS = 12; // after the size or a value: BWS, then ";" or the line end
+const S_X_NAME_START = 13; // after ";": BWS, then a name
+const S_X_NAME = 14;
+const S_X_AFTER_NAME = 15; // BWS after a name: "=", ";" or the line end
+const S_X_VALUE_START = 16; // after "=": BWS, then a token or a quoted string
+const S_X_TOKEN = 17;
+const S_X_QUOTED = 18;
+const S_X_QUOTED_ESCAPE = 19;
 
 /** Longest accepted chunk-size line, extensions included. */
 const MAX_SIZE_LINE = 4096;
@@ -28,6 +40,11 @@ const MAX_DIGITS = 13;
 
 const CR = 0x0d;
 const LF = 0x0a;
+const SP = 0x20;
+const HTAB = 0x09;
+const SEMI = 0x3b;
+const EQUALS = 0x3d;
+const DQUOTE = 0x22;
 
 function hexValue(c: number): number {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
@@ -39,6 +56,9 @@ function hexValue(c: number): number {
 /** 1 for bytes allowed in chunk extensions and strict trailer lines: HTAB, SP, VCHAR, obs-text. */
 const TEXT = new Uint8Array(256);
 for (let c = 0; c < 256; c++) TEXT[c] = c === 0x09 || (c >= 0x20 && c !== 0x7f) ? 1 : 0;
+/** 1 for qdtext (RFC 9110 5.6.4): TEXT less `"` and `\`. */
+const QDTEXT = new Uint8Array(256);
+for (let c = 0; c < 256; c++) QDTEXT[c] = TEXT[c] === 1 && c !== 0x22 && c !== 0x5c ? 1 : 0;
 
 /** How a `ChunkedDecoder` reads, and what it throws. */
 export interface ChunkedOptions {
@@ -120,7 +140,7 @@ export class ChunkedDecoder {
             break;
           }
           if (this.#lineBytes === 0) throw this.#fail("invalid chunk size");
-          if (c === 0x3b || c === 0x20 || c === 0x09) this.#state = S_EXT;
+          if (c === SEMI || c === SP || c === HTAB) this.#state = this.#strict ? S_X_BWS : S_EXT;
           else if (c === CR) {
             this.#state = S_SIZE_LF;
             pos++;
@@ -135,6 +155,18 @@ export class ChunkedDecoder {
             break;
           } else if (TEXT[c] !== 1) throw this.#fail("invalid chunk extension");
           else if (++this.#lineBytes > MAX_SIZE_LINE) throw this.#fail("chunk size line too long");
+          pos++;
+          break;
+        case S_X_BWS:
+        case S_X_NAME_START:
+        case S_X_NAME:
+        case S_X_AFTER_NAME:
+        case S_X_VALUE_START:
+        case S_X_TOKEN:
+        case S_X_QUOTED:
+        case S_X_QUOTED_ESCAPE:
+          if (++this.#lineBytes > MAX_SIZE_LINE) throw this.#fail("chunk size line too long");
+          this.#state = this.#extension(c);
           pos++;
           break;
         case S_SIZE_LF:
@@ -203,6 +235,50 @@ export class ChunkedDecoder {
       }
     }
     return pos;
+  }
+
+  /** The strict extension state after byte `c`; throws on a byte the grammar has no room for. */
+  #extension(c: number): number {
+    const blank = c === SP || c === HTAB;
+    switch (this.#state) {
+      case S_X_BWS:
+        if (blank) return S_X_BWS;
+        if (c === SEMI) return S_X_NAME_START;
+        if (c === CR) return S_SIZE_LF;
+        break;
+      case S_X_NAME_START:
+        if (blank) return S_X_NAME_START;
+        if (TCHAR[c] === 1) return S_X_NAME;
+        break;
+      case S_X_NAME:
+      case S_X_AFTER_NAME:
+        if (TCHAR[c] === 1 && this.#state === S_X_NAME) return S_X_NAME;
+        if (blank) return S_X_AFTER_NAME;
+        if (c === EQUALS) return S_X_VALUE_START;
+        if (c === SEMI) return S_X_NAME_START;
+        if (c === CR) return S_SIZE_LF;
+        break;
+      case S_X_VALUE_START:
+        if (blank) return S_X_VALUE_START;
+        if (TCHAR[c] === 1) return S_X_TOKEN;
+        if (c === DQUOTE) return S_X_QUOTED;
+        break;
+      case S_X_TOKEN:
+        if (TCHAR[c] === 1) return S_X_TOKEN;
+        if (blank) return S_X_BWS;
+        if (c === SEMI) return S_X_NAME_START;
+        if (c === CR) return S_SIZE_LF;
+        break;
+      case S_X_QUOTED:
+        if (c === DQUOTE) return S_X_BWS;
+        if (c === 0x5c) return S_X_QUOTED_ESCAPE;
+        if (QDTEXT[c] === 1) return S_X_QUOTED;
+        break;
+      case S_X_QUOTED_ESCAPE:
+        if (TEXT[c] === 1) return S_X_QUOTED;
+        break;
+    }
+    throw this.#fail(c === CR ? "unterminated chunk extension" : "invalid chunk extension");
   }
 
   #trailersTooLarge(): Error {
