@@ -3,7 +3,7 @@
  * instance: the instance is seen `warming` while it prepares its generation, a reload that
  * `scalwsd check` would refuse changes nothing, a hung (stopped) active instance fails liveness
  * and is restarted, the unenforced cgroup limits are said in the log, and the host limits
- * (`max_instances`, `min_free_ram`) bound scaling.
+ * (`max_instances`, `min_free_ram`) bound scaling; the PressureScore components are exported.
  */
 import assert from "node:assert/strict";
 import { startFakeDns } from "../src/discovery/_dns_test_server.ts";
@@ -131,6 +131,19 @@ tcp_migrate_req: leave
         /^wait: 1 instances, 2 wanted; free RAM \d+ MiB is below min_free_ram 1048576000 MiB$/,
       );
       assert.equal(s.instances.filter((i) => i.wanted && i.state !== "stopped").length, 1);
+
+      // Every PressureScore component is exported (ADR-0034): GET /metrics on the control socket.
+      const metrics = await waitUntil(async () => {
+        using client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
+        const text = await (await fetch("http://localhost/metrics", { client })).text();
+        return /^scalws_controller_pressure\{component="cpu_lag"\} /m.test(text) ? text : undefined;
+      }, { what: "pressure metrics", timeoutMs: 10_000, intervalMs: 200 });
+      assert.match(metrics, /^scalws_controller_instances\{state="active"\} 1$/m);
+      assert.match(metrics, /^scalws_controller_desired_instances 2$/m);
+      assert.match(
+        metrics,
+        /^scalws_controller_instance_pressure\{instance="web-0",component="score"\} /m,
+      );
     } finally {
       await ctl.stopAll(socket, dir.path);
     }

@@ -4,7 +4,7 @@
  * serving instance, stop. Errors are `{"error": "..."}`.
  */
 import { Hono } from "hono";
-import { log } from "../observe/mod.ts";
+import { EXPOSITION_CONTENT_TYPE, log } from "../observe/mod.ts";
 import { hitRatio, type Result, RESULTS } from "../cache/mod.ts";
 import { ControlError } from "./control_error.ts";
 import { BODY_TOO_LARGE, MAX_MEMBERS_BODY } from "../config/mod.ts";
@@ -12,6 +12,8 @@ import { BODY_TOO_LARGE, MAX_MEMBERS_BODY } from "../config/mod.ts";
 /** What the API drives; `Controller` implements it. */
 export interface ControlTarget {
   status(): Promise<Record<string, unknown>>;
+  /** The controller's own metrics in the Prometheus text format. */
+  metricsText(): string;
   reload(): Promise<{ generation: number; previous: number; warnings: string[] }>;
   rollback(): Promise<{ generation: number; previous: number }>;
   scale(n: number): Promise<{ desired: number; previous: number }>;
@@ -41,6 +43,11 @@ export function createControlApp(target: ControlTarget, onStop: () => void): Hon
   const app = new Hono();
 
   app.get("/v1/status", async (c) => c.json(await target.status()));
+
+  app.get("/metrics", () =>
+    new Response(target.metricsText(), {
+      headers: { "content-type": EXPOSITION_CONTENT_TYPE },
+    }));
 
   app.post("/v1/reload", async (c) => {
     const r = await target.reload();

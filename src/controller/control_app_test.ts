@@ -12,6 +12,7 @@ function cacheView(objects: number, bytes: number, requests: Record<string, numb
 function fake(calls: string[]): ControlTarget {
   return {
     status: () => Promise.resolve({ controller: { desired: 2 } }),
+    metricsText: () => "scalws_controller_desired_instances 2\n",
     reload: () => {
       calls.push("reload");
       return Promise.resolve({ generation: 3, previous: 2, warnings: [] });

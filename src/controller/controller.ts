@@ -40,6 +40,7 @@ import {
   restoreState,
 } from "./state_files.ts";
 import { type ControllerStatus, statusView } from "./status_view.ts";
+import { ControllerMetrics } from "./controller_metrics.ts";
 
 /** How instances are started on this host. */
 export interface ControllerDeps {
@@ -65,6 +66,7 @@ export class Controller {
   private readonly slots: Slots;
   private readonly stateFile: ControllerStateFile;
   private readonly evaluator: Evaluator;
+  private readonly metrics: ControllerMetrics;
   private readonly lock = new Lock();
   /** Member lists of api pools; changes and pushes to instances run one at a time. */
   private readonly members: MemberSync;
@@ -86,6 +88,13 @@ export class Controller {
     this.configGenerations = new ConfigGenerationStore(cfg.state_dir, deps.preflight);
     this.stateFile = new ControllerStateFile(cfg.state_dir);
     this.evaluator = new Evaluator(cfg);
+    this.metrics = new ControllerMetrics(() => ({
+      desired: this.state.desired,
+      configGeneration: this.state.configGeneration,
+      autoscaling: this.state.autoscaling,
+      states: [...this.slots].map((s) => s.rec.state),
+      lastEvaluation: this.evaluator.last,
+    }));
     this.members = new MemberSync({ stateDir: cfg.state_dir, now });
     this.slots = new Slots({
       cfg,
@@ -377,6 +386,7 @@ export class Controller {
       now: this.now(),
     });
     log("info", "evaluation", evaluation);
+    this.metrics.evaluated(evaluation);
     if (d.action !== "None") {
       await this.setState({ desired: d.target });
       log("info", "autoscaled", {
@@ -538,6 +548,11 @@ export class Controller {
       }
     }));
     return answers.filter((a) => a !== null);
+  }
+
+  /** `GET /metrics` on the control socket: the controller's own metrics (Prometheus text). */
+  metricsText(): string {
+    return this.metrics.render();
   }
 
   /** Every instance and generation, the desired count and the last evaluation. */
