@@ -134,6 +134,14 @@ export function createAdminApp(
   );
 
   app.post("/v1/reload", async (c) => {
+    // Under the controller an instance serves the generation it was started on (ADR-0035):
+    // reloads are rolled by the controller, as SIGHUP is ignored.
+    if (server.controllerSocket !== undefined) {
+      const error =
+        `reloads are rolled by the controller: POST /v1/reload on its control socket ${server.controllerSocket}`;
+      audit(c.get("caller"), "reload", server.file, "refused 409", { error });
+      return c.json({ error }, 409);
+    }
     const r = await server.reload();
     if (r.ok) {
       audit(c.get("caller"), "reload", server.file, "ok", { generation: r.generationId });

@@ -104,6 +104,19 @@ tcp_migrate_req: leave
       assert.match(errors[0], /upstreams\.sec\.tls\.ca_file: cannot read/);
       assert.deepEqual([...Deno.readDirSync(generations)].map((e) => e.name).sort(), before);
       assert.equal(await Deno.readTextFile(`${dir.path}/state/controller.json`), saved);
+      // An instance serves the generation it was started on: its own reload is refused.
+      const own = await unixFetch(
+        `${dir.path}/state/sockets/web-0.sock`,
+        "/v1/reload",
+        { method: "POST" },
+      );
+      assert.deepEqual(own, {
+        status: 409,
+        json: {
+          error:
+            `reloads are rolled by the controller: POST /v1/reload on its control socket ${socket}`,
+        },
+      });
 
       // A stopped process answers nothing and would keep taking connections: killed, restarted.
       Deno.kill(first.pid, "SIGSTOP");
