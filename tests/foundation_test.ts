@@ -120,6 +120,19 @@ Deno.test("dot segments and double slashes are normalised before routing and nev
   assert.match(await send("/api/%2e%2e/x"), /^HTTP\/1\.1 200/);
 });
 
+Deno.test("percent-encoded unreserved characters are decoded before routing; %2F is not", async () => {
+  await using s = await startScalwsd(BASE);
+  const port = Number(new URL(s.url).port);
+  const send = (path: string) =>
+    raw(port, `GET ${path} HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n\r\n`);
+  // A member decodes /%61pi as /api: the route of /api must be the one that answers.
+  assert.match(await send("/%61pi"), /^HTTP\/1\.1 201/);
+  assert.match(await send("/%61%70%69/%76%32"), /^HTTP\/1\.1 202/);
+  assert.match(await send("/api/%76%32/x"), /^HTTP\/1\.1 202/);
+  // An encoded slash is data, not a separator: no route of /api/v2 for it.
+  assert.match(await send("/api%2Fv2"), /^HTTP\/1\.1 200/);
+});
+
 Deno.test("the admin socket answers readyz and metrics with mode 0600", async () => {
   await using s = await startScalwsd(BASE);
   const sock = s.adminSocket;

@@ -3,6 +3,8 @@
  * Each checker returns an error message, or undefined when the text is fine.
  */
 
+import { decodeUnreserved } from "../base/mod.ts";
+
 /**
  * Pool, tenant, application and listener names: 1 to 63 characters of `a-z`, `0-9`, `_` and
  * `-`, starting with a letter or a digit (`^[a-z0-9][a-z0-9_-]{0,62}$`). They appear in
@@ -64,8 +66,8 @@ export function domainError(domain: string): string | undefined {
 const PATH_CHARS = /^[\x21-\x7e]*$/;
 
 /**
- * Normalises a route path: it must start with `/`; repeated slashes collapse to one and a
- * trailing slash is removed (except for `/` itself). `.` and `..` segments, `?`, `#`,
+ * Normalises a route path: it must start with `/`; percent-encoded unreserved characters are
+ * decoded, repeated slashes collapse to one and a trailing slash is removed (except for `/`). `.` and `..` segments, `?`, `#`,
  * spaces and control characters are refused. Returns the path or an error message.
  */
 export function normaliseRoutePath(path: string): { path?: string; error?: string } {
@@ -73,7 +75,8 @@ export function normaliseRoutePath(path: string): { path?: string; error?: strin
   if (!PATH_CHARS.test(path) || path.includes("?") || path.includes("#")) {
     return { error: `invalid path "${path}": no spaces, "?" or "#" allowed` };
   }
-  const segments = path.split("/").filter((s) => s !== "");
+  // As requests are: percent-encoded unreserved characters decoded (`/%7Eu` is `/~u`).
+  const segments = decodeUnreserved(path).split("/").filter((s) => s !== "");
   if (segments.some((s) => s === "." || s === "..")) {
     return { error: `invalid path "${path}": "." and ".." segments are not allowed` };
   }

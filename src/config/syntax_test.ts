@@ -66,6 +66,11 @@ Deno.test("normaliseRoutePath collapses slashes, drops the trailing one, refuses
   assert.deepEqual(normaliseRoutePath("/api/"), { path: "/api" });
   assert.deepEqual(normaliseRoutePath("/a//b///c/"), { path: "/a/b/c" });
   assert.deepEqual(normaliseRoutePath("/a.b/..c"), { path: "/a.b/..c" });
+  // As requests are normalised: unreserved characters decoded, %2F kept.
+  assert.deepEqual(normaliseRoutePath("/%7Euser/%61%2Fb"), { path: "/~user/a%2Fb" });
+  assert.deepEqual(normaliseRoutePath("/a/%2e%2e/b"), {
+    error: 'invalid path "/a/%2e%2e/b": "." and ".." segments are not allowed',
+  });
   assert.deepEqual(normaliseRoutePath("api"), { error: 'invalid path "api": must start with "/"' });
   assert.deepEqual(normaliseRoutePath("/a/../b"), {
     error: 'invalid path "/a/../b": "." and ".." segments are not allowed',

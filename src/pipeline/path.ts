@@ -1,8 +1,11 @@
 /**
- * Path normalisation before routing: `.` and `..` segments (also percent-encoded) are resolved,
+ * Path normalisation before routing: percent-encoded unreserved characters are decoded
+ * (`/%61dmin` is `/admin`, RFC 3986 6.2.2.2; `%2F` stays), `.` and `..` segments are resolved,
  * empty segments (`//`) collapse, and nothing climbs above `/`. The common case, a path with no
  * dot segment and no double slash, is returned as is without allocating.
  */
+
+import { decodeUnreserved } from "../base/mod.ts";
 
 function needsWork(p: string): boolean {
   if (p.charCodeAt(0) !== 47) return true;
@@ -27,7 +30,7 @@ function isDotDot(seg: string): boolean {
 /** The normalised form of a request path (without query). Always starts with `/`. */
 export function normalizePath(path: string): string {
   if (!needsWork(path)) return path;
-  const parts = path.split("/");
+  const parts = decodeUnreserved(path).split("/");
   const out: string[] = [];
   for (let i = 0; i < parts.length; i++) {
     const seg = parts[i];

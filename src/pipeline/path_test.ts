@@ -22,3 +22,16 @@ Deno.test("normalizePath resolves dot segments and double slashes", () => {
   ];
   for (const [input, want] of cases) assert.equal(normalizePath(input), want, input);
 });
+
+Deno.test("normalizePath decodes percent-encoded unreserved characters, not %2F", () => {
+  const cases: [string, string][] = [
+    ["/%61dmin/x", "/admin/x"],
+    ["/%41PI", "/API"],
+    ["/%7Euser/%2e%2e/admin", "/admin"],
+    ["/admin%2Fx", "/admin%2Fx"],
+    ["/public/..%2fadmin", "/public/..%2fadmin"],
+    ["/a%20b", "/a%20b"],
+    ["/%2561dmin", "/%2561dmin"],
+  ];
+  for (const [input, want] of cases) assert.equal(normalizePath(input), want, input);
+});
