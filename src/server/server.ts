@@ -75,6 +75,24 @@ export interface ServerOptions {
   >;
 }
 
+/** `server` keys read only at start: the admin and metrics listeners, the affinity key, the log. */
+const START_ONLY = ["admin", "metrics", "affinity_key_file", "access_log"] as const;
+
+function startOnlyValues(c: Config): Map<string, string> {
+  return new Map(START_ONLY.map((k) => [k, JSON.stringify(c.server[k] ?? null)]));
+}
+
+/**
+ * One warning per start-only setting that `next` sets otherwise than the running process
+ * started with: a reload does not apply it, and says so until a restart does.
+ */
+function startOnlyWarnings(started: ReadonlyMap<string, string>, next: Config): string[] {
+  const now = startOnlyValues(next);
+  return START_ONLY.filter((k) => started.has(k) && started.get(k) !== now.get(k)).map((k) =>
+    `server.${k}: read only at start: the running process keeps its value until scalwsd restarts`
+  );
+}
+
 /**
  * What a listener is kept by across reloads: its address, or for port 0 (any free port, where
  * several listeners may share the address text) its name too.
@@ -115,6 +133,8 @@ export class Server {
   private tracer: Tracer | undefined;
   /** Tracers replaced by a reload, closing 5 s later (or at shutdown). */
   private readonly retiredTracers = new Map<Tracer, ReturnType<typeof setTimeout>>();
+  /** The start-only settings as the process started with them (`startOnlyWarnings`). */
+  private startOnly: ReadonlyMap<string, string> = new Map();
   /** Addresses actually bound, by listener name (port 0 resolved). */
   readonly bound = new Map<string, Deno.NetAddr>();
   /** HTTP-01 challenges answered on plain listeners for `tls.acme` orders. */
@@ -173,6 +193,7 @@ export class Server {
       ? AffinityKey.fromFile(c.server.affinity_key_file)
       : new AffinityKey();
     const s = new Server(file, key, options);
+    s.startOnly = startOnlyValues(c);
     s.state = "warming";
     s.accessLog = new AccessLog(options.accessLog ?? c.server.access_log);
     for (const w of [...loaded.warnings, ...await storedListWarnings(c)]) {
@@ -476,7 +497,11 @@ export class Server {
         log("error", "reload_failed", { file: this.file, errors });
         return { ok: false, errors };
       }
-      const warnings = [...loaded.warnings, ...await storedListWarnings(loaded.config)];
+      const warnings = [
+        ...loaded.warnings,
+        ...await storedListWarnings(loaded.config),
+        ...startOnlyWarnings(this.startOnly, loaded.config),
+      ];
       for (const w of warnings) {
         log("warn", "config_warning", { file: this.file, warning: w });
       }
