@@ -1,7 +1,7 @@
 /**
  * The admin API's listeners: the admin socket or port and the unauthenticated metrics listener,
- * opened from the configuration (or the controller's per-instance overrides) and replaced on
- * reload. The API itself is `app.ts`.
+ * opened at start from the configuration (or the controller's per-instance overrides); a reload
+ * does not change them (it warns when the file does). The API itself is `app.ts`.
  *
  * @module
  */
