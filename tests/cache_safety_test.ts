@@ -15,6 +15,7 @@ import {
   scriptedMember,
   sleep,
   startScalwsd,
+  tempDir,
   waitUntil,
 } from "./_support/mod.ts";
 
@@ -219,4 +220,59 @@ Deno.test("the key is the client's URL: routes that rewrite to one member path k
   assert.deepEqual(await r.json(), { purged: 1 });
   assert.match((await get(s.url + "/api/x", h)).headers.get("cache-status")!, /fwd=uri-miss/);
   assert.equal(m.count, 3);
+});
+
+Deno.test("routes told apart by headers or the query share URLs, each with its own entries (memory and disk)", async () => {
+  for (const disk of [false, true]) {
+    await using dir = await tempDir();
+    await using m = scriptedMember((req) => ({
+      body: `member ${new URL(req.url).pathname}`,
+      headers: { "cache-control": "max-age=600" },
+    }));
+    const own = (body: string) => ({
+      type: "respond",
+      body,
+      headers: { "cache-control": "max-age=600" },
+    });
+    await using s = await startScalwsd(cachedApp(m, {}, {
+      server: disk ? { cache: { path: `${dir.path}/cache` } } : undefined,
+      app: {
+        routes: [
+          { path: "/c", headers: { "X-Version": "2" }, runtime: own("version 2") },
+          { path: "/c", runtime: own("plain") },
+          { path: "/q", query: { beta: "1" }, cache: { ignore_query: true }, runtime: own("beta") },
+          { path: "/q", cache: { ignore_query: true } },
+        ],
+      },
+    }));
+    const v2 = { host: "a.test", "x-version": "2" };
+    const plain = { host: "a.test" };
+    const texts = async (steps: [string, Record<string, string>][]) => {
+      const out: string[] = [];
+      for (const [path, h] of steps) out.push((await get(s.url + path, h)).text);
+      return out;
+    };
+    const what = disk ? "disk" : "memory";
+    assert.deepEqual(
+      await texts([["/c", v2], ["/c", plain], ["/c", v2], ["/c", plain]]),
+      ["version 2", "plain", "version 2", "plain"],
+      what,
+    );
+    assert.deepEqual(await texts([["/c/x", v2], ["/c/x", plain]]), ["version 2", "plain"], what);
+    // ignore_query: /q?beta=1 and /q?beta=2 are one key, and two routes.
+    assert.deepEqual(
+      await texts([["/q?beta=1", plain], ["/q?beta=2", plain], ["/q?beta=1", plain]]),
+      ["beta", "member /q", "beta"],
+      what,
+    );
+    const hit = await get(s.url + "/c", v2);
+    assert.match(hit.headers.get("cache-status")!, /hit/, what);
+    // A purge of the URL removes every route's entry.
+    const r = await adminFetch(s.adminSocket, "/v1/cache/purge", {
+      method: "POST",
+      body: JSON.stringify({ host: "a.test", path: "/c" }),
+    });
+    assert.ok((await r.json()).purged >= 2, what);
+    assert.match((await get(s.url + "/c", v2)).headers.get("cache-status")!, /fwd=uri-miss/);
+  }
 });

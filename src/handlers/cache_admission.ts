@@ -22,6 +22,7 @@ import type { Answer } from "../front/mod.ts";
 import type { Exchange, RequestFields } from "../pipeline/mod.ts";
 import { HOP_BY_HOP } from "../wire/mod.ts";
 import { fieldsOf } from "./cache_answers.ts";
+import { ROUTE_FIELD, RouteFields } from "./cache_route.ts";
 
 /** Response fields never stored (hop-by-hop, per-response, or written by Deno.serve). */
 const NOT_STORED = new Set([
@@ -53,6 +54,8 @@ export interface StoreRules {
   readonly owner: string;
   /** `server.cache.heuristic_max` in seconds (0: off). */
   readonly heuristicMax?: number;
+  /** The route's tag (`cache_route.ts`): its entries select on `ROUTE_FIELD`; null: none. */
+  readonly route?: string | null;
 }
 
 /** When a request went to the member and when its answer came (clock ms). */
@@ -144,6 +147,8 @@ export function makeEntry(rules: StoreRules, ex: Exchange, a: Admission, body: B
   withMemberDate(headers, ex.memberDate);
   const names = [...a.vary];
   for (const k of rules.config.key_headers) if (!names.includes(k)) names.push(k);
+  const route = rules.route ?? null;
+  if (route !== null) names.push(ROUTE_FIELD);
   const cc = a.cc;
   return new Entry({
     status: a.status,
@@ -162,7 +167,10 @@ export function makeEntry(rules: StoreRules, ex: Exchange, a: Admission, body: B
     etag: a.headers.get("etag"),
     lastModified: a.headers.get("last-modified"),
     selectNames: names,
-    selectValues: varyValues(names, ex.req.headers),
+    selectValues: varyValues(
+      names,
+      route === null ? ex.req.headers : new RouteFields(ex.req.headers, route),
+    ),
     owner: rules.owner,
   });
 }

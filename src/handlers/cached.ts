@@ -60,6 +60,12 @@ import {
 } from "./cache_answers.ts";
 import { Fill, Rest } from "./cache_fill.ts";
 import { hitAnswer } from "./cache_hit.ts";
+import { RouteFields } from "./cache_route.ts";
+
+/** Request field lookup (what variant selection reads). */
+interface HeaderGet {
+  get(name: string): string | null;
+}
 
 /** A request's `Pragma: no-cache` without `Cache-Control` (RFC 9111 5.4). */
 const PRAGMA_NO_CACHE = parseCacheControl("no-cache");
@@ -86,13 +92,18 @@ export interface CachedOptions {
    * longer than this is taken over (its holder crashed or hangs).
    */
   readonly fillTimeout?: number;
+  /**
+   * The route's tag when the application's routes share URLs (`cache_route.ts`): its entries
+   * are selected only by its own requests. Absent: entries are the URL's, whatever the route.
+   */
+  readonly route?: string;
 }
 
 /** Access log values of a result served from an entry read from the disk tier. */
 const DISK_RESULTS = RESULTS.map((r) => `${r}-disk`);
 
 /** The entry under `key` whose Vary and `key_headers` selection matches `h`, newest first. */
-function select(variants: readonly Entry[] | undefined, h: RequestFields): Entry | null {
+function select(variants: readonly Entry[] | undefined, h: HeaderGet): Entry | null {
   if (variants === undefined) return null;
   for (let i = variants.length - 1; i >= 0; i--) {
     const e = variants[i];
@@ -140,9 +151,11 @@ export class CachedHandler implements Handler {
   private readonly websocket: boolean;
   private readonly rules: StoreRules;
   private readonly fillTimeout: number;
+  private readonly route: string | null;
 
   constructor(o: CachedOptions) {
     this.fillTimeout = o.fillTimeout ?? 60_000;
+    this.route = o.route ?? null;
     this.inner = o.inner;
     this.cache = o.cache;
     this.cfg = o.config;
@@ -153,6 +166,7 @@ export class CachedHandler implements Handler {
       swrCap: Math.floor(o.config.stale_while_revalidate / 1000),
       sieCap: Math.floor(o.config.stale_if_error / 1000),
       owner: o.owner,
+      route: this.route,
       get heuristicMax() {
         return o.cache.heuristicMax;
       },
@@ -194,6 +208,11 @@ export class CachedHandler implements Handler {
     );
   }
 
+  /** The request fields that select a variant: with the route's tag when it has one. */
+  private fields(ex: Exchange): HeaderGet {
+    return this.route === null ? ex.req.headers : new RouteFields(ex.req.headers, this.route);
+  }
+
   handle(ex: Exchange): Answer | Promise<Answer> {
     const a = this.lookup(ex);
     // Answers from the store are synchronous and carry no cookie; the wrapped handler's are not.
@@ -207,6 +226,7 @@ export class CachedHandler implements Handler {
       return this.bypass(ex, method);
     }
     const key = this.key(ex);
+    const sel = this.fields(ex);
     const ccv = h.get("cache-control");
     const rcc = ccv !== null
       ? parseCacheControl(ccv)
@@ -214,17 +234,17 @@ export class CachedHandler implements Handler {
       ? PRAGMA_NO_CACHE
       : NO_CACHE_CONTROL;
     const variants = this.cache.store.variants(key);
-    let e = select(variants, h);
+    let e = select(variants, sel);
     let disk = false;
     const tier = this.cache.disk;
-    if (tier !== null && e !== null && e.onDisk && !tier.holds(key, h, e, Date.now())) {
+    if (tier !== null && e !== null && e.onDisk && !tier.holds(key, sel, e, Date.now())) {
       // Purged, invalidated or replaced by another process of the host since it was stored.
       this.cache.store.remove(e);
       e = null;
     }
     if (tier !== null && (e === null || currentAge(e, this.cache.clock.now()) >= e.lifetime)) {
       // Not in memory, or stale there: the disk may hold what another process stored since.
-      const d = tier.read(key, h);
+      const d = tier.read(key, sel);
       if (d !== null) {
         if (e === null || d.responseTime > e.responseTime) {
           e = this.promote(key, d);
@@ -446,7 +466,7 @@ export class CachedHandler implements Handler {
     let lock = disk.lockFill(key, this.fillTimeout);
     while (lock === null) {
       await disk.waitFill(key, this.fillTimeout, end - Date.now());
-      let e = disk.read(key, ex.req.headers);
+      let e = disk.read(key, this.fields(ex));
       if (e !== null) {
         const age = currentAge(e, clock.now());
         if (!(e.responseTime < since && (e.lifetime - age <= 0 || e.noCache))) {
@@ -473,7 +493,7 @@ export class CachedHandler implements Handler {
     const clock = this.cache.clock;
     const since = clock.now();
     await this.cache.collapser.wait(key, this.cache.collapseWait);
-    const e = select(this.cache.store.variants(key), ex.req.headers);
+    const e = select(this.cache.store.variants(key), this.fields(ex));
     if (e === null) return null;
     const age = currentAge(e, clock.now());
     if (e.responseTime < since && (e.lifetime - age <= 0 || e.noCache)) return null;

@@ -9,6 +9,7 @@
  */
 
 export { CachedHandler } from "./cached.ts";
+export { routesShareUrls, routeTag } from "./cache_route.ts";
 export { PhpHandler } from "./php.ts";
 export { AddressProxyHandler } from "./proxy_address.ts";
 export { BackendsHandler } from "./proxy_backends.ts";

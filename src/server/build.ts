@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { CacheConfig, Config, RuntimeConfig } from "../config/mod.ts";
+import type { CacheConfig, Config, RouteConfig, RuntimeConfig } from "../config/mod.ts";
 import { type Cache, CacheCounters } from "../cache/mod.ts";
 import {
   AddressProxyHandler,
@@ -16,6 +16,8 @@ import {
   PhpHandler,
   PoolProxyHandler,
   RespondHandler,
+  routesShareUrls,
+  routeTag,
   StaticHandler,
 } from "../handlers/mod.ts";
 import type { ConnPool } from "../http1/mod.ts";
@@ -177,10 +179,13 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
       let counters: CacheCounters | undefined;
       const owner = cacheOwner(tenant.name, app.name);
       // A route's `cache` replaces its application's; `false` turns it off there.
+      // Routes told apart by headers or the query share URLs: each keeps its own entries.
+      const shared = routesShareUrls(app);
       const cached = (
         h: Handler,
         c: CacheConfig | false | undefined,
         rt: RuntimeConfig,
+        route: RouteConfig | null,
       ): Handler => {
         if (!c || deps.cache === undefined) return h;
         counters ??= new CacheCounters(tenant.name, app.name, deps.metrics.cacheRequests);
@@ -192,17 +197,18 @@ export function buildGeneration(cfg: Config, id: number, deps: BuildDeps): Gener
           owner,
           websocket: "websocket" in rt && rt.websocket === true,
           ...("response_timeout" in rt ? { fillTimeout: rt.response_timeout } : {}),
+          ...(shared ? { route: routeTag(route) } : {}),
         });
       };
       const appRaw = make(app.runtime, appMax, appPoolName(tenant.name, app.name));
-      const appHandler = cached(appRaw, app.cache, app.runtime);
+      const appHandler = cached(appRaw, app.cache, app.runtime, null);
       const routes = app.routes.map((r, i) => {
         const maxBody = r.max_body ?? appMax;
         // A route that names no runtime of its own shares the application's handler.
         const raw = r.runtime === app.runtime && maxBody === appMax
           ? appRaw
           : make(r.runtime, maxBody, appPoolName(tenant.name, app.name, i));
-        const handler = cached(raw, r.cache ?? app.cache, r.runtime);
+        const handler = cached(raw, r.cache ?? app.cache, r.runtime, r);
         const list = r.inherit ? [...app.policies, ...r.policies] : r.policies;
         return { ...r, value: entry(handler, maxBody, compiler.compile(list), r.path) };
       });
