@@ -42,7 +42,7 @@ function portOf(url: string): number {
   return Number(new URL(url).port);
 }
 
-Deno.test("limits: URI length (414) and header count and size (431); Deno's own head limit is 400", async () => {
+Deno.test("limits: URI length (414) and header count and size (431), past the front's own limits too", async () => {
   await using m = bodyMember("m");
   await using s = await startScalwsd(
     config({ max_uri_length: 64, max_header_count: 10, max_header_size: "1KiB" }, m),
@@ -74,9 +74,34 @@ Deno.test("limits: URI length (414) and header count and size (431); Deno's own 
     await c.close();
   }
 
+  // Over what the front reads at all (128 field lines, 64 KiB of head): 431, or 414 for the
+  // request line; the connection closes.
   const hundreds: Record<string, string> = {};
   for (let i = 0; i < 200; i++) hundreds[`x-h${i}`] = "v";
-  assert.equal((await get("/", hundreds)).status, 400, "over Deno's 128 header lines");
+  const over = await get("/", hundreds);
+  assert.deepEqual([over.status, over.text], [431, "Request Header Fields Too Large\n"]);
+  assert.equal((await get("/", { "x-big": "v".repeat(70_000) })).status, 431);
+  assert.equal((await get("/" + "a".repeat(70_000))).status, 414);
+});
+
+Deno.test("limits: with the defaults, 129 header fields or 64 KiB of them get 431, a 70 KiB target 414", async () => {
+  await using m = bodyMember("m");
+  await using s = await startScalwsd(config({}, m));
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    request(s.url + path, { headers: { host: "a.test", ...headers } });
+  const fields = (n: number) => {
+    const h: Record<string, string> = {};
+    for (let i = 0; i < n; i++) h[`x-h${i}`] = "v";
+    return h;
+  };
+  // host and connection come with every request.
+  assert.equal((await get("/", fields(126))).status, 200);
+  assert.equal((await get("/", fields(127))).status, 431);
+  assert.equal((await get("/", { "x-big": "v".repeat(60_000) })).status, 200);
+  assert.equal((await get("/", { "x-big": "v".repeat(66_000) })).status, 431);
+  assert.equal((await get("/" + "a".repeat(8000))).status, 200);
+  assert.equal((await get("/" + "a".repeat(9000))).status, 414);
+  assert.equal((await get("/" + "a".repeat(70_000))).status, 414);
 });
 
 Deno.test("limits: header_read_timeout closes a connection without a request head in time", async () => {

@@ -71,9 +71,19 @@ type HalfClosable = ClientSocket & { closeWrite?: () => Promise<void> };
 
 const encoder = new TextEncoder();
 const CONTINUE = encoder.encode("HTTP/1.1 100 Continue\r\n\r\n");
-const BAD_REQUEST = encoder.encode(
-  "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n" +
-    "content-length: 12\r\nconnection: close\r\n\r\nBad Request\n",
+/** The refusals of a head the front will not read, by status; the connection closes. */
+const REFUSALS = new Map(
+  [
+    [400, "Bad Request"],
+    [414, "URI Too Long"],
+    [431, "Request Header Fields Too Large"],
+  ].map(([status, text]) => [
+    status as number,
+    encoder.encode(
+      `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\n` +
+        `content-length: ${(text as string).length + 1}\r\nconnection: close\r\n\r\n${text}\n`,
+    ),
+  ]),
 );
 
 function ignore(): void {}
@@ -228,7 +238,7 @@ export class FrontConnection implements BodyInput {
       const found = this.start < this.end ? findHeadEnd(this.buf, scan, this.end) : ~this.start;
       if (found < 0) {
         scan = ~found;
-        if (this.end - this.start >= MAX_HEAD) return this.refuse();
+        if (this.end - this.start >= MAX_HEAD) return this.refuse(this.oversize());
         const before = this.start;
         if (!(await this.fill())) return;
         // Half-closed while idle: nothing more can be answered.
@@ -236,12 +246,12 @@ export class FrontConnection implements BodyInput {
         scan -= before - this.start;
         continue;
       }
-      if (found - this.start > MAX_HEAD) return this.refuse();
+      if (found - this.start > MAX_HEAD) return this.refuse(this.oversize());
       let head: RequestHead;
       try {
         head = parseRequestHead(this.buf, this.start, found, new RequestHead());
       } catch (err) {
-        if (err instanceof HeadError) return this.refuse();
+        if (err instanceof HeadError) return this.refuse(err.status);
         throw err;
       }
       this.start = found;
@@ -318,9 +328,18 @@ export class FrontConnection implements BodyInput {
     }
   }
 
-  private async refuse(): Promise<void> {
+  /**
+   * A head over the front's `MAX_HEAD`: 414 when its request line alone is (the target is
+   * longer than any `max_uri_length`), else 431 (the header fields are).
+   */
+  private oversize(): number {
+    const lf = this.buf.subarray(this.start, this.end).indexOf(0x0a);
+    return lf < 0 || lf >= MAX_HEAD ? 414 : 431;
+  }
+
+  private async refuse(status = 400): Promise<void> {
     try {
-      await writeAll(this.conn, BAD_REQUEST);
+      await writeAll(this.conn, REFUSALS.get(status) ?? REFUSALS.get(400)!);
     } catch {
       ignore();
     }

@@ -148,7 +148,7 @@ Deno.test("front: chunked bodies (trailers dropped), 100-continue, empty lines b
   assert.match(out, /POST \/e \[ok\]$/);
 });
 
-Deno.test("front: framing tricks get 400 and the connection closes, nothing reaches the handler", async () => {
+Deno.test("front: framing tricks get 400, oversize heads 414 or 431; the connection closes, nothing reaches the handler", async () => {
   for (
     const bad of [
       "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -156,11 +156,29 @@ Deno.test("front: framing tricks get 400 and the connection closes, nothing reac
       "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
       "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\nConnection: upgrade\r\n\r\n",
       "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
-      "GET /" + "a".repeat(70_000) + " HTTP/1.1\r\n\r\n",
     ]
   ) {
     const { out, handler } = await talk([bad]);
     assert.match(out, /^HTTP\/1\.1 400 Bad Request\r\n/, JSON.stringify(bad.slice(0, 60)));
+    assert.match(out, /connection: close\r\n/);
+    assert.deepEqual(handler.seen, []);
+  }
+  // Past what the front reads: a request line over 64 KiB is 414, more field lines 431.
+  for (
+    const [bad, status] of [
+      ["GET /" + "a".repeat(70_000) + " HTTP/1.1\r\n\r\n", "414 URI Too Long"],
+      [
+        "GET / HTTP/1.1\r\n" + "X: v\r\n".repeat(129) + "\r\n",
+        "431 Request Header Fields Too Large",
+      ],
+      [
+        "GET / HTTP/1.1\r\nX: " + "v".repeat(70_000) + "\r\n\r\n",
+        "431 Request Header Fields Too Large",
+      ],
+    ] as const
+  ) {
+    const { out, handler } = await talk([bad]);
+    assert.ok(out.startsWith(`HTTP/1.1 ${status}\r\n`), out.slice(0, 60));
     assert.match(out, /connection: close\r\n/);
     assert.deepEqual(handler.seen, []);
   }

@@ -41,9 +41,15 @@ const SP = 0x20;
 const TARGET = new Uint8Array(256);
 for (let c = 0; c < 256; c++) TARGET[c] = c > 0x20 && c < 0x7f ? 1 : 0;
 
-/** Why a head was refused; always answered with 400 and a close. */
+/**
+ * Why a head was refused; answered with `status` (400, or 431 for more field lines than the
+ * front reads) and a close.
+ */
 export class HeadError extends Error {
   override name = "HeadError";
+  constructor(message: string, readonly status = 400) {
+    super(message);
+  }
 }
 
 /** A parsed request head and the framing it declares. */
@@ -223,7 +229,7 @@ function fieldError(code: number): HeadError {
     case FIELD_BLANK_CR:
       return new HeadError("bare CR in the head");
     case FIELD_TOO_MANY:
-      return new HeadError("too many field lines");
+      return new HeadError("too many field lines", 431);
     default:
       return new HeadError("invalid byte in a field value");
   }
