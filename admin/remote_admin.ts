@@ -95,12 +95,18 @@ export class RemoteAdmin {
       res.end(JSON.stringify({ error: "a client certificate signed by client_ca is required" }));
       return;
     }
+    // Read before the body: a body cut short below leaves the request without its socket.
+    const who = subjectOf(req);
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BODY) break;
-      chunks.push(chunk as Buffer);
+    // A declared length over the cap is answered (413) without reading the body.
+    const declared = Number(req.headers["content-length"]);
+    if (!(declared > MAX_BODY)) {
+      for await (const chunk of req) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_BODY) break;
+        chunks.push(chunk as Buffer);
+      }
     }
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) {
@@ -115,7 +121,7 @@ export class RemoteAdmin {
       headers,
       body,
     });
-    const response = await this.fetch(request, subjectOf(req));
+    const response = await this.fetch(request, who);
     res.statusCode = response.status;
     response.headers.forEach((v, k) => res.setHeader(k, v));
     res.end(Buffer.from(await response.arrayBuffer()));

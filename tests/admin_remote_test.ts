@@ -142,3 +142,55 @@ Deno.test("the remote admin listener logs why it refused a client certificate (X
   assert.match(line.reason, /X\.509 v3/);
   assert.equal(line.sni, "localhost");
 });
+
+Deno.test("the remote admin listener answers a member PUT over 2 MiB with 413, declared or chunked", async () => {
+  await using pki = await startPki();
+  const { cert, key } = await pki.issue("server", ["localhost", "127.0.0.1"]);
+  const { cert: ccert, key: ckey } = await pki.issue("client", ["ops"], { clientAuth: true });
+  await using s = await startScalwsd(scalwsYaml({
+    server: {
+      admin: {
+        ...ADMIN_SOCKET,
+        remote: { address: "127.0.0.1:0", tls: { cert, key, client_ca: pki.caFile } },
+      },
+    },
+    upstreams: { dyn: { members_from: "api", members: [{ address: "127.0.0.1:9" }] } },
+    apps: [app(respond("a"))],
+  }));
+  const port = s.admin.bound.get("remote")!.port;
+  const c = {
+    ca: pki.ca,
+    cert: await Deno.readTextFile(ccert),
+    key: await Deno.readTextFile(ckey),
+  };
+  const big = '{"members": [' + " ".repeat(3 * 1024 * 1024) + "]}";
+  const declared = await httpsGet(port, "/v1/upstreams/dyn", { ...c, method: "PUT", body: big });
+  assert.deepEqual([declared.status, JSON.parse(declared.body)], [413, {
+    error: "body is larger than 2097152 bytes",
+  }]);
+  // Without a length: node sends the pieces chunked.
+  const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = https.request({
+      hostname: "127.0.0.1",
+      port,
+      path: "/v1/upstreams/dyn",
+      method: "PUT",
+      ...c,
+      servername: "localhost",
+      agent: false,
+    }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => body += d);
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    for (let i = 0; i < 48; i++) req.write(" ".repeat(64 * 1024));
+    req.end();
+  });
+  assert.deepEqual([chunked.status, JSON.parse(chunked.body)], [413, {
+    error: "body is larger than 2097152 bytes",
+  }]);
+  const pool = JSON.parse((await httpsGet(port, "/v1/upstreams/dyn", c)).body);
+  assert.deepEqual(pool.members.map((m: { address: string }) => m.address), ["127.0.0.1:9"]);
+});
