@@ -130,6 +130,8 @@ Deno.test("compress: the access log's bytes are the compressed body's, whole or 
     const streamed = await get("/stream", "br");
     assert.equal(streamed.headers.get("content-encoding"), "br");
     const plain = await get("/plain", "identity");
+    assert.equal(plain.headers.get("content-encoding"), null);
+    assert.equal(plain.bytes.length, TEXT.length);
     const missing = await get("/missing", "gzip");
     assert.equal(missing.text, page);
     const sizes = [whole.bytes.length, streamed.bytes.length, TEXT.length, page.length];
