@@ -17,6 +17,7 @@ import {
 } from "../src/config/mod.ts";
 import { Hono } from "hono";
 import type { Context } from "hono";
+import { allowedMethods, methodNotAllowed } from "../src/base/mod.ts";
 import { EXPOSITION_CONTENT_TYPE, log } from "../src/observe/mod.ts";
 import { parsePurge, type PurgeTarget } from "../src/cache/mod.ts";
 import { normalizePath } from "../src/pipeline/mod.ts";
@@ -197,31 +198,16 @@ export function createAdminApp(
 
   app.notFound((c) => {
     // A known path asked with another method: 405 naming the methods it takes.
-    const allowed = allowedMethods(app, c.req.path);
+    const allowed = allowedMethods(app.routes, c.req.path);
     if (allowed.length === 0) return c.json({ error: "not found" }, 404);
-    const allow = allowed.join(", ");
-    const use = allowed.length === 1
-      ? allowed[0]
-      : `${allowed.slice(0, -1).join(", ")} or ${allowed[allowed.length - 1]}`;
-    c.header("allow", allow);
-    return c.json({ error: `${c.req.method} is not allowed on ${c.req.path}; use ${use}` }, 405);
+    c.header("allow", allowed.join(", "));
+    return c.json({ error: methodNotAllowed(c.req.method, c.req.path, allowed) }, 405);
   });
   app.onError((err, c) => {
     log("error", "admin_failed", { error: String(err) });
     return c.json({ error: "internal error" }, 500);
   });
   return app;
-}
-
-/** The methods `app` serves `path` with (its routes, not its `*` middleware), GET before PUT. */
-function allowedMethods(app: Hono<Env>, path: string): string[] {
-  const methods = new Set<string>();
-  for (const r of app.routes) {
-    if (r.path.includes("*") || r.method === "ALL") continue;
-    const pattern = "^" + r.path.replace(/[.]/g, "\\.").replace(/:[a-z_]+/g, "[^/]+") + "$";
-    if (new RegExp(pattern).test(path)) methods.add(r.method);
-  }
-  return ["GET", "HEAD", "POST", "PUT", "DELETE"].filter((m) => methods.has(m));
 }
 
 /** `POST /v1/cache/purge`: removes what the body names; answers `{"purged": N}`. */

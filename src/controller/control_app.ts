@@ -8,6 +8,7 @@ import { EXPOSITION_CONTENT_TYPE, log } from "../observe/mod.ts";
 import { hitRatio, type Result, RESULTS } from "../cache/mod.ts";
 import { ControlError } from "./control_error.ts";
 import { BODY_TOO_LARGE, MAX_MEMBERS_BODY } from "../config/mod.ts";
+import { allowedMethods, methodNotAllowed } from "../base/mod.ts";
 
 /** What the API drives; `Controller` implements it. */
 export interface ControlTarget {
@@ -169,7 +170,13 @@ export function createControlApp(target: ControlTarget, onStop: () => void): Hon
     return c.json({ stopping: true }, 202);
   });
 
-  app.notFound((c) => c.json({ error: "not found" }, 404));
+  app.notFound((c) => {
+    // A known path asked with another method: 405 naming the methods it takes, as instances do.
+    const allowed = allowedMethods(app.routes, c.req.path);
+    if (allowed.length === 0) return c.json({ error: "not found" }, 404);
+    c.header("allow", allowed.join(", "));
+    return c.json({ error: methodNotAllowed(c.req.method, c.req.path, allowed) }, 405);
+  });
   app.onError((err, c) => {
     if (err instanceof ControlError) {
       audit(c.req.path, `refused ${err.status}`, { error: err.message });

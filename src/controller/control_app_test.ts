@@ -114,6 +114,14 @@ Deno.test("control API: refusals carry their status and message", async () => {
       error: "no previous generation to roll back to",
     }]);
     assert.equal((await app.request("/v1/nope")).status, 404);
+    // A known path with another method: 405 naming the ones it takes, as an instance answers.
+    const get = await app.request("/v1/reload");
+    assert.equal(get.status, 405);
+    assert.equal(get.headers.get("allow"), "POST");
+    assert.deepEqual(await get.json(), { error: "GET is not allowed on /v1/reload; use POST" });
+    const del = await app.request("/v1/upstreams/api", { method: "DELETE" });
+    assert.equal(del.headers.get("allow"), "GET, PUT");
+    assert.equal((await app.request("/v1/autoscaling/enable")).headers.get("allow"), "POST");
   });
 });
 
