@@ -70,3 +70,33 @@ Deno.test("error_pages: missing and oversized files and bad statuses are configu
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("error_pages on a cached route: a member's error answer stays the member's when served from the cache", async () => {
+  await using m = startMember("m", (req) => {
+    const p = new URL(req.url).pathname;
+    const headers = { "cache-control": "max-age=600" };
+    if (p === "/missing") return new Response("member 404", { status: 404, headers });
+    return new Response("fine", { headers });
+  });
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/404.html`, "<h1>not here</h1>");
+  await using s = await startScalwsd(oneApp(
+    `{type: proxy, upstream: "http://${m.address}"}`,
+    `        cache: {}
+        policies: [{error_pages: {404: "${dir}/404.html"}}]
+        routes:
+          - path: /own
+            runtime: {type: respond, status: 404, body: own, headers: {Cache-Control: "max-age=600"}}`,
+  ));
+  await Deno.remove(dir, { recursive: true });
+  const get = async (path: string) => {
+    const r = await request(`${s.url}${path}`, { headers: HOST });
+    return `${r.status} ${r.text} ${/hit/.test(r.headers.get("cache-status") ?? "")}`;
+  };
+  // Without intercept the member's page passes, from the member and from the store alike.
+  assert.equal(await get("/missing"), "404 member 404 false");
+  assert.equal(await get("/missing"), "404 member 404 true");
+  // scalwsd's own error gets the page both times.
+  assert.equal(await get("/own"), "404 <h1>not here</h1> false");
+  assert.equal(await get("/own"), "404 <h1>not here</h1> true");
+});

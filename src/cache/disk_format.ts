@@ -118,6 +118,7 @@ export function encodeAnswer(key: string, e: Entry): Uint8Array<ArrayBuffer> {
     selectNames: e.selectNames,
     selectValues: e.selectValues,
     owner: e.owner,
+    ...(e.own ? { own: true } : {}),
   };
   return frame(KIND_ANSWER, meta, e.body);
 }
@@ -219,6 +220,7 @@ export function entryOf(m: AnswerMeta, body: Bytes): Entry {
     selectNames: m.selectNames,
     selectValues: m.selectValues,
     owner: m.owner,
+    own: m.own === true,
   });
 }
 

@@ -34,6 +34,11 @@ export interface EntryInit extends AgeBasis {
   readonly selectValues: readonly (string | null)[];
   /** `tenant/app` that stored it (reloads drop the entries of applications without cache). */
   readonly owner: string;
+  /**
+   * scalwsd made the answer itself (not a member): its hits are scalwsd's own answers too, for
+   * `error_pages`. Default false.
+   */
+  readonly own?: boolean;
 }
 
 export class Entry implements AgeBasis {
@@ -55,6 +60,7 @@ export class Entry implements AgeBasis {
   readonly selectNames: readonly string[];
   readonly selectValues: readonly (string | null)[];
   readonly owner: string;
+  readonly own: boolean;
   /** Bytes charged to the store's budget. */
   size = 0;
   /** The key this entry is stored under (set by the store). */
@@ -95,6 +101,7 @@ export class Entry implements AgeBasis {
     this.selectNames = init.selectNames;
     this.selectValues = init.selectValues;
     this.owner = init.owner;
+    this.own = init.own ?? false;
   }
 
   /** Bytes of the head and the selection, for the budget. */

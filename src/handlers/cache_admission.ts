@@ -172,6 +172,7 @@ export function makeEntry(rules: StoreRules, ex: Exchange, a: Admission, body: B
       route === null ? ex.req.headers : new RouteFields(ex.req.headers, route),
     ),
     owner: rules.owner,
+    own: !ex.fromMember,
   });
 }
 

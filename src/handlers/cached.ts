@@ -311,6 +311,9 @@ export class CachedHandler implements Handler {
   ): Answer {
     this.cache.store.touch(e);
     this.count(ex, result, disk);
+    // A member's answer from the store is still a member's (`error_pages` without `intercept`
+    // leaves it alone, as it did when it came from the member).
+    if (!e.own && !ex.fromMember) ex.memberAnswered(null);
     if (result !== REVALIDATED) (disk ? this.cache.hitsDisk : this.cache.hitsMemory).value++;
     const tier = this.cache.disk;
     if (e.lent === null || tier === null) return hitAnswer(ex, e, age, status);
