@@ -11,6 +11,7 @@ import {
   startMember,
   startScalwsd,
   tempDir,
+  waitUntil,
 } from "./_support/mod.ts";
 
 async function hasPromtool(): Promise<boolean> {
@@ -152,4 +153,50 @@ Deno.test("a stale kept-alive connection is resent once and counted in scalws_up
   assert.equal((await get(s.url + "/", { host: "a.test" })).text, "ok");
   const m = await (await adminFetch(s.adminSocket, "/metrics")).text();
   assert.match(m, /scalws_upstream_retries_total\{tenant="acme",app="www",protocol="http1"\} 1/);
+});
+
+Deno.test("a failed attempt is logged as proxy_failed with its phase, member and what followed", async () => {
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const refused = `127.0.0.1:${(closed.addr as Deno.NetAddr).port}`;
+  closed.close();
+  await using bad = rawServer(async (conn) => {
+    await conn.read(new Uint8Array(4096));
+    const path = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!";
+    await conn.write(new TextEncoder().encode(path));
+    conn.close();
+  });
+  await using cut = rawServer(async (conn) => {
+    await conn.read(new Uint8Array(4096));
+    await conn.write(
+      new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort"),
+    );
+    conn.close();
+  });
+  await using s = await startScalwsd(scalwsYaml({
+    upstreams: { p: { members: members(refused, bad), retries: 1, balance: "failover" } },
+    tenants: acme(proxy("p"), {
+      routes: [
+        { path: "/one", runtime: { type: "proxy", upstream: `http://${bad.address}` } },
+        { path: "/cut", runtime: { type: "proxy", upstream: `http://${cut.address}` } },
+      ],
+    }),
+  }));
+  // The pool: refused on the first member, retried on the second, which answers malformed.
+  assert.equal((await get(s.url + "/", { host: "a.test" })).status, 502);
+  assert.equal((await get(s.url + "/one", { host: "a.test" })).status, 502);
+  await get(s.url + "/cut", { host: "a.test" }).catch(() => {});
+  const failed = () =>
+    s.logs.map((l) => JSON.parse(l)).filter((l) => l.event === "proxy_failed").map((l) => {
+      const { time: _t, error, ...rest } = l;
+      assert.equal(typeof error, "string");
+      return rest;
+    });
+  await waitUntil(() => failed().length === 4, { what: "four proxy_failed lines" });
+  const base = { level: "warn", event: "proxy_failed", tenant: "acme", app: "www" };
+  assert.deepEqual(failed(), [
+    { ...base, pool: "p", member: refused, phase: "connect", kind: "refused", retry: true },
+    { ...base, pool: "p", member: bad.address, phase: "head", kind: "malformed", retry: false },
+    { ...base, pool: "-", member: bad.address, phase: "head", kind: "malformed", retry: false },
+    { ...base, pool: "-", member: cut.address, phase: "body", kind: "malformed", retry: false },
+  ]);
 });

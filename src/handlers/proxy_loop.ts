@@ -24,6 +24,7 @@ import { failureKind } from "../upstream/mod.ts";
 import { AttemptSpan } from "./attempt_span.ts";
 import type { Exchange } from "../pipeline/mod.ts";
 import { plain } from "../base/mod.ts";
+import { log } from "../observe/mod.ts";
 import type { PreparedBody } from "./proxy_body.ts";
 import {
   type AttemptTarget,
@@ -80,8 +81,15 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
   /** `cancelled`: the client stopped reading the body, which says nothing about the member. */
   protected abstract ended(ok: boolean, cancelled: boolean): void;
 
-  bodyFinished(ok: boolean, bytes: number, cancelled = false, surplus = false): void {
+  bodyFinished(
+    ok: boolean,
+    bytes: number,
+    cancelled = false,
+    surplus = false,
+    error?: unknown,
+  ): void {
     this.ended(ok, cancelled);
+    if (!ok && !cancelled) logFailure(this, "body", error, false);
     if (this.trace !== null) this.trace.bodyEnded(!ok && !cancelled);
     // Bytes past the answer's end: a lying Content-Length, never cached.
     if (surplus) this.ex.memberOverran();
@@ -93,6 +101,25 @@ export abstract class Attempt implements SendOptions, FinishListener, AttemptTar
   release(): void {
     this.ended(true, false);
   }
+}
+
+/**
+ * Logs a failed attempt as `proxy_failed`: the application, the pool (`-` for a single
+ * address), the member, the phase it failed in (`connect`, `write`, `head`, `body`), the kind
+ * and message of the failure, and whether another member gets the request (`retry`).
+ */
+function logFailure(a: Attempt, phase: string, err: unknown, retry: boolean): void {
+  const ex = a.ex;
+  log("warn", "proxy_failed", {
+    tenant: ex.stats.tenant,
+    app: ex.stats.app,
+    pool: a.poolName || "-",
+    member: a.address.canonical,
+    phase,
+    kind: err instanceof UpstreamError ? err.kind : "error",
+    error: err instanceof Error ? err.message : String(err ?? "the response body broke"),
+    retry,
+  });
 }
 
 /**
@@ -133,6 +160,7 @@ export async function proxyLoop(first: Attempt): Promise<Answer> {
       }
       status = errorStatus(err);
       const again = a.failed(err);
+      logFailure(a, err.phase, err, again);
       if (trace !== null) {
         why = failureKind(err);
         if (again) trace.retry(why);

@@ -269,8 +269,9 @@ export class BodySource implements UnderlyingDefaultSource<Bytes>, BodyReader {
       this.#done = true;
       this.#giveBack(false);
       this.#pool.release(this.#conn, false);
-      this.#listener?.bodyFinished(false, this.#bytes);
-      throw ioError("body", err, true, false, "reading the response body");
+      const failure = ioError("body", err, true, false, "reading the response body");
+      this.#listener?.bodyFinished(false, this.#bytes, false, false, failure);
+      throw failure;
     } finally {
       this.#reading = false;
     }

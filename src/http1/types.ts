@@ -91,9 +91,16 @@ export interface FinishListener {
    * `cancelled` tells the last case apart (the client went away, not the member). `bytes`
    * counts decoded body bytes delivered. `surplus`: the member had sent bytes past the end of
    * the answer (a Content-Length shorter than the body), so the answer must not be cached.
+   * `error`: why a body broke (an `UpstreamError` of phase `body`), when it did.
    * Never called when `send` itself rejects.
    */
-  bodyFinished(ok: boolean, bytes: number, cancelled?: boolean, surplus?: boolean): void;
+  bodyFinished(
+    ok: boolean,
+    bytes: number,
+    cancelled?: boolean,
+    surplus?: boolean,
+    error?: unknown,
+  ): void;
 }
 
 /** Per-attempt settings of `send`. One object may serve many requests. */
