@@ -94,7 +94,9 @@ export class ClientConn {
   hop: Hop<ClientConn> | null = null;
   /**
    * Accepted by a direct TLS listener's public socket (tls_direct.ts): Deno keeps the socket
-   * open while a handshake waits for the client, even once closed, so `close` shuts it down.
+   * open while a handshake waits for the client, even once closed, and cannot end an HTTP/2
+   * connection whose graceful shutdown waits for a PING the client does not answer; `close`
+   * shuts such a socket down.
    */
   direct = false;
   server: ServedConnection | null = null;
@@ -209,7 +211,11 @@ export class ClientConn {
     if (server !== null) {
       // Deno cannot cancel a connection once its graceful shutdown began: the TLS relay can.
       if (goingAway && this.hop !== null) this.hop.cut();
-      else server.kill();
+      else {
+        server.kill();
+        // Nor on a direct listener, where no relay can cut it: its socket is shut down.
+        if (goingAway && this.direct) cutSocket(this.port, this.peer, this.peerPort);
+      }
       return;
     }
     try {
