@@ -428,8 +428,22 @@ export class Server {
         await l.server.shutdown();
       }
     }
+    // Listeners bound by `openListeners` are serving already: recorded before anything below
+    // can fail, so that a drain closes them.
+    for (const cfg of wanted) {
+      const k = listenerKey(cfg);
+      const server = opened.get(k);
+      if (server === undefined) continue;
+      this.listeners.set(k, { cfg, server });
+      this.bound.set(cfg.name, server.addr);
+      log("info", "listening", {
+        listener: cfg.name,
+        address: `${server.addr.hostname}:${server.addr.port}`,
+      });
+    }
     for (const [index, cfg] of wanted.entries()) {
       const k = listenerKey(cfg);
+      if (opened.has(k)) continue;
       const have = this.listeners.get(k);
       if (have) {
         // New certificates or a switch between plain and TLS rebind the same port.
@@ -439,8 +453,11 @@ export class Server {
         continue;
       }
       // Under the controller every instance binds the same address (needs --unstable-net).
-      const server = opened.get(k) ??
-        this.newListener(cfg, index, this.config.server.listener_mode === "reuseport");
+      const server = this.newListener(
+        cfg,
+        index,
+        this.config.server.listener_mode === "reuseport",
+      );
       this.listeners.set(k, { cfg, server });
       this.bound.set(cfg.name, server.addr);
       log("info", "listening", {
