@@ -233,3 +233,40 @@ Deno.test("heuristic freshness: 10% since Last-Modified, at most server.cache.he
     assert.equal(await ttlOf(s, "/gone"), "not stored");
   }
 });
+
+Deno.test("an Authorization that basic_auth checked and removed never reached the member: the answer is stored", async () => {
+  const dir = await Deno.makeTempDir();
+  // alice:secret (bcrypt, cost 4).
+  const hash = "$2y$04$L1GvW2z1f4ZBsKfl4oRQ9O3cwTGGQ0lBNvryeTH39nqoue371O2My";
+  await Deno.writeTextFile(`${dir}/users`, `alice:${hash}\n`);
+  const seen: (string | null)[] = [];
+  await using m = scriptedMember((req) => {
+    seen.push(req.headers.get("authorization"));
+    return { body: "members' area", headers: { "cache-control": "max-age=60" } };
+  });
+  await using s = await startScalwsd(cachedApp(m, {}, {
+    app: {
+      routes: [
+        { path: "/in", policies: [{ basic_auth: { users_file: `${dir}/users` } }] },
+        {
+          path: "/pass",
+          policies: [{ basic_auth: { users_file: `${dir}/users`, pass_credentials: true } }],
+        },
+      ],
+    },
+  }));
+  const alice = { host: "a.test", authorization: `Basic ${btoa("alice:secret")}` };
+  try {
+    for (const path of ["/in", "/in", "/pass", "/pass"]) {
+      const r = await get(s.url + path, alice);
+      assert.equal(r.status, 200, path);
+    }
+    assert.equal((await get(s.url + "/in", { host: "a.test" })).status, 401);
+    const hit = await get(s.url + "/in", alice);
+    assert.match(hit.headers.get("cache-status")!, /hit/);
+    // /in: stored once; /pass: the member got the credentials, so not stored (twice).
+    assert.deepEqual(seen, [null, alice.authorization, alice.authorization]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

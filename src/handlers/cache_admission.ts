@@ -91,7 +91,9 @@ export function admission(
 ): Admission | null {
   const { requestTime, responseTime } = times;
   const rh = fieldsOf(res);
-  const h = ex.req.headers;
+  // The request as the member got it: an `Authorization` that `basic_auth` checked and removed,
+  // or a header a `headers` policy removed, never reached the member's answer.
+  const h = ex.editedHeaders ?? ex.req.headers;
   let reflected: string[] | null = null;
   for (const name of UNKEYED_REFLECTED) {
     if (h.get(name) !== null) (reflected ??= []).push(name);
