@@ -11,7 +11,12 @@
  *
  *   deno task bench php-apps [--duration 10s] [--warmup 3s] [--connections 4,16,64]
  *                            [--apps wordpress,dokuwiki] [--repeat 1] [--keep] [--prof DIR]
- *                            [--v8-flags=--perf-basic-prof]
+ *                            [--v8-flags=--perf-basic-prof] [--baseline DIR]
+ *
+ * `--baseline DIR`: a second scalwsd from another checkout (`DIR/main.ts`, e.g. a worktree of
+ * the commit before a change) in front of the same pool, run in the same rounds in rotating
+ * order (server `base`): a change is judged against the build before and nginx in one run.
+ * Each round's line carries the one-minute load average when it ended.
  *
  * Needs root (WordPress's configuration goes to /etc/wordpress/config-NAME.php, removed at the
  * end), wrk, nginx, php-fpm, mariadb-server, wordpress, dokuwiki.
@@ -36,6 +41,7 @@ import {
   findExecutable,
   freePorts,
   Procs,
+  systemBusyTicks,
   waitReady,
 } from "./procs.ts";
 import { parseWrk, wrkTimeMs } from "./wrk_output.ts";
@@ -45,7 +51,7 @@ const WP_HOST = "wp.test";
 const WIKI_HOST = "wiki.test";
 const FPM_WORKERS = 4;
 
-type Server = "scalwsd" | "nginx";
+type Server = "scalwsd" | "nginx" | "base";
 type App = "wordpress" | "dokuwiki";
 
 const PAGES: Record<App, { host: string; path: string; marker: string }> = {
@@ -64,6 +70,8 @@ interface Options {
   prof: string | undefined;
   /** Passed to scalwsd's `deno run` as `--v8-flags=...` (e.g. `--perf-basic-prof` for perf). */
   v8Flags: string | undefined;
+  /** A checkout whose `main.ts` runs as a second scalwsd (`base`), or undefined. */
+  baseline: string | undefined;
 }
 
 function options(argv: string[]): Options {
@@ -78,6 +86,7 @@ function options(argv: string[]): Options {
       keep: { type: "boolean", default: false },
       prof: { type: "string" },
       "v8-flags": { type: "string" },
+      baseline: { type: "string" },
     },
   });
   const secs = (v: string) => Math.max(1, Math.round(wrkTimeMs(v) / 1000));
@@ -94,6 +103,7 @@ function options(argv: string[]): Options {
     keep: values.keep!,
     prof: values.prof,
     v8Flags: values["v8-flags"],
+    baseline: values.baseline,
   };
 }
 
@@ -180,6 +190,12 @@ interface Result {
   failed: number;
   waiting: number;
   cpuUsPerReq: number;
+  /** One-minute load average when the round ended. */
+  load: number;
+  /** PHP-FPM's workers' CPU per request (the same pool whichever server). */
+  fpmUsPerReq: number;
+  /** The machine's busy share of its cores during the round (1: all busy). */
+  busy: number;
 }
 
 async function text(url: string, host: string): Promise<{ status: number; body: string }> {
@@ -212,43 +228,59 @@ async function main(argv: string[]): Promise<number> {
       extra: `${wiki.fpmPool}\npm.status_path = /fpm-status\nlisten.backlog = 4096`,
     });
     cleanups.push(() => fpm.close());
-    const [ps, pn, pm] = freePorts(3);
-    const ports: Record<Server, number> = { scalwsd: ps, nginx: pn };
+    const [ps, pn, pm, pbs, pbm] = freePorts(5);
+    const servers: Server[] = opt.baseline === undefined
+      ? ["scalwsd", "nginx"]
+      : ["scalwsd", "base", "nginx"];
+    const ports: Record<Server, number> = { scalwsd: ps, nginx: pn, base: pbs };
+    const metricsPorts: Partial<Record<Server, number>> = opt.baseline === undefined
+      ? { scalwsd: pm }
+      : { scalwsd: pm, base: pbm };
     // status_path: scalwsd learns the pool's 4 workers and opens at most 4 connections.
-    const yaml = scalwsYaml({
-      server: {
-        listeners: [{ name: "http", address: `127.0.0.1:${ps}` }],
-        admin: undefined,
-        metrics: { address: `127.0.0.1:${pm}` },
-        // As nginx's `access_log off` beside it.
-        access_log: "off",
-      },
-      apps: [wordpressApp(wp, fpm.address, WP_HOST), dokuwikiApp(fpm.address, WIKI_HOST)].map(
-        (a) => ({ ...a, runtime: { ...a.runtime, status_path: "/fpm-status" } }),
-      ),
-    });
-    await Deno.writeTextFile(`${dir}/scalwsd.yaml`, yaml);
+    const yamlFor = (port: number, metrics: number) =>
+      scalwsYaml({
+        server: {
+          listeners: [{ name: "http", address: `127.0.0.1:${port}` }],
+          admin: undefined,
+          metrics: { address: `127.0.0.1:${metrics}` },
+          // As nginx's `access_log off` beside it.
+          access_log: "off",
+        },
+        apps: [wordpressApp(wp, fpm.address, WP_HOST), dokuwikiApp(fpm.address, WIKI_HOST)].map(
+          (a) => ({ ...a, runtime: { ...a.runtime, status_path: "/fpm-status" } }),
+        ),
+      });
+    await Deno.writeTextFile(`${dir}/scalwsd.yaml`, yamlFor(ps, pm));
+    await Deno.writeTextFile(`${dir}/base.yaml`, yamlFor(pbs, pbm));
     await Deno.mkdir(`${dir}/nginx-tmp`);
     await Deno.writeTextFile(
       `${dir}/nginx.conf`,
       nginxConf({ dir, port: pn, fpm: fpm.socket, wpConfig: wp.name, wpContent: wp.content }),
     );
-    const scalwsd = await procs.spawn(
-      "scalwsd",
-      Deno.execPath(),
-      [
-        "run",
-        "--allow-all",
-        "--unstable-net",
-        ...(opt.prof === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${opt.prof}`]),
-        ...(opt.v8Flags === undefined ? [] : [`--v8-flags=${opt.v8Flags}`]),
-        MAIN_TS,
-        "run",
-        "--config",
-        `${dir}/scalwsd.yaml`,
-      ],
-      `${dir}/scalwsd.log`,
-    );
+    const spawnScalwsd = (name: Server, main: string) =>
+      procs.spawn(
+        name,
+        Deno.execPath(),
+        [
+          "run",
+          "--allow-all",
+          "--unstable-net",
+          ...(opt.prof === undefined ? [] : [
+            "--cpu-prof",
+            `--cpu-prof-dir=${name === "scalwsd" ? opt.prof : `${opt.prof}/${name}`}`,
+          ]),
+          ...(opt.v8Flags === undefined ? [] : [`--v8-flags=${opt.v8Flags}`]),
+          main,
+          "run",
+          "--config",
+          `${dir}/${name}.yaml`,
+        ],
+        `${dir}/${name}.log`,
+      );
+    const scalwsd = await spawnScalwsd("scalwsd", MAIN_TS);
+    const base = opt.baseline === undefined
+      ? null
+      : await spawnScalwsd("base", `${opt.baseline}/main.ts`);
     const nginxMaster = await procs.spawn(
       "nginx",
       nginx,
@@ -258,10 +290,15 @@ async function main(argv: string[]): Promise<number> {
     const alive = (c: Deno.ChildProcess) => async () =>
       (await Promise.race([c.status, Promise.resolve(null)])) === null;
     await waitReady(`http://127.0.0.1:${pm}/livez`, 30_000, alive(scalwsd));
+    if (base !== null) await waitReady(`http://127.0.0.1:${pbm}/livez`, 30_000, alive(base));
     await new Promise((r) => setTimeout(r, 300));
     const workers = await childPids(nginxMaster.pid);
     if (workers.length !== 1) throw new Error(`nginx workers: ${workers.join(",")}`);
-    const pids: Record<Server, number> = { scalwsd: scalwsd.pid, nginx: workers[0] };
+    const pids: Record<Server, number> = {
+      scalwsd: scalwsd.pid,
+      nginx: workers[0],
+      base: base?.pid ?? -1,
+    };
 
     if (opt.apps.includes("wordpress")) {
       await installWordpress(`http://127.0.0.1:${ps}`, WP_HOST);
@@ -269,7 +306,7 @@ async function main(argv: string[]): Promise<number> {
     // Both servers answer each page, with the page's content.
     for (const app of opt.apps) {
       const p = PAGES[app];
-      for (const server of ["scalwsd", "nginx"] as const) {
+      for (const server of servers) {
         const r = await text(`http://127.0.0.1:${ports[server]}${p.path}`, p.host);
         if (r.status !== 200 || !r.body.includes(p.marker)) {
           throw new Error(`${app} on ${server}: ${r.status} ${r.body.slice(0, 300)}`);
@@ -286,11 +323,25 @@ async function main(argv: string[]): Promise<number> {
       return { queue: field("listen queue"), active: field("active processes") };
     };
     const fpmQueue = async () => (await fpmStatus()).queue;
-    const scalwsdQueue = async (): Promise<number> => {
-      const r = await text(`http://127.0.0.1:${pm}/metrics`, "metrics");
+    /** Requests waiting in scalwsd's queue (`server`'s, or every scalwsd's). */
+    const scalwsdQueue = async (server?: Server): Promise<number> => {
       let sum = 0;
-      for (const m of r.body.matchAll(/^scalws_fastcgi_queue_length\{[^}]*\} (\d+)/gm)) {
-        sum += Number(m[1]);
+      for (const [name, port] of Object.entries(metricsPorts)) {
+        if (server !== undefined && name !== server) continue;
+        const r = await text(`http://127.0.0.1:${port}/metrics`, "metrics");
+        for (const m of r.body.matchAll(/^scalws_fastcgi_queue_length\{[^}]*\} (\d+)/gm)) {
+          sum += Number(m[1]);
+        }
+      }
+      return sum;
+    };
+
+    /** CPU ticks of PHP-FPM's workers so far. */
+    const fpmTicks = async (): Promise<number> => {
+      let sum = 0;
+      for (const pid of await childPids(fpm.pid)) {
+        const t = await cpuTicks(pid);
+        if (t !== undefined) sum += t.user + t.system;
       }
       return sum;
     };
@@ -298,6 +349,9 @@ async function main(argv: string[]): Promise<number> {
     const run = async (app: App, c: number, server: Server, secs: number) => {
       const p = PAGES[app];
       const before = await cpuTicks(pids[server]);
+      const fpm0 = await fpmTicks();
+      const busy0 = await systemBusyTicks();
+      const t0 = performance.now();
       const out = await procs.output("wrk", wrk, [
         `-t${Math.min(2, c)}`,
         `-c${c}`,
@@ -310,11 +364,14 @@ async function main(argv: string[]): Promise<number> {
         `http://127.0.0.1:${ports[server]}${p.path}`,
       ]);
       const after = await cpuTicks(pids[server]);
+      const fpm1 = await fpmTicks();
+      const busy1 = await systemBusyTicks();
+      const wall = (performance.now() - t0) / 1000;
       // What is still queued once the load stopped and its connections closed (250 ms later).
       await new Promise((r) => setTimeout(r, 250));
       const [fq, sq] = await Promise.all([
         fpmQueue(),
-        server === "scalwsd" ? scalwsdQueue() : Promise.resolve(0),
+        server === "nginx" ? Promise.resolve(0) : scalwsdQueue(server),
       ]);
       if (out.code !== 0) throw new Error(`wrk: ${out.stderr}`);
       const w = parseWrk(out.stdout);
@@ -330,6 +387,11 @@ async function main(argv: string[]): Promise<number> {
         failed: w.non2xx + w.connectErrors + w.readErrors + w.writeErrors + w.timeouts,
         waiting: fq + sq,
         cpuUsPerReq: w.requests > 0 ? (ticks / hz) * 1e6 / w.requests : NaN,
+        load: Deno.loadavg()[0],
+        fpmUsPerReq: w.requests > 0 ? ((fpm1 - fpm0) / hz) * 1e6 / w.requests : NaN,
+        busy: busy0 === undefined || busy1 === undefined
+          ? NaN
+          : (busy1 - busy0) / hz / wall / navigator.hardwareConcurrency,
       } satisfies Result;
     };
 
@@ -367,8 +429,8 @@ async function main(argv: string[]): Promise<number> {
     for (const app of opt.apps) {
       for (const c of opt.connections) {
         for (let i = 0; i < opt.repeat; i++) {
-          // Alternating order, so that neither server always runs first.
-          const order: Server[] = i % 2 === 0 ? ["scalwsd", "nginx"] : ["nginx", "scalwsd"];
+          // Rotating order, so that no server always runs first.
+          const order: Server[] = servers.map((_, j) => servers[(i + j) % servers.length]);
           for (const server of order) {
             await settle();
             await run(app, c, server, opt.warmup);
@@ -377,7 +439,11 @@ async function main(argv: string[]): Promise<number> {
             results.push(r);
             console.log(
               `${app}-${c} ${server}: ${r.rps.toFixed(1)} req/s, p99 ${r.p99.toFixed(1)} ms, ` +
-                `${r.failed} failed, ${r.waiting} waiting, ${r.cpuUsPerReq.toFixed(0)} us CPU/req`,
+                `${r.failed} failed, ${r.waiting} waiting, ${
+                  r.cpuUsPerReq.toFixed(0)
+                } us CPU/req, ` +
+                `PHP ${r.fpmUsPerReq.toFixed(0)} us/req, busy ${(r.busy * 100).toFixed(0)}%, ` +
+                `load ${r.load.toFixed(1)}`,
             );
           }
         }
@@ -413,23 +479,28 @@ export function table(results: readonly Result[]): string {
     "| ------------ | ------------- | ----------- | ----- | ----------- | --------- | --------- | ---------- | ----------- | -------------- |",
   ];
   const keys = [...new Set(results.map((r) => `${r.app}-${r.connections}`))];
-  for (const key of keys) {
+  const rows = keys.flatMap((key) =>
+    results.some((r) => r.server === "base")
+      ? [[key, "scalwsd"], [key, "base"]]
+      : [[key, "scalwsd"]]
+  );
+  for (const [key, mine] of rows) {
     const of = (server: Server) =>
       results.filter((r) => `${r.app}-${r.connections}` === key && r.server === server);
-    const s = of("scalwsd");
+    const s = of(mine as Server);
     const n = of("nginx");
     const m = (rs: Result[], f: (r: Result) => number) => median(rs.map(f));
     const sr = m(s, (r) => r.rps), nr = m(n, (r) => r.rps);
     const sp = m(s, (r) => r.p99), np = m(n, (r) => r.p99);
     const sum = (rs: Result[], f: (r: Result) => number) => rs.reduce((a, r) => a + f(r), 0);
     lines.push(
-      `| ${key.padEnd(12)} | ${sr.toFixed(1).padStart(13)} | ${nr.toFixed(1).padStart(11)} | ${
-        (sr / nr).toFixed(2)
-      }  | ${sp.toFixed(1).padStart(8)} ms | ${np.toFixed(1).padStart(6)} ms | ${
-        (sp / np).toFixed(2).padStart(9)
-      } | ${`${sum(s, (r) => r.failed)}/${sum(n, (r) => r.failed)}`.padStart(10)} | ${
-        `${sum(s, (r) => r.waiting)}/${sum(n, (r) => r.waiting)}`.padStart(11)
-      } | ${
+      `| ${(mine === "base" ? `${key} base` : key).padEnd(12)} | ${sr.toFixed(1).padStart(13)} | ${
+        nr.toFixed(1).padStart(11)
+      } | ${(sr / nr).toFixed(2)}  | ${sp.toFixed(1).padStart(8)} ms | ${
+        np.toFixed(1).padStart(6)
+      } ms | ${(sp / np).toFixed(2).padStart(9)} | ${
+        `${sum(s, (r) => r.failed)}/${sum(n, (r) => r.failed)}`.padStart(10)
+      } | ${`${sum(s, (r) => r.waiting)}/${sum(n, (r) => r.waiting)}`.padStart(11)} | ${
         `${m(s, (r) => r.cpuUsPerReq).toFixed(0)}/${m(n, (r) => r.cpuUsPerReq).toFixed(0)}`
           .padStart(14)
       } |`,

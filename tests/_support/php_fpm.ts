@@ -27,6 +27,8 @@ export interface PhpFpm extends AsyncDisposable {
   /** `unix:` + the socket path, or `127.0.0.1:PORT`. */
   readonly address: string;
   readonly dir: string;
+  /** The master process (its children are the workers). */
+  readonly pid: number;
   close(): Promise<void>;
 }
 
@@ -101,5 +103,5 @@ export async function startPhpFpm(
     }
   }
   const address = port > 0 ? socket : `unix:${socket}`;
-  return { socket, address, dir, close, [Symbol.asyncDispose]: close };
+  return { socket, address, dir, pid: child.pid, close, [Symbol.asyncDispose]: close };
 }
