@@ -1,6 +1,7 @@
 /**
  * A raw FastCGI application for tests: reads requests record by record and answers with
- * whatever bytes a test scripts, including broken ones. Loopback Unix sockets only.
+ * whatever bytes a test scripts, including broken ones. A Unix socket, or with `tcp` a loopback
+ * TCP port.
  */
 
 import { decodeParams } from "./params.ts";
@@ -118,10 +119,12 @@ export function answer(text: string): Uint8Array {
   return concat([stdout(text), stdout(""), end()]);
 }
 
-/** A FastCGI application on a Unix socket in a fresh temporary directory. */
+/** A FastCGI application on a Unix socket in a fresh temporary directory, or on loopback TCP. */
 export class FakeFcgiServer {
   readonly dir: string;
   readonly path: string;
+  /** The TCP port (`tcp`), else 0. */
+  readonly port: number;
   readonly #listener: Deno.Listener;
   readonly #conns = new Set<Deno.Conn>();
   readonly #tasks = new Set<Promise<void>>();
@@ -135,10 +138,16 @@ export class FakeFcgiServer {
   }
 
   /** `onConn` serves one connection; the default answers each request with `respond`. */
-  constructor(onConn: (conn: Deno.Conn, server: FakeFcgiServer) => Promise<void>) {
+  constructor(
+    onConn: (conn: Deno.Conn, server: FakeFcgiServer) => Promise<void>,
+    opts: { tcp?: boolean } = {},
+  ) {
     this.dir = Deno.makeTempDirSync({ prefix: "scalwsd-fcgi-" });
     this.path = `${this.dir}/app.sock`;
-    this.#listener = Deno.listen({ transport: "unix", path: this.path });
+    this.#listener = opts.tcp
+      ? Deno.listen({ hostname: "127.0.0.1", port: 0 })
+      : Deno.listen({ transport: "unix", path: this.path });
+    this.port = opts.tcp ? (this.#listener.addr as Deno.NetAddr).port : 0;
     this.#loop = this.#accept(onConn);
   }
 

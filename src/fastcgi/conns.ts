@@ -20,6 +20,20 @@ import {
   watchdog,
 } from "../http1/mod.ts";
 import type { HistogramSeries, Metrics, Series } from "../observe/mod.ts";
+import { descriptor, forget, setLowWater } from "./low_water.ts";
+
+/**
+ * The low-water mark of a TCP connection to the FastCGI server (SO_RCVLOWAT): scalwsd is woken
+ * when this much of the answer waits, or when the server closes its side after END_REQUEST,
+ * not at every piece PHP writes. The size of the bodies read whole (`SMALL_BODY`).
+ */
+export const LOW_WATER = 262144;
+/**
+ * After this long without the answer, a connection's low-water mark goes back to one byte: a
+ * slow script's output is read as it comes, and a server that does not close its side after
+ * END_REQUEST (against the FastCGI specification) is read at this delay, not at the timeout.
+ */
+export const LOW_WATER_GRACE = 1000;
 
 /** Connections at once when neither `max_conns` nor PHP-FPM's status says otherwise. */
 export const DEFAULT_MAX_CONNS = 8;
@@ -194,6 +208,31 @@ export interface FcgiSeries {
   readonly goneRunning: Series;
 }
 
+/** A connection to a FastCGI server: its descriptor while its low-water mark is raised. */
+class FcgiConn extends Http1Conn {
+  /** The descriptor whose SO_RCVLOWAT is raised, or -1. */
+  fd = -1;
+  grace: LowWaterGrace | null = null;
+}
+
+/** Lowers a connection's mark `LOW_WATER_GRACE` after its connect (a slow script). */
+class LowWaterGrace implements Expirable {
+  expiresAt = 0;
+  constructor(readonly conn: FcgiConn) {}
+
+  expire(): void {
+    lowerWater(this.conn);
+  }
+}
+
+/** Back to waking at any byte (the descriptor is still the connection's: it is not closed). */
+function lowerWater(conn: FcgiConn): void {
+  if (conn.fd < 0 || conn.closed) return;
+  if (conn.grace !== null) watchdog.disarm(conn.grace);
+  setLowWater(conn.fd, 1);
+  conn.fd = -1;
+}
+
 function admitLate(w: Waiter): void {
   if (w.done) return;
   w.done = true;
@@ -225,12 +264,19 @@ export class FcgiConns extends ConnPool {
   readonly handoffs: number;
   /** Requests each connection carried, when more than one. */
   readonly #uses = new WeakMap<Http1Conn, number>();
+  /**
+   * Connections get the low-water mark: TCP (a Unix socket's readiness ignores it), each closed
+   * by the server after its answer (not handed on with `FCGI_KEEP_CONN`).
+   */
+  readonly #lowWater: boolean;
 
   constructor(connector: Connector, options: FcgiConnsOptions) {
     super(connector, { maxIdle: 0 });
     this.address = options.address;
     this.activity = options.counted === false ? null : activityOf(options.address);
     this.handoffs = options.handoffs ?? 1;
+    this.#lowWater = this.handoffs <= 1 &&
+      (connector as { address?: { kind: string } }).address?.kind === "tcp";
     this.maxConns = options.maxConns ?? 0;
     this.maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
   }
@@ -379,7 +425,14 @@ export class FcgiConns extends ConnPool {
   }
 
   override async open(timeoutMs: number): Promise<Http1Conn> {
-    const conn = await super.open(timeoutMs);
+    const conn = await super.open(timeoutMs) as FcgiConn;
+    if (this.#lowWater) {
+      const fd = descriptor(conn.socket);
+      if (fd >= 0 && setLowWater(fd, LOW_WATER)) {
+        conn.fd = fd;
+        watchdog.arm(conn.grace ??= new LowWaterGrace(conn), LOW_WATER_GRACE);
+      }
+    }
     if (this.series !== null) this.series.connections.value++;
     return conn;
   }
@@ -387,9 +440,15 @@ export class FcgiConns extends ConnPool {
   /** A new socket gets the buffers of a closed connection when one left them. */
   protected override wrap(socket: Socket): Http1Conn {
     const spare = this.#spare.pop();
-    return spare === undefined
-      ? new Http1Conn(socket)
-      : new Http1Conn(socket, spare.buf, spare.out);
+    return spare === undefined ? new FcgiConn(socket) : new FcgiConn(socket, spare.buf, spare.out);
+  }
+
+  /**
+   * The answer on `conn` streams from now on (larger than the bodies read whole): each piece is
+   * read as it comes (the low-water mark back to one byte).
+   */
+  streams(conn: Http1Conn): void {
+    lowerWater(conn as FcgiConn);
   }
 
   /** Keeps `conn`'s buffers for the next connection unless they grew large. */
@@ -424,6 +483,12 @@ export class FcgiConns extends ConnPool {
   /** Closes a connection but keeps its slot (the request is sent again on a new one). */
   drop(conn: Http1Conn): void {
     if (!conn.inUse) return;
+    const c = conn as FcgiConn;
+    if (c.fd >= 0) {
+      if (c.grace !== null) watchdog.disarm(c.grace);
+      forget(c.fd);
+      c.fd = -1;
+    }
     super.release(conn, false);
     if (this.series !== null) this.series.connections.value--;
   }

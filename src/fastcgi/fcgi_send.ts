@@ -393,6 +393,7 @@ async function readAnswer(
   }
   // A large body: what came so far, then the rest as it arrives.
   watchdog.disarm(conn);
+  if (pool instanceof FcgiConns) pool.streams(conn);
   parts.settle(conn.buf);
   rec.phase = "body";
   const first = parts.copy === null ? EMPTY : parts.copy.subarray(0, parts.copied);

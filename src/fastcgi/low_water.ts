@@ -1,0 +1,186 @@
+/**
+ * SO_RCVLOWAT on TCP connections to a FastCGI server, through libc over FFI. With a low-water
+ * mark above the answer's size, the kernel wakes scalwsd once per answer: when PHP-FPM closes
+ * its side after END_REQUEST (as it does for a request without `FCGI_KEEP_CONN`, and the
+ * FastCGI specification requires), rather than at each piece PHP writes (5 wake-ups and reads
+ * per DokuWiki page before, each a cold start of the runtime on a machine busy with PHP).
+ *
+ * JavaScript does not see a socket's descriptor: a connection's is found by its local and peer
+ * addresses (`getsockname`, `getpeername`), first among the descriptors that connections closed
+ * before it left (Linux gives a new socket the lowest free number), else in `/proc/self/fd`.
+ * Linux only, with `--allow-ffi`; elsewhere nothing is set and answers are read as they come.
+ *
+ * @module
+ */
+
+import { openLibc } from "../base/mod.ts";
+
+const SOL_SOCKET = 1;
+const SO_RCVLOWAT = 18;
+const AF_INET = 2;
+const AF_INET6 = 10;
+/** `struct dirent`'s `d_name` in glibc on 64-bit Linux. */
+const D_NAME = 19;
+
+type Libc = {
+  opendir(path: Uint8Array): Deno.PointerValue;
+  readdir(dir: Deno.PointerValue): Deno.PointerValue;
+  closedir(dir: Deno.PointerValue): number;
+  getsockname(fd: number, addr: Uint8Array, len: Uint8Array): number;
+  getpeername(fd: number, addr: Uint8Array, len: Uint8Array): number;
+  setsockopt(fd: number, level: number, name: number, value: Uint8Array, len: number): number;
+};
+
+let libc: Libc | null | undefined;
+
+function open(): Libc | null {
+  if (libc !== undefined) return libc;
+  libc = null;
+  libc = openLibc({
+    opendir: { parameters: ["buffer"], result: "pointer" },
+    readdir: { parameters: ["pointer"], result: "pointer" },
+    closedir: { parameters: ["pointer"], result: "i32" },
+    getsockname: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
+    getpeername: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
+    setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
+  }) as unknown as Libc | null;
+  return libc;
+}
+
+const FD_DIR = new TextEncoder().encode("/proc/self/fd\0");
+const addr = new Uint8Array(128);
+const addrLen = new Uint32Array(1);
+const addrLenBytes = new Uint8Array(addrLen.buffer);
+const value = new Int32Array(1);
+const valueBytes = new Uint8Array(value.buffer);
+
+/**
+ * Descriptors of connections closed lately, lowest first: Linux gives a new socket the lowest
+ * free number, so the next connection most likely has the first of them still free.
+ */
+const freed: number[] = [];
+const FREED_MAX = 32;
+
+/** Whether the address the kernel wrote into `addr` has `port` (and `ip4`'s bytes when IPv4). */
+function matches(port: number, ip4: number): boolean {
+  if (((addr[2] << 8) | addr[3]) !== port) return false;
+  const family = addr[0] | (addr[1] << 8);
+  if (family === AF_INET) {
+    return ip4 < 0 ||
+      ((addr[4] << 24) | (addr[5] << 16) | (addr[6] << 8) | addr[7]) >>> 0 === ip4;
+  }
+  return family === AF_INET6;
+}
+
+/** An IPv4 address as one number; -1 for anything else (then the port alone is compared). */
+function ip4Of(hostname: string): number {
+  const parts = hostname.split(".");
+  if (parts.length !== 4) return -1;
+  let v = 0;
+  for (const p of parts) {
+    const n = Number(p);
+    if (!(n >= 0 && n <= 255) || p === "") return -1;
+    v = v * 256 + n;
+  }
+  return v;
+}
+
+/** A connection's two ends: ports, and IPv4 addresses as numbers (-1: not compared). */
+interface Ends {
+  readonly localPort: number;
+  readonly localIp: number;
+  readonly peerPort: number;
+  readonly peerIp: number;
+}
+
+const NOT_OPEN = 0;
+const OTHER = 1;
+const THIS = 2;
+
+/** Whether descriptor `fd` is the TCP connection `e`, another socket, or not open. */
+function which(c: Libc, fd: number, e: Ends): number {
+  addrLen[0] = addr.length;
+  if (c.getsockname(fd, addr, addrLenBytes) !== 0) return NOT_OPEN;
+  if (!matches(e.localPort, e.localIp)) return OTHER;
+  addrLen[0] = addr.length;
+  return c.getpeername(fd, addr, addrLenBytes) === 0 && matches(e.peerPort, e.peerIp)
+    ? THIS
+    : OTHER;
+}
+
+function descriptors(c: Libc): number[] {
+  const dir = c.opendir(FD_DIR);
+  if (dir === null) return [];
+  const fds: number[] = [];
+  for (let e = c.readdir(dir); e !== null; e = c.readdir(dir)) {
+    const v = new Deno.UnsafePointerView(e);
+    let fd = 0;
+    let i = D_NAME;
+    for (let ch = v.getUint8(i); ch !== 0; ch = v.getUint8(++i)) {
+      if (ch < 0x30 || ch > 0x39) {
+        fd = -1; // "." and ".."
+        break;
+      }
+      fd = fd * 10 + ch - 0x30;
+    }
+    if (fd >= 0) fds.push(fd);
+  }
+  c.closedir(dir);
+  return fds;
+}
+
+/** The descriptor of the TCP connection `e`, or -1. */
+function descriptorOf(c: Libc, e: Ends): number {
+  // A number not open stays a candidate for the next connection; one that another socket took
+  // leaves (`forget` adds it again if that is a connection of ours, closing).
+  for (let i = 0; i < freed.length;) {
+    const fd = freed[i];
+    const w = which(c, fd, e);
+    if (w === NOT_OPEN) {
+      i++;
+      continue;
+    }
+    freed.splice(i, 1);
+    if (w === THIS) return fd;
+  }
+  for (const fd of descriptors(c)) {
+    if (which(c, fd, e) === THIS) return fd;
+  }
+  return -1;
+}
+
+/**
+ * The descriptor of `socket` when it is a TCP connection (a `Deno.TcpConn`) and libc can be
+ * reached, else -1. Found once per connection, before any other code of this process may close
+ * it (the number is then this socket's until `forget`).
+ */
+export function descriptor(socket: unknown): number {
+  const s = socket as Partial<Deno.TcpConn>;
+  const local = s.localAddr, peer = s.remoteAddr;
+  if (local?.transport !== "tcp" || peer?.transport !== "tcp") return -1;
+  const c = open();
+  if (c === null) return -1;
+  return descriptorOf(c, {
+    localPort: local.port,
+    localIp: ip4Of(local.hostname),
+    peerPort: peer.port,
+    peerIp: ip4Of(peer.hostname),
+  });
+}
+
+/** The connection on `fd` is closing: its number is a likely one of the next. */
+export function forget(fd: number): void {
+  if (fd < 0 || freed.includes(fd)) return;
+  let i = freed.length;
+  while (i > 0 && freed[i - 1] > fd) i--;
+  freed.splice(i, 0, fd);
+  if (freed.length > FREED_MAX) freed.pop();
+}
+
+/** Sets `fd`'s SO_RCVLOWAT to `bytes` (1: wake at any byte, the default); false if refused. */
+export function setLowWater(fd: number, bytes: number): boolean {
+  const c = open();
+  if (c === null || fd < 0) return false;
+  value[0] = bytes;
+  return c.setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, valueBytes, 4) === 0;
+}
