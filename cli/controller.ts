@@ -17,13 +17,25 @@ import {
   serveControlSocket,
 } from "../src/controller/mod.ts";
 import { log } from "../src/observe/mod.ts";
-import { preflight } from "../src/server/mod.ts";
+import { affinityKeyProblem, preflight } from "../src/server/mod.ts";
+import type { Config } from "../src/config/mod.ts";
 
 const CONTROLLER_USAGE = `usage: scalwsd controller --config CONTROLLER_FILE
   Starts and manages scalwsd instances on this host (see docs/controller.md).
   SIGTERM/SIGINT/SIGQUIT stop the controller and leave the instances serving; SIGHUP reloads;
   SIGUSR1 is passed on to the instances (they reopen their log files);
   "scalwsd ctl --controller-socket PATH stop" drains every instance, then stops.`;
+
+/**
+ * What `scalwsd check` finds in a file an instance would fail to start on: files it reads (CA
+ * files) and the affinity key file. Not the remote admin listener's certificate and key:
+ * instances do not start it under the controller, and the controller holds no TLS keys.
+ */
+function instanceChecks(config: Config): string[] {
+  const server = { ...config.server, admin: { ...config.server.admin, remote: undefined } };
+  const key = affinityKeyProblem(config);
+  return [...preflight({ ...config, server }), ...(key === undefined ? [] : [key])];
+}
 
 /** `scalwsd controller --config FILE`: returns the exit status. */
 export async function controller(args: string[]): Promise<number> {
@@ -52,7 +64,7 @@ export async function controller(args: string[]): Promise<number> {
     ctl = new Controller(cfg, {
       command: selfCommand(Deno.execPath(), new URL("../main.ts", import.meta.url).href),
       taskset: findExecutable(["/usr/bin/taskset", "/bin/taskset"]),
-      preflight: (config) => preflight(config),
+      preflight: instanceChecks,
     });
     await ctl.start();
   } catch (err) {

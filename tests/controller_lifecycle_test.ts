@@ -22,7 +22,7 @@ Deno.test({
     const port = freeRange(1);
     const metricsBase = freeRange(6);
     const config = `${dir.path}/scalws.yaml`;
-    const scalws = (upstreams: Record<string, unknown> = {}) =>
+    const scalws = (upstreams: Record<string, unknown> = {}, server = {}) =>
       scalwsYaml({
         server: {
           listener_mode: "reuseport",
@@ -30,6 +30,7 @@ Deno.test({
           admin: undefined,
           access_log: "off",
           resolver: `127.0.0.1:${dns.port}`,
+          ...server,
         },
         upstreams: {
           dyn: { members_from: "dns", dns: { name: "api.test", type: "A", port: 9 } },
@@ -50,6 +51,7 @@ cpus: "0"
 metrics_base: "127.0.0.1:${metricsBase}"
 probe_interval: 100ms
 liveness_timeout: 1s
+evaluation_interval: 300ms
 drain_timeout: 2s
 kill_grace: 1s
 autoscaling: off
@@ -104,6 +106,15 @@ tcp_migrate_req: leave
       assert.match(errors[0], /upstreams\.sec\.tls\.ca_file: cannot read/);
       assert.deepEqual([...Deno.readDirSync(generations)].map((e) => e.name).sort(), before);
       assert.equal(await Deno.readTextFile(`${dir.path}/state/controller.json`), saved);
+      await Deno.writeTextFile(`${dir.path}/short.key`, "abc");
+      await Deno.writeTextFile(
+        config,
+        scalws({}, { affinity_key_file: `${dir.path}/short.key` }),
+      );
+      const k = await unixFetch(socket, "/v1/reload", { method: "POST" });
+      assert.equal(k.status, 400);
+      assert.match((k.json as { errors: string[] }).errors[0], /server\.affinity_key_file: /);
+      assert.deepEqual([...Deno.readDirSync(generations)].map((e) => e.name).sort(), before);
       // An instance serves the generation it was started on: its own reload is refused.
       const own = await unixFetch(
         `${dir.path}/state/sockets/web-0.sock`,
