@@ -53,7 +53,8 @@ Deno.test("redirect: unknown variables, bad statuses and a missing target are re
     `        policies:
           - {redirect: {to: "https://$hostname/"}}
           - {redirect: {to: "/x", status: 300}}
-          - {redirect: {}}`,
+          - {redirect: {}}
+          - {redirect: {to: "https://example.org/a b"}}`,
   );
   const errors = configErrors(yaml);
   const P = "tenants[0].applications[0].policies";
@@ -61,5 +62,6 @@ Deno.test("redirect: unknown variables, bad statuses and a missing target are re
     `${P}[0].redirect.to: unknown variable "$hostname"; use $host, $path, $query, $scheme (and $$ for "$")`,
     `${P}[1].redirect.status: must be one of 301, 302, 303, 307, 308`,
     `${P}[2].redirect.to: is required`,
+    `${P}[3].redirect.to: " " is not allowed in a URL; percent-encode it (a space is %20)`,
   ]);
 });

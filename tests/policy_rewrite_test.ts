@@ -49,7 +49,9 @@ Deno.test("rewrite: unsafe patterns and no-op rewrites are configuration errors"
           - {rewrite: {regex: {match: "^/(?=a)", to: "/x"}}}
           - {rewrite: {regex: {match: "^/u/([0-9]+)$", to: "/users/$2"}}}
           - {rewrite: {prefix: {from: /a, to: /a}}}
-          - {rewrite: {strip_prefix: /a, prefix: {from: /b, to: /c}}}`,
+          - {rewrite: {strip_prefix: /a, prefix: {from: /b, to: /c}}}
+          - {rewrite: {regex: {match: "^/s/(.*)$", to: "/x y/$1"}}}
+          - {rewrite: {regex: {match: "^/f/(.*)$", to: "/x#top/$1"}}}`,
   );
   const errors = configErrors(yaml);
   const P = "tenants[0].applications[0].policies";
@@ -60,6 +62,9 @@ Deno.test("rewrite: unsafe patterns and no-op rewrites are configuration errors"
     `${P}[3].rewrite.regex.to: $2 names no group; the pattern has 1 capture group`,
     `${P}[4].rewrite.prefix: from and to are the same ("/a")`,
     `${P}[5].rewrite: exactly one of strip_prefix, prefix and regex is required`,
+    // The target goes to the member as it is: a space broke the request line (400), a "#" cut it.
+    `${P}[6].rewrite.regex.to: " " is not allowed in a request target; percent-encode it (a space is %20)`,
+    `${P}[7].rewrite.regex.to: "#" is not allowed in a request target; percent-encode it (a space is %20)`,
   ]);
 });
 

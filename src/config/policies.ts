@@ -105,14 +105,17 @@ export function resolveFile(dir: string, file: string): string {
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\x00-\x1f\x7f]/;
 
+/** `v` as a template with `$host`, `$path`, ... (or `$1`..`$9` when `groups` >= 0). */
+function templateOf(v: unknown, groups: number): string {
+  const s = string(v);
+  if (CONTROL.test(s)) throw new ValueError("control characters are not allowed");
+  const parts = parseTemplate(s, groups);
+  if (typeof parts === "string") throw new ValueError(parts);
+  return s;
+}
+
 function template(groups = -1) {
-  return leaf((v) => {
-    const s = string(v);
-    if (CONTROL.test(s)) throw new ValueError("control characters are not allowed");
-    const parts = parseTemplate(s, groups);
-    if (typeof parts === "string") throw new ValueError(parts);
-    return s;
-  });
+  return leaf((v) => templateOf(v, groups));
 }
 
 const method = () =>
@@ -130,8 +133,22 @@ const rewriteSchema = z.object({
   regex: z.object({ match: text(), to: text() }).strict().optional(),
 }).strict();
 
+/** A redirect's target: a template that makes a URL (no spaces, printable ASCII). */
+function urlTemplate() {
+  return leaf((v) => {
+    const s = templateOf(v, -1);
+    const bad = /[^\x21-\x7e]/.exec(s);
+    if (bad !== null) {
+      throw new ValueError(
+        `${JSON.stringify(bad[0])} is not allowed in a URL; percent-encode it (a space is %20)`,
+      );
+    }
+    return s;
+  });
+}
+
 const redirectSchema = z.object({
-  to: template(),
+  to: urlTemplate(),
   status: leaf((v) => {
     if (v === 301 || v === 302 || v === 303 || v === 307 || v === 308) return v;
     throw new ValueError("must be one of 301, 302, 303, 307, 308");
@@ -351,6 +368,15 @@ function rewrite(
   }
   if (!to.startsWith("/")) {
     ctx.errors.push(`${path}.regex.to: must start with "/"`);
+    return undefined;
+  }
+  // The result is the target sent to the member: a space or "#" would break or cut it.
+  const bad = /[^\x21-\x7e]|#/.exec(to);
+  if (bad !== null) {
+    ctx.errors.push(
+      `${path}.regex.to: ${JSON.stringify(bad[0])} is not allowed in a request target; ` +
+        `percent-encode it (a space is %20)`,
+    );
     return undefined;
   }
   return { policy: "rewrite", regex: { match, to } };
