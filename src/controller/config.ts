@@ -38,7 +38,10 @@ export interface ControllerConfig {
   readonly cpus: readonly number[];
   /** Host limit: CPUs kept for the system, the controller and applications, never pinned to. */
   readonly reserved_cpus: readonly number[];
-  /** Host limit: instances this host may run at most (caps `instances.max`); absent: no cap. */
+  /**
+   * Host limit: instances this host may run at most (caps `instances.max`, which defaults to
+   * it); absent: no cap. (`min_instances` is read as `instances.min`.)
+   */
   readonly max_instances?: number;
   /**
    * Host limit: bytes of RAM that must stay available (MemAvailable): no instance is started
@@ -183,6 +186,7 @@ export const controllerSchema = z.object({
   cpus: leaf(parseCpuList).optional(),
   reserved_cpus: leaf((v) => Array.isArray(v) && v.length === 0 ? [] : parseCpuList(v)).optional(),
   max_instances: int(1, 64).optional(),
+  min_instances: int(1, 64).optional(),
   min_free_ram: leaf((v) => {
     if (typeof v !== "string" && typeof v !== "number") {
       throw new ValueError('must be a size such as "512MiB"');
@@ -242,7 +246,13 @@ export function parseControllerConfig(
   const base = dirname(resolve(file));
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
   const stateDir = abs(raw.state_dir);
-  const min = raw.instances?.min ?? 1;
+  if (
+    raw.min_instances !== undefined && raw.instances?.min !== undefined &&
+    raw.min_instances !== raw.instances.min
+  ) {
+    errors.push(`min_instances: differs from instances.min (${raw.instances.min}); set one`);
+  }
+  const min = raw.instances?.min ?? raw.min_instances ?? 1;
   const cap = raw.max_instances;
   const max = raw.instances?.max ?? cap ?? Math.max(4, min);
   const initial = raw.instances?.initial ?? min;

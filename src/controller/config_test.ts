@@ -58,6 +58,15 @@ Deno.test("parseControllerConfig: host limits max_instances, reserved_cpus, min_
   assert.equal(c.min_free_ram, 512 * 1024 * 1024);
   assert.deepEqual(parse("max_instances: 8\n").instances, { min: 1, max: 8, initial: 1 });
   assert.deepEqual(
+    parse("min_instances: 2\nmax_instances: 3\n").instances,
+    { min: 2, max: 3, initial: 2 },
+    "min_instances is instances.min",
+  );
+  assert.deepEqual(
+    errorsOf("state_dir: /s\nconfig: /c.yaml\nmin_instances: 2\ninstances: {min: 1}\n"),
+    ["min_instances: differs from instances.min (1); set one"],
+  );
+  assert.deepEqual(
     errorsOf(`state_dir: /s
 config: /c.yaml
 max_instances: 2
