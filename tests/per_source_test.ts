@@ -65,6 +65,26 @@ Deno.test("limit_req: the peer is the client when it is not a trusted proxy; app
   assert.deepEqual(a, [200, 200, 200, 429]);
 });
 
+Deno.test("limit_req: X-Forwarded-For hops are addresses, ports dropped; the walk stops at anything else", async () => {
+  const clock = new ManualClock(0);
+  await using s = await startScalwsd(
+    config({ limit_req: { rate: "1r/m" }, trusted_proxies: ["127.0.0.1"] }),
+    { clock },
+  );
+  const status = async (xff: string) =>
+    (await request(s.url + "/", { headers: { host: "a.test", "x-forwarded-for": xff } })).status;
+  // As nginx's realip reads them: "IPv4:port" and "[IPv6]:port" are the address.
+  assert.equal(await status("203.0.113.9"), 200);
+  assert.equal(await status("203.0.113.9:4711"), 429);
+  assert.equal(await status("[2001:db8::9]"), 200);
+  assert.equal(await status("[2001:db8::9]:443"), 429);
+  assert.equal(await status("2001:db8::9"), 429);
+  // Not an address: the client is the last trusted hop (here the peer), not the text.
+  assert.equal(await status("not-an-address"), 200);
+  assert.equal(await status("another-one"), 429);
+  assert.equal(await status("198.51.100.1, junk"), 429);
+});
+
 Deno.test("limit_req: a reload keeps the buckets of an unchanged limit and resets a changed one", async () => {
   const clock = new ManualClock(0);
   await using s = await startScalwsd(config({ limit_req: { rate: "1r/m" } }), { clock });
