@@ -134,6 +134,37 @@ Deno.test("a PUT whose list cannot be recorded answers 500 and changes nothing",
   assert.equal((await get(s.url + "/", { host: "a.test" })).text, "a");
 });
 
+Deno.test("an api pool that a reload brings back starts from its recorded list, as a restart would", async () => {
+  await using ms = startMembers(["a", "b"]);
+  const [a, b] = ms;
+  const yaml = (withPool: boolean) =>
+    scalwsYaml({
+      server: { state_dir: "{{dir}}/state" },
+      upstreams: withPool
+        ? { dyn: { members_from: "api", members: members(a) } }
+        : { other: { members: members(a) } },
+      apps: [{
+        name: "a",
+        domains: ["a.test"],
+        runtime: proxy(withPool ? "dyn" : "other"),
+      }],
+    });
+  await using s = await startScalwsd(yaml(true));
+  const put = await adminFetch(s.adminSocket, "/v1/upstreams/dyn", {
+    method: "PUT",
+    body: JSON.stringify({ members: [{ address: b.address }] }),
+  });
+  assert.equal(put.status, 200);
+  for (const withPool of [false, true]) {
+    await s.write(yaml(withPool));
+    const r = await adminFetch(s.adminSocket, "/v1/reload", { method: "POST" });
+    assert.equal(r.status, 200, await r.text());
+  }
+  const pool = await (await adminFetch(s.adminSocket, "/v1/upstreams/dyn")).json();
+  assert.deepEqual(pool.members.map((m: { address: string }) => m.address), [b.address]);
+  assert.equal((await get(s.url + "/", { host: "a.test" })).text, "b");
+});
+
 Deno.test("under the controller an instance refuses a PUT with 409 naming the control socket, takes the controller's", async () => {
   await using ms = startMembers(["a", "b"]);
   const [a, b] = ms;

@@ -491,9 +491,15 @@ export class Server {
         );
         // New listeners bind first: a port held elsewhere refuses the reload before the swap.
         // Nothing awaits between their bind and the swap, so they never serve the old one.
+        // An api pool new to this process (back in the file) starts from its recorded list,
+        // as it would after a restart.
+        const recorded = await recordedMembers(
+          loaded.config,
+          (name) => !this.registry.pools.has(name),
+        );
         const opened = this.state === "active" ? this.openListeners(loaded.config) : new Map();
         try {
-          this.build(loaded);
+          this.build(loaded, new Map([...recorded].map(([k, v]) => [k, v.members])));
         } catch (err) {
           for (const l of opened.values()) await l.shutdown(0).catch(() => {});
           throw err;
@@ -501,6 +507,7 @@ export class Server {
         await this.acme.sync(loaded.config);
         // Not awaited: the DNS rounds take this lock to install what they find.
         this.sources.sync(loaded.config);
+        for (const [name, stored] of recorded) this.sources.noteLoaded(name, stored.updated);
         if (this.state === "active") {
           await this.syncListeners(loaded.config.server.listeners, opened);
         }
@@ -582,13 +589,16 @@ export class Server {
  * The lists recorded in `server.state_dir` for the api pools of `config`. A file that cannot be
  * read or used is logged (`member_state_ignored`) and skipped: that pool starts from the file.
  */
-async function recordedMembers(config: Config): Promise<Map<string, StoredMembers>> {
+async function recordedMembers(
+  config: Config,
+  only: (pool: string) => boolean = () => true,
+): Promise<Map<string, StoredMembers>> {
   const seeds = new Map<string, StoredMembers>();
   const dir = config.server.state_dir;
   if (dir === undefined) return seeds;
   const state = new MemberState(dir);
   for (const [name, pool] of Object.entries(config.upstreams)) {
-    if (pool.members_from !== "api") continue;
+    if (pool.members_from !== "api" || !only(name)) continue;
     try {
       const stored = await state.load(name, pool.scheme, pool.protocol);
       if (stored === undefined) continue;
