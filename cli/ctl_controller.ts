@@ -136,6 +136,9 @@ export async function ctlController(
         ].join("\n"));
       return true;
     }
+    if (p[0] === "scale" && p.length !== 2) {
+      throw new CtlArgsError('scale: needs one instance count, as in "scale 3"');
+    }
     if (p[0] === "scale" && p.length === 2) {
       if (!/^\d+$/.test(p[1])) throw new CtlArgsError(`invalid instance count "${p[1]}"`);
       const r = await call(socket, "POST", "/v1/scale", { instances: Number(p[1]) }) as {

@@ -208,3 +208,11 @@ Deno.test("scalwsd gateway: --help, and refusals of missing or bad flags with ex
   assert.equal(offset.code, 2);
   assert.match(offset.stderr, /--port-offset must be an integer 0\.\.65534/);
 });
+
+Deno.test("scalwsd ctl --controller-socket scale without a count names what is missing", async () => {
+  for (const args of [["scale"], ["scale", "1", "2"]]) {
+    const r = await scalwsd(["ctl", "--controller-socket", "/nonexistent.sock", ...args]);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr.trim(), 'scalwsd ctl: scale: needs one instance count, as in "scale 3"');
+  }
+});
