@@ -150,6 +150,10 @@ Deno.test("deny_paths: 404 before routing, segment-aligned, server-wide and per 
     ["a.test", "/x/../.git/HEAD", 404, "Not Found\n"],
     ["a.test", "/%2e%2e/.git/HEAD", 404, "Not Found\n"],
     ["a.test", "//.env", 404, "Not Found\n"],
+    // Escaped unreserved characters mean the same path (RFC 3986 6.2.2.2), as members read it.
+    ["a.test", "/%2egit", 404, "Not Found\n"],
+    ["a.test", "/.%67it/config", 404, "Not Found\n"],
+    ["a.test", "/%61dmin/users", 404, "Not Found\n"],
     ["a.test", "/.gitignore", 200, "a"],
     ["a.test", "/admin/users", 404, "Not Found\n"],
     ["a.test", "/administrator", 200, "a"],
