@@ -194,6 +194,11 @@ export function loadCertificate(
   const notAfter = leaf.validToDate.getTime();
   if (notAfter < now) {
     warnings.push(`${path}.cert: certificate expired on ${leaf.validToDate.toISOString()}`);
+  } else if (leaf.validFromDate.getTime() > now) {
+    // Served all the same (as nginx does), but no client accepts it before then.
+    warnings.push(
+      `${path}.cert: certificate not valid before ${leaf.validFromDate.toISOString()}`,
+    );
   }
   return { cert: certText!, key: keyText!, names: domains ?? own, notAfter, kind };
 }

@@ -50,6 +50,19 @@ Deno.test("loadCertificate reads a certificate, checks its key and takes its DNS
     loadCertificate({ cert: a.cert, key: a.key }, "c", read, errors, warnings, later);
     assert.equal(warnings.length, 1);
     assert.match(warnings[0], /^c\.cert: certificate expired on \d{4}-\d\d-\d\dT/);
+    // Not valid yet: a warning too.
+    warnings.length = 0;
+    loadCertificate(
+      { cert: a.cert, key: a.key },
+      "c",
+      read,
+      errors,
+      warnings,
+      Date.now() - 86_400_000,
+    );
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /^c\.cert: certificate not valid before \d{4}-\d\d-\d\dT/);
+    warnings.length = 0;
 
     const junk = `${pki.dir}/junk.pem`;
     await Deno.writeTextFile(

@@ -653,7 +653,7 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
           acme: {
             directory: "http://ca.test/dir",
             email: "not an address",
-            domains: ["a.test", "*.a.test", "A.test", "bad..name"],
+            domains: ["a.test", "*.a.test", "A.test", "bad..name", "192.0.2.1"],
             ca_file: "/nonexistent/ca.pem",
             eab: {},
           },
@@ -669,6 +669,7 @@ const broken: { name: string; edit: (d: Doc) => void; errors: string[] }[] = [
       'server.listeners[1].tls.acme.email: invalid email address "not an address"',
       'server.listeners[1].tls.acme.domains[1]: "*.a.test": a wildcard needs a DNS-01 challenge, which scalwsd does not do',
       'server.listeners[1].tls.acme.domains[3]: invalid domain "bad..name"',
+      'server.listeners[1].tls.acme.domains[4]: "192.0.2.1" is an IP address: tls.acme orders certificates for DNS names only',
       'server.listeners[1].tls.acme.domains[2]: duplicate domain "a.test"',
       'server.listeners[1].tls.acme: unknown key "eab"',
       "server.listeners[2].tls.acme.domains: at least one domain is required",

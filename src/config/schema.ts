@@ -15,7 +15,7 @@ import {
 } from "./address.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { ValueError } from "./errors.ts";
-import { cidrError, parseIP } from "../net/mod.ts";
+import { cidrError, parseIP, parseIPv4 } from "../net/mod.ts";
 import { parseSize } from "./size.ts";
 import { FOLLOW_SYMLINKS } from "./types.ts";
 import {
@@ -244,6 +244,8 @@ const acmeDomain = () =>
     (s) =>
       s.startsWith("*.")
         ? `"${s}": a wildcard needs a DNS-01 challenge, which scalwsd does not do`
+        : parseIPv4(s) !== undefined
+        ? `"${s}" is an IP address: tls.acme orders certificates for DNS names only`
         : domainError(s),
     true,
   );
