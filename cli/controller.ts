@@ -90,6 +90,14 @@ export async function controller(args: string[]): Promise<number> {
   Deno.addSignalListener("SIGTERM", () => resolve("SIGTERM"));
   Deno.addSignalListener("SIGINT", () => resolve("SIGINT"));
   Deno.addSignalListener("SIGQUIT", () => resolve("SIGQUIT"));
+  // SIGUSR2 activates an instance; sent to the controller (nginx's binary upgrade habit, or a
+  // signal to the process group) its default action would end it without a word.
+  Deno.addSignalListener("SIGUSR2", () => {
+    log("warn", "signal_ignored", {
+      signal: "SIGUSR2",
+      reason: "the controller activates instances with it; it does nothing to the controller",
+    });
+  });
   // SIGUSR1 is blocked (main.ts, blockUsr1): taken here, it never reaches Deno's inspector.
   const usr1 = new Usr1Watch(() => ctl.reopenLogs());
   Deno.addSignalListener("SIGHUP", () => {

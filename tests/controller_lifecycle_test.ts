@@ -84,6 +84,16 @@ tcp_migrate_req: leave
         ["warming", "ready", "active"],
       );
       assert.equal(ctl.events("cgroup_limits_unenforced").length, 1);
+      // A stray SIGUSR2 to the controller is logged and ignored (its default action ends it).
+      Deno.kill(ctl.pid, "SIGUSR2");
+      await waitUntil(
+        () => Promise.resolve(ctl.events("signal_ignored").length === 1 || undefined),
+        {
+          what: "signal_ignored after SIGUSR2",
+          timeoutMs: 5_000,
+        },
+      );
+      assert.equal((await status()).controller.pid, ctl.pid);
 
       // What `scalwsd check` refuses (a CA file that cannot be read) is refused by reload too.
       const generations = `${dir.path}/state/generations`;
