@@ -117,3 +117,28 @@ Deno.test({
     }
   },
 });
+
+Deno.test("rewrite: the access log names the path the client asked for, not the rewritten one", async () => {
+  await using m = echoMember();
+  const dir = await Deno.makeTempDir();
+  const logFile = `${dir}/access.log`;
+  try {
+    {
+      await using s = await startScalwsd(
+        oneApp(
+          `{type: proxy, upstream: "http://${m.address}"}`,
+          `        routes:
+          - path: /api
+            policies: [{rewrite: {strip_prefix: /api}}]`,
+        ),
+        { accessLog: logFile },
+      );
+      const r = await request(`${s.url}/api/items?x=1`, { headers: HOST });
+      assert.equal((JSON.parse(r.text) as Echo).path, "/items?x=1");
+    }
+    const line = JSON.parse((await Deno.readTextFile(logFile)).trim().split("\n").at(-1)!);
+    assert.equal(line.path, "/api/items");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

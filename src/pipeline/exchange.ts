@@ -557,7 +557,7 @@ export class Exchange {
         host: hostName(this.authority || (h.get("host") ?? "")),
         protocol: this.session.protocol,
         method: req.method,
-        path: this.#path,
+        path: this.clientPath,
         status: this.#status,
         bytes: this.#bytes,
         duration: seconds,
