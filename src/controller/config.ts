@@ -23,7 +23,7 @@ import {
 export interface ControllerConfig {
   /** The controller file the settings came from (for messages). */
   readonly file: string;
-  /** Instance records, generations, sockets and instance logs. Required. */
+  /** Instance records, generations, sockets and instance logs; default `/run/scalws-controller`. */
   readonly state_dir: string;
   /** The scalwsd configuration that a reload copies into a new generation. Required. */
   readonly config: string;
@@ -95,6 +95,9 @@ export interface ControllerConfig {
    */
   readonly tcp_migrate_req: "enable" | "leave";
 }
+
+/** ADR-0035's state directory (`/run/scalws-controller/instances/<id>.json`). */
+export const DEFAULT_STATE_DIR = "/run/scalws-controller";
 
 /** Longest Unix socket path Linux accepts (sun_path is 108 bytes with the NUL). */
 export const MAX_SOCKET_PATH = 107;
@@ -175,7 +178,7 @@ export function parseCpuList(value: unknown): number[] {
 
 /** The controller file (`scalwsd controller --config`). */
 export const controllerSchema = z.object({
-  state_dir: text(),
+  state_dir: text().optional(),
   config: text(),
   socket: text().optional(),
   instances: z.object({
@@ -245,7 +248,7 @@ export function parseControllerConfig(
   if (raw === undefined) throw new ConfigError(file, errors);
   const base = dirname(resolve(file));
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
-  const stateDir = abs(raw.state_dir);
+  const stateDir = abs(raw.state_dir ?? DEFAULT_STATE_DIR);
   if (
     raw.min_instances !== undefined && raw.instances?.min !== undefined &&
     raw.min_instances !== raw.instances.min

@@ -14,6 +14,12 @@ function errorsOf(text: string): readonly string[] {
   assert.fail("expected a ConfigError");
 }
 
+Deno.test("parseControllerConfig: state_dir defaults to ADR-0035's /run/scalws-controller", () => {
+  const c = parseControllerConfig("config: /etc/scalws/scalws.yaml\n", "/etc/c.yaml", twoCpus);
+  assert.equal(c.state_dir, "/run/scalws-controller");
+  assert.equal(c.socket, "/run/scalws-controller/control.sock");
+});
+
 Deno.test("parseControllerConfig applies the documented defaults", () => {
   const c = parseControllerConfig(
     "state_dir: /run/scalws-controller\nconfig: scalws.yaml\n",
@@ -163,7 +169,6 @@ drain_timeout: 10x
 extra: 1
 `),
     [
-      "state_dir: is required",
       'drain_timeout: invalid duration "10x": write a number and a unit (d, h, m, s, ms), like 10s, 500ms or 1h30m',
       "autoscaling: must be on or off",
       '(root): unknown key "extra"',
