@@ -34,6 +34,7 @@ const DURATION_HINT = "write a number and a unit (d, h, m, s, ms), like 10s, 500
 export function parseDuration(value: string | number): number {
   if (typeof value === "number") {
     if (value === 0) return 0;
+    if (value < 0) throw new ValueError(`invalid duration ${value}: must not be negative`);
     throw new ValueError(
       `invalid duration ${value}: a duration needs a unit, for example "${value}s"`,
     );

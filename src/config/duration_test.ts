@@ -61,6 +61,7 @@ Deno.test("parseDuration refuses bare numbers, unknown units and disordered part
     ["0.5ms", 'invalid duration "0.5ms": finer than 1ms'],
     [30, 'invalid duration 30: a duration needs a unit, for example "30s"'],
     [1.5, 'invalid duration 1.5: a duration needs a unit, for example "1.5s"'],
+    [-1, "invalid duration -1: must not be negative"],
   ];
   for (const [input, message] of cases) {
     assert.throws(() => parseDuration(input), new ValueError(message), String(input));
