@@ -15,6 +15,7 @@ const PAGE = `<!doctype html>
   :root { font-family: system-ui, sans-serif; color: #1d2430; background: #f6f7f9; }
   body { margin: 0; padding: 1rem; }
   h1 { font-size: 1.25rem; margin: 0 0 .25rem; }
+  .crumbs { color: #5b6675; font-size: .8rem; margin-bottom: .15rem; }
   .meta { color: #5b6675; font-size: .85rem; margin-bottom: 1rem; }
   section { background: #fff; border: 1px solid #dde1e6; border-radius: 8px; margin-bottom: 1rem; padding: .75rem; }
   h2 { font-size: 1.05rem; margin: 0 0 .5rem; }
@@ -37,6 +38,7 @@ const PAGE = `<!doctype html>
 </style>
 </head>
 <body>
+<nav class="crumbs" aria-label="Section">Monitor › Upstreams</nav>
 <h1>Upstreams</h1>
 <div class="meta" id="meta">loading…</div>
 <div id="pools"></div>

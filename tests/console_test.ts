@@ -41,6 +41,8 @@ Deno.test({
     // The DOM and a phone-sized screenshot from one Chromium start.
     const shot = `${outDir}console.png`;
     const html = await dumpDom(profile, url, 3000, { size: "390,844", file: shot });
+    // Where the guide puts it: Monitor, Upstreams.
+    assert.match(html, /<nav class="crumbs" aria-label="Section">Monitor › Upstreams<\/nav>/);
     assert.match(html, /<section data-pool="web">/);
     assert.match(html, /<section data-pool="canary">/);
     const row = (addr: string, weight: number) =>
