@@ -145,3 +145,40 @@ tenants:
   }
   assert.deepEqual(seen, ["/page?q=1"]);
 });
+
+Deno.test("front: a refused head gets 400 naming what was wrong, and the connection closes", async () => {
+  await using member = scripted(() => "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+  await using s = await startScalwsd(config(member.address));
+  const port = Number(new URL(s.url).port);
+  const cases: [string, string][] = [
+    ["X-A: a\r\n b\r\n", "obsolete line folding"],
+    [
+      "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n",
+      "Content-Length with Transfer-Encoding",
+    ],
+    ["Content-Length: 3\r\nContent-Length: 4\r\n", "different Content-Lengths"],
+    ["Host: b.test\r\n", "two Host fields"],
+    ["Transfer-Encoding: gzip\r\n", "Transfer-Encoding other than chunked"],
+    ["Connection: Upgrade\r\nUpgrade: h2c\r\n", "h2c upgrade refused"],
+  ];
+  for (const [fields, reason] of cases) {
+    const d = await Deno.connect({ hostname: "127.0.0.1", port });
+    try {
+      await d.write(enc.encode(`POST / HTTP/1.1\r\nHost: a.test\r\n${fields}\r\nabc`));
+      let text = "";
+      const buf = new Uint8Array(4096);
+      for (let n = await d.read(buf); n !== null; n = await d.read(buf)) {
+        text += new TextDecoder().decode(buf.subarray(0, n));
+      }
+      const body = `Bad Request: ${reason}\n`;
+      assert.equal(
+        text,
+        "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n" +
+          `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+        reason,
+      );
+    } finally {
+      d.close();
+    }
+  }
+});

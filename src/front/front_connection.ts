@@ -71,20 +71,24 @@ type HalfClosable = ClientSocket & { closeWrite?: () => Promise<void> };
 
 const encoder = new TextEncoder();
 const CONTINUE = encoder.encode("HTTP/1.1 100 Continue\r\n\r\n");
-/** The refusals of a head the front will not read, by status; the connection closes. */
-const REFUSALS = new Map(
-  [
-    [400, "Bad Request"],
-    [414, "URI Too Long"],
-    [431, "Request Header Fields Too Large"],
-  ].map(([status, text]) => [
-    status as number,
-    encoder.encode(
-      `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\n` +
-        `content-length: ${(text as string).length + 1}\r\nconnection: close\r\n\r\n${text}\n`,
-    ),
-  ]),
-);
+/**
+ * The refusal of a head the front will not read; the connection closes. A 400 names what was
+ * wrong (`Bad Request: obsolete line folding`), as the pipeline's own 400s do; the reasons are
+ * the parser's fixed texts, never the client's bytes.
+ */
+function refusal(status: number, reason: string): Uint8Array {
+  const text = status === 414
+    ? "URI Too Long"
+    : status === 431
+    ? "Request Header Fields Too Large"
+    : "Bad Request";
+  const body = status === 400 && reason !== "" ? `${text}: ${reason}\n` : `${text}\n`;
+  return encoder.encode(
+    `HTTP/1.1 ${status === 414 || status === 431 ? status : 400} ${text}\r\n` +
+      `content-type: text/plain; charset=utf-8\r\ncontent-length: ${body.length}\r\n` +
+      `connection: close\r\n\r\n${body}`,
+  );
+}
 
 function ignore(): void {}
 
@@ -251,7 +255,7 @@ export class FrontConnection implements BodyInput {
       try {
         head = parseRequestHead(this.buf, this.start, found, new RequestHead());
       } catch (err) {
-        if (err instanceof HeadError) return this.refuse(err.status);
+        if (err instanceof HeadError) return this.refuse(err.status, err.message);
         throw err;
       }
       this.start = found;
@@ -337,9 +341,9 @@ export class FrontConnection implements BodyInput {
     return lf < 0 || lf >= MAX_HEAD ? 414 : 431;
   }
 
-  private async refuse(status = 400): Promise<void> {
+  private async refuse(status = 400, reason = ""): Promise<void> {
     try {
-      await writeAll(this.conn, REFUSALS.get(status) ?? REFUSALS.get(400)!);
+      await writeAll(this.conn, refusal(status, reason));
     } catch {
       ignore();
     }
