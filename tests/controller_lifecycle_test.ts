@@ -52,6 +52,7 @@ metrics_base: "127.0.0.1:${metricsBase}"
 probe_interval: 100ms
 liveness_timeout: 1s
 evaluation_interval: 300ms
+max_restarts: 1
 drain_timeout: 2s
 kill_grace: 1s
 autoscaling: off
@@ -150,6 +151,20 @@ tcp_migrate_req: leave
       assert.equal(failed.length, 1);
       assert.equal(failed[0].pid, first.pid);
       assert.equal(failed[0].liveness_timeout_ms, 1_000);
+
+      // A second failure within restart_window is one more than max_restarts: the slot stays
+      // failed (an alert line) until the operator scales, even to the same count.
+      Deno.kill(next.pid, "SIGKILL");
+      await waitUntil(
+        () => Promise.resolve(ctl.events("instance_gave_up").length === 1 || undefined),
+        { what: "instance_gave_up", timeoutMs: 10_000, intervalMs: 50 },
+      );
+      assert.equal(ctl.events("instance_gave_up")[0].alert, true);
+      const post = (path: string, body: unknown) =>
+        unixFetch(socket, path, { method: "POST", body: JSON.stringify(body) });
+      assert.equal((await post("/v1/scale", { instances: 1 })).status, 200);
+      const third = await active();
+      assert.ok(third.pid !== next.pid && third.id === first.id);
 
       // Host limits: max_instances caps scale; below min_free_ram no instance is added.
       const scale = (n: number) =>

@@ -440,7 +440,10 @@ export class Controller {
     });
   }
 
-  /** Sets the desired instance count (`min`..`max`); starts the autoscaler's cooldown. */
+  /**
+   * Sets the desired instance count (`min`..`max`); starts the autoscaler's cooldown. Slots
+   * given up after `max_restarts` are restarted (the operator's word to try again).
+   */
   scale(n: number): Promise<{ desired: number; previous: number }> {
     return this.lock.run(async () => {
       const { min, max } = this.cfg.instances;
@@ -453,6 +456,8 @@ export class Controller {
       const previous = this.state.desired;
       this.evaluator.scaledByHand(this.now());
       await this.setState({ desired: n });
+      // The operator's word: a slot given up after max_restarts is tried again.
+      await this.slots.retryGivenUp("scale asked by an operator");
       log("info", "scale", { desired: n, previous });
       return { desired: n, previous };
     });

@@ -347,6 +347,23 @@ export class Slots implements Iterable<Slot> {
     }
   }
 
+  /**
+   * An operator's `scale`: slots given up after `max_restarts` get another chance, restarted at
+   * once with a fresh failure history. Returns their ids.
+   */
+  async retryGivenUp(reason: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const s of this.#slots.values()) {
+      if (s.rec.state !== "failed" || !s.rec.wanted || !s.rec.gave_up) continue;
+      s.rec = { ...s.rec, gave_up: false, failures: [] };
+      s.restartAt = this.#o.now();
+      log("info", "restart_allowed", { id: s.rec.id, reason });
+      await this.#persist(s);
+      ids.push(s.rec.id);
+    }
+    return ids;
+  }
+
   /** Writes the slot's record; writes are chained so the file always ends with the latest one. */
   #persist(s: Slot): Promise<void> {
     s.rec = { ...s.rec, updated_at: new Date(this.#o.now()).toISOString() };
