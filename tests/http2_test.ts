@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { app, scalwsYaml, startMember, startPki, startScalwsd, tempDir } from "./_support/mod.ts";
 import { httpsListener } from "./_support/yaml.ts";
 import { curl, h2Session } from "./_support/tls_client.ts";
+import { END_HEADERS, END_STREAM, frame, H2Raw, headerBlock, HEADERS } from "./_support/h2_raw.ts";
 
 Deno.test("HTTP/2 from clients works through the proxy and static files", async () => {
   await using pki = await startPki();
@@ -87,5 +88,46 @@ Deno.test("HTTP/2 from clients works through the proxy and static files", async 
     );
   } finally {
     await new Promise<void>((r) => session.close(() => r()));
+  }
+});
+
+Deno.test("HTTP/2: the host is :authority; a Host field naming another is 400, one alone is used", async () => {
+  await using pki = await startPki();
+  const cert = await pki.issue("a", ["a.test", "b.test"]);
+  await using s = await startScalwsd(scalwsYaml({
+    server: { listeners: [httpsListener(cert)], admin: undefined },
+    apps: [
+      app({ type: "respond", body: "app a" }),
+      app({ type: "respond", body: "app b" }, { name: "b", domains: ["b.test"] }),
+    ],
+  }));
+  const port = s.server.bound.get("https")!.port;
+  await using h2 = await H2Raw.connect({ port, ca: pki.ca, servername: "a.test" });
+  const cases: [[string, string][], number, string][] = [
+    [
+      [[":authority", "a.test"], ["host", "b.test"]],
+      400,
+      "Bad Request: Host header differs from :authority\n",
+    ],
+    [[[":authority", "a.test"], ["host", "A.TEST:443"]], 200, "app a"],
+    [[["host", "b.test"]], 200, "app b"],
+    [[[":authority", "b.test"]], 200, "app b"],
+  ];
+  let id = 1;
+  for (const [fields, status, body] of cases) {
+    const block = headerBlock([
+      [":method", "GET"],
+      [":scheme", "https"],
+      [":path", "/"],
+      ...fields,
+    ]);
+    await h2.send(frame(HEADERS, END_HEADERS | END_STREAM, id, block));
+    assert.ok(await h2.until(() => h2.stream(id).ended || h2.closed, 3000));
+    assert.deepEqual(
+      [h2.stream(id).status, h2.stream(id).body],
+      [status, body],
+      JSON.stringify(fields),
+    );
+    id += 2;
   }
 });

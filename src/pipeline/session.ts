@@ -87,6 +87,11 @@ export interface Session {
   readonly target: string;
   /** The Host field, an absolute-form target's or the HTTP/2 authority; null: none. */
   readonly authority: string | null;
+  /**
+   * Why `authority` is null although the request named one (HTTP/2: a Host field that differs
+   * from `:authority`), answered 400; absent: it named none.
+   */
+  readonly authorityError?: string;
   /** The direct peer's address (`"unix"` on a Unix socket). */
   readonly peer: string;
   /** The request came over TLS. */

@@ -130,7 +130,9 @@ export class Dispatcher {
     // HTTP/2 streams: hyper advertises and enforces its own 200 (REFUSED_STREAM past it); a
     // 429 below what SETTINGS announced would refuse what the client was allowed (issue 25).
     const authority = s.authority;
-    if (authority === null) return this.unrouted(s, plain(400, "Bad Request: missing Host header"));
+    if (authority === null) {
+      return this.unrouted(s, plain(400, s.authorityError ?? "Bad Request: missing Host header"));
+    }
     return this.route(s, authority, gen);
   }
 

@@ -35,12 +35,20 @@ function headersTooLarge(headers: Headers, limits: HeadLimits): boolean {
   return size > limits.maxHeaderSize;
 }
 
+/** `a` and `b` name one authority: case aside, and `:443` (HTTP/2 is over TLS here) implied. */
+function sameAuthority(a: string, b: string): boolean {
+  if (a.length === b.length && a.toLowerCase() === b.toLowerCase()) return true;
+  const strip = (s: string) => (s.endsWith(":443") ? s.slice(0, -4) : s).toLowerCase();
+  return strip(a) === strip(b);
+}
+
 export class ServeSession implements Session, Watched {
   readonly protocol = "HTTP/2";
   readonly form = WEB_FORM;
   readonly upgrade = null;
   readonly target: string;
   readonly authority: string | null;
+  readonly authorityError?: string;
   readonly peer: string;
   /** For the rapid-reset watch (reset_watch.ts), once `watchResets` was called. */
   since = 0;
@@ -58,8 +66,14 @@ export class ServeSession implements Session, Watched {
     const url = req.url;
     const ps = pathStart(url);
     this.target = ps === 0 ? url : url.slice(ps);
-    // HTTP/2 carries the authority in the URL, never in a Host header.
-    this.authority = req.headers.get("host") ?? (secure ? urlAuthority(url) : null);
+    // HTTP/2 carries the authority in the URL (`:authority`, or a Host field without it).
+    const host = req.headers.get("host");
+    const authority = secure ? urlAuthority(url) : host;
+    if (host !== null && authority !== null && !sameAuthority(host, authority)) {
+      // RFC 9113 8.3.1: a Host naming another entity than `:authority` makes it malformed.
+      this.authority = null;
+      this.authorityError = "Bad Request: Host header differs from :authority";
+    } else this.authority = authority;
     this.peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
   }
 
