@@ -152,6 +152,15 @@ export class ClientConn {
     this.server.shutdown().catch(ignore);
   }
 
+  /**
+   * A direct TLS connection closed at its deadline (by the sweep): one whose socket Deno keeps
+   * open. Others (a handshake the TLS library refused, a client that left) Deno closes itself,
+   * and are not worth a scan of the descriptors.
+   */
+  private timedOut(): boolean {
+    return this.direct && performance.now() >= this.deadline;
+  }
+
   /** The answer went out with the body unread: the connection closes after `LINGER`. */
   linger(): void {
     this.active--;
@@ -214,7 +223,7 @@ export class ClientConn {
       else {
         server.kill();
         // Nor on a direct listener, where no relay can cut it: its socket is shut down.
-        if (goingAway && this.direct) cutSocket(this.port, this.peer, this.peerPort);
+        if (goingAway && this.timedOut()) cutSocket(this.port, this.peer, this.peerPort);
       }
       return;
     }
@@ -223,7 +232,7 @@ export class ClientConn {
     } catch {
       ignore();
     }
-    if (handshaking && this.direct) cutSocket(this.port, this.peer, this.peerPort);
+    if (handshaking && this.timedOut()) cutSocket(this.port, this.peer, this.peerPort);
     // The TLS relay keeps copying until both sides end: end them too (a refused handshake's
     // alert first).
     if (this.hop?.refused !== true) this.hop?.cut();
