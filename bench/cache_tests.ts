@@ -3,14 +3,15 @@
  * cache-tests.fyi) against scalwsd as a caching reverse proxy. Not CI and not vendored: point
  * it at a local copy of the suite (Node.js runs the suite's own server and client).
  *
- *   deno task cache-tests --suite DIR [--id TEST-ID] [--out FILE]
+ *   deno task cache-tests --suite DIR [--id TEST-ID] [--out FILE] [--disk]
  *   CACHE_TESTS_DIR=DIR deno task cache-tests
  *
  * Starts the suite's origin server and scalwsd (from source, `cache: {}` in front of a pool
  * holding the server) on free loopback ports, runs the suite's CLI through scalwsd, writes its
  * result JSON (default `bench/out/cache-tests-<time>.json`) and prints the counts per result
  * kind (the suite's own classification) and every test that did not pass. `--id` runs one
- * test and prints the suite's dump of its requests and responses instead. Exits 0 when the
+ * test and prints the suite's dump of its requests and responses instead. `--disk` stores on
+ * the disk tier only (a 1-byte memory tier), so every hit is read from disk. Exits 0 when the
  * suite ran, whatever it found.
  */
 
@@ -42,12 +43,16 @@ async function waitForHttp(url: string, ms: number): Promise<void> {
   }
 }
 
-function scalwsdConfig(port: number, origin: number): string {
+/**
+ * `disk`: the disk tier's directory, with a memory tier of 1 byte, so that every answer is
+ * stored on disk only and every hit is read from there.
+ */
+function scalwsdConfig(port: number, origin: number, disk: string | null): string {
   return `server:
   listeners:
     - name: http
       address: "127.0.0.1:${port}"
-  access_log: off
+  access_log: off${disk === null ? "" : `\n  cache: { max_size: 1, path: "${disk}" }`}
 upstreams:
   suite:
     members:
@@ -90,7 +95,12 @@ for (const line of notPassed) console.log("  " + line);
 async function main(): Promise<number> {
   const { values } = parseArgs({
     args: Deno.args,
-    options: { suite: { type: "string" }, id: { type: "string" }, out: { type: "string" } },
+    options: {
+      suite: { type: "string" },
+      id: { type: "string" },
+      out: { type: "string" },
+      disk: { type: "boolean" },
+    },
   });
   const given = values.suite ?? Deno.env.get("CACHE_TESTS_DIR");
   if (given === undefined) {
@@ -114,7 +124,8 @@ async function main(): Promise<number> {
   const dir = Deno.makeTempDirSync({ prefix: "scalwsd-cache-tests-" });
   const origin = freePort();
   const port = freePort();
-  Deno.writeTextFileSync(`${dir}/scalwsd.yaml`, scalwsdConfig(port, origin));
+  const disk = values.disk === true ? `${dir}/cache` : null;
+  Deno.writeTextFileSync(`${dir}/scalwsd.yaml`, scalwsdConfig(port, origin, disk));
   const server = new Deno.Command("node", {
     args: ["test-engine/server/server.mjs"],
     cwd: suite,
