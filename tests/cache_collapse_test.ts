@@ -184,3 +184,26 @@ Deno.test("stale_if_disconnected: a stale entry is served when the member cannot
   clock.advance(60_000);
   assert.equal((await get(s.url + "/d", { host: "a.test" })).status, 502);
 });
+
+Deno.test("a request waiting on another's revalidation keeps its own limits: no older entry for a no-cache or min-fresh request", async () => {
+  await using m = scriptedMember(async (_req, n) => {
+    if (n === 1) return { body: "v1", headers: { "cache-control": "max-age=600" } };
+    // Asked again (the clients' no-cache): slowly, and not storable this time.
+    await sleep(300);
+    return { body: `v${n}`, headers: { "cache-control": "no-store" } };
+  });
+  await using s = await startScalwsd(cachedApp(m));
+  assert.equal((await get(s.url + "/r", { host: "a.test" })).text, "v1");
+  const ask = (cc: string) => get(s.url + "/r", { host: "a.test", "cache-control": cc });
+  const leader = ask("no-cache");
+  await sleep(50);
+  const [a, b, c] = await Promise.all([leader, ask("no-cache"), ask("min-fresh=1000")]);
+  // The leader's answer was not stored: the stored v1 is older than both waiters and does not
+  // meet what they asked, so each went to the member itself.
+  assert.match(a.text, /^v[234]$/);
+  assert.match(b.text, /^v[234]$/);
+  assert.match(c.text, /^v[234]$/);
+  assert.equal(m.count, 4);
+  // A plain request still gets v1, fresh.
+  assert.equal((await get(s.url + "/r", { host: "a.test" })).text, "v1");
+});

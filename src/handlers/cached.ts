@@ -112,6 +112,19 @@ function select(variants: readonly Entry[] | undefined, h: HeaderGet): Entry | n
   return null;
 }
 
+/**
+ * Whether a request that waited since `since` for another's fill or revalidation may be
+ * answered with `e` (`age` seconds old): an entry stored or validated while it waited is served
+ * even when it is `no-cache` (it was just checked); an older one only while fresh and within
+ * the request's own limits (`min-fresh`, `max-age`, `no-cache`: RFC 9111 5.2.1), as a lookup
+ * would.
+ */
+function collapsible(e: Entry, age: number, since: number, rcc: CacheControl): boolean {
+  if (e.responseTime >= since) return true;
+  const ttl = e.lifetime - age;
+  return ttl > 0 && !e.noCache && !clientRevalidates(rcc, age, ttl, e.immutable);
+}
+
 let discardStats: AppStats | undefined;
 const NOT_CACHED = "Gateway Timeout: not cached\n";
 const OFF = new AccessLog("off");
@@ -269,7 +282,7 @@ export class CachedHandler implements Handler {
       // Kept past an await from here: a body read from disk is copied out of its lent buffer.
       e = this.own(e);
       if (rcc.onlyIfCached) return this.notCached(ex);
-      return this.revalidate(ex, key, e, ttl > 0 || e.noCache ? "request" : "stale");
+      return this.revalidate(ex, key, e, ttl > 0 || e.noCache ? "request" : "stale", rcc);
     }
     if (rcc.onlyIfCached) return this.notCached(ex);
     const fwd: Forward = variants === undefined ? "uri-miss" : "miss";
@@ -433,12 +446,12 @@ export class CachedHandler implements Handler {
     const collapser = this.cache.collapser;
     let lead = collapser.lead(key);
     if (!lead) {
-      const collapsed = await this.collapse(ex, key, fwd);
+      const collapsed = await this.collapse(ex, key, fwd, rcc);
       if (collapsed !== null) return collapsed;
       lead = collapser.lead(key);
     }
     if (lead && this.cache.disk !== null) {
-      const filled = await this.hostFill(ex, key, fwd);
+      const filled = await this.hostFill(ex, key, fwd, rcc);
       if (filled !== null) {
         this.done(key);
         return filled;
@@ -460,7 +473,12 @@ export class CachedHandler implements Handler {
    * directory, or waits for the process that holds it (at most `fillTimeout`, then takes it
    * over) and answers from what it stored. Null: this request goes to the member.
    */
-  private async hostFill(ex: Exchange, key: string, fwd: Forward): Promise<Answer | null> {
+  private async hostFill(
+    ex: Exchange,
+    key: string,
+    fwd: Forward,
+    rcc: CacheControl,
+  ): Promise<Answer | null> {
     const disk = this.cache.disk!;
     const clock = this.cache.clock;
     const since = clock.now();
@@ -472,7 +490,7 @@ export class CachedHandler implements Handler {
       let e = disk.read(key, this.fields(ex));
       if (e !== null) {
         const age = currentAge(e, clock.now());
-        if (!(e.responseTime < since && (e.lifetime - age <= 0 || e.noCache))) {
+        if (collapsible(e, age, since, rcc)) {
           e = this.promote(key, e);
           const status = forwardStatus({ fwd, status: e.status, collapsed: true });
           return this.serve(ex, e, age, status, COLLAPSED, true);
@@ -492,14 +510,19 @@ export class CachedHandler implements Handler {
    * when it is `no-cache` (it was just checked); another entry only while fresh. Null: go to
    * the member.
    */
-  private async collapse(ex: Exchange, key: string, fwd: Forward): Promise<Answer | null> {
+  private async collapse(
+    ex: Exchange,
+    key: string,
+    fwd: Forward,
+    rcc: CacheControl,
+  ): Promise<Answer | null> {
     const clock = this.cache.clock;
     const since = clock.now();
     await this.cache.collapser.wait(key, this.cache.collapseWait);
     const e = select(this.cache.store.variants(key), this.fields(ex));
     if (e === null) return null;
     const age = currentAge(e, clock.now());
-    if (e.responseTime < since && (e.lifetime - age <= 0 || e.noCache)) return null;
+    if (!collapsible(e, age, since, rcc)) return null;
     return this.serve(
       ex,
       e,
@@ -513,20 +536,26 @@ export class CachedHandler implements Handler {
    * A stale entry (or one the client or `no-cache` wants checked) is revalidated with the
    * member; a 304 refreshes it and the client gets it (or its own 304).
    */
-  private async revalidate(ex: Exchange, key: string, e: Entry, fwd: Forward): Promise<Answer> {
+  private async revalidate(
+    ex: Exchange,
+    key: string,
+    e: Entry,
+    fwd: Forward,
+    rcc: CacheControl,
+  ): Promise<Answer> {
     const collapser = this.cache.collapser;
     const store = this.cache.store;
     const clock = this.cache.clock;
     let lead = collapser.lead(key);
     if (!lead) {
-      const collapsed = await this.collapse(ex, key, fwd);
+      const collapsed = await this.collapse(ex, key, fwd, rcc);
       if (collapsed !== null) return collapsed;
       lead = collapser.lead(key);
     }
     if (lead && this.cache.disk !== null) {
       // One revalidation per key per host, as fills: the fill lock, or the answer another
       // process revalidated (or fetched) meanwhile.
-      const filled = await this.hostFill(ex, key, fwd);
+      const filled = await this.hostFill(ex, key, fwd, rcc);
       if (filled !== null) {
         this.done(key);
         return filled;
