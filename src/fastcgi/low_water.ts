@@ -72,8 +72,20 @@ function matches(port: number, ip4: number): boolean {
   return family === AF_INET6;
 }
 
+/** Addresses parsed before: every connection to one FastCGI server has the same two. */
+const ips = new Map<string, number>();
+
 /** An IPv4 address as one number; -1 for anything else (then the port alone is compared). */
 function ip4Of(hostname: string): number {
+  let ip = ips.get(hostname);
+  if (ip === undefined) {
+    if (ips.size >= 64) ips.clear();
+    ips.set(hostname, ip = parseIp4(hostname));
+  }
+  return ip;
+}
+
+function parseIp4(hostname: string): number {
   const parts = hostname.split(".");
   if (parts.length !== 4) return -1;
   let v = 0;
