@@ -95,6 +95,22 @@ Deno.test("default_host answers unknown hosts", async () => {
   assert.equal(r.text, "other");
 });
 
+Deno.test("a Host that is no host name gets 400, even with default_host", async () => {
+  await using s = await startScalwsd(config({ server: { default_host: "other.test" } }));
+  const port = Number(new URL(s.url).port);
+  for (const host of ["example.test?x", "example.test:abc", "u@example.test", "Example.test/x"]) {
+    assert.match(
+      await raw(port, `GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      /^HTTP\/1\.1 400 Bad Request\r\n/,
+      host,
+    );
+  }
+  assert.match(
+    await raw(port, "GET / HTTP/1.1\r\nHost: Example.test:80\r\nConnection: close\r\n\r\n"),
+    /^HTTP\/1\.1 200/,
+  );
+});
+
 Deno.test("missing or duplicate Host gets 400", async () => {
   await using s = await startScalwsd(BASE);
   const port = Number(new URL(s.url).port);

@@ -37,25 +37,46 @@ export class HostTable<T> {
 
 /**
  * The host name of a Host header value or URL authority: lower-cased, port removed, IPv6
- * brackets kept. Returns "" for an empty or malformed value.
+ * brackets kept. Returns "" for an empty or malformed value: a name of other bytes than
+ * letters, digits, `-`, `.` and `_`, an IPv6 literal of other bytes than hex digits, `:` and
+ * `.`, or a port that is not digits (`a.test?x`, `a.test/x`, `u@a.test`, `a.test:abc`).
  */
 export function hostName(authority: string): string {
   if (authority.length === 0) return "";
-  let end = authority.length;
+  let end: number;
   if (authority.charCodeAt(0) === 91) { // "[": IPv6 literal
     const close = authority.indexOf("]");
-    if (close < 0) return "";
+    if (close < 2) return "";
+    for (let i = 1; i < close; i++) {
+      const c = authority.charCodeAt(i) | 0x20;
+      if (!((c >= 48 && c <= 58) || (c >= 97 && c <= 102) || c === 46)) return "";
+    }
     end = close + 1;
-    if (end < authority.length && authority.charCodeAt(end) !== 58) return "";
   } else {
     const colon = authority.indexOf(":");
-    if (colon >= 0) end = colon;
+    end = colon >= 0 ? colon : authority.length;
+    if (end === 0) return "";
+  }
+  if (end < authority.length) {
+    if (authority.charCodeAt(end) !== 58) return "";
+    for (let i = end + 1; i < authority.length; i++) {
+      const c = authority.charCodeAt(i);
+      if (c < 48 || c > 57) return "";
+    }
   }
   const h = end === authority.length ? authority : authority.slice(0, end);
-  for (let i = 0; i < h.length; i++) {
-    const c = h.charCodeAt(i);
-    if (c >= 65 && c <= 90) return h.toLowerCase();
-    if (c <= 32 || c === 47 || c === 64) return ""; // space, "/" or "@": not a host
-  }
-  return h.endsWith(".") ? h.slice(0, -1) : h;
+  let upper = false;
+  if (h.charCodeAt(0) !== 91) {
+    for (let i = 0; i < h.length; i++) {
+      const c = h.charCodeAt(i);
+      if (c >= 65 && c <= 90) upper = true;
+      else if (
+        !((c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 45 || c === 46 || c === 95)
+      ) {
+        return "";
+      }
+    }
+  } else upper = /[A-F]/.test(h);
+  const name = upper ? h.toLowerCase() : h;
+  return name.endsWith(".") ? name.slice(0, -1) : name;
 }

@@ -43,3 +43,27 @@ Deno.test("HostTable matches **. wildcards at any depth, the longest suffix firs
   assert.equal(t.lookup("example.com"), "fallback");
   assert.equal(t.lookup("b.example.com"), "one");
 });
+
+Deno.test("hostName refuses what is no host: other bytes, a port that is not digits", () => {
+  for (
+    const bad of [
+      "a.test?x",
+      "a.test#x",
+      "a.test/x",
+      "A.test/x",
+      "u@a.test",
+      "U@a.test",
+      "a.test:abc",
+      "a.test:80x",
+      ":80",
+      "[]",
+      "[::1]x",
+      "[::g]",
+      "a.test\\x",
+      "é.test",
+    ]
+  ) assert.equal(hostName(bad), "", bad);
+  assert.equal(hostName("A_b-1.Test:"), "a_b-1.test");
+  assert.equal(hostName("[::FFFF:127.0.0.1]:8080"), "[::ffff:127.0.0.1]");
+  assert.equal(hostName("127.0.0.1:65535"), "127.0.0.1");
+});
