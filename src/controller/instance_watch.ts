@@ -94,7 +94,11 @@ export class InstanceWatch {
           reported: r.generation,
         });
       }
-      if (r.state === "warming") await slots.apply(s, { type: "warming" });
+      // An instance that answers ready (or active) at its first probe has prepared its
+      // generation meanwhile: its record passes through warming, as ADR-0035's lifecycle does.
+      if (r.state === "warming" || r.state === "ready" || r.state === "active") {
+        await slots.apply(s, { type: "warming" });
+      }
       if (r.state === "ready" || r.state === "active") await slots.apply(s, { type: "ready" });
       if (r.state === "active") await slots.apply(s, { type: "active" });
       // The current member lists first: an instance is activated only once it holds them.

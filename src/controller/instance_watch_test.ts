@@ -107,7 +107,7 @@ Deno.test("probeAll follows reported states and activates a ready instance once 
   assert.equal(list[0].rec.state, "ready");
   assert.deepEqual(signals, ["10 SIGUSR2"]);
   assert.equal(list[1].probeFailures, 1);
-  assert.ok(applied.every((a) => a.startsWith("web-0")));
+  assert.deepEqual(applied, ["web-0 warming -> warming", "web-0 ready -> ready"]);
   // Sent again only after 2 s without an answer.
   clock.t = 1_999;
   await w.probeAll();
