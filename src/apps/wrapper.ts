@@ -3,7 +3,8 @@
  * input is a pipe from scalwsd that nothing is written to. When scalwsd exits, even by
  * SIGKILL, the pipe closes, the watcher's `read` ends, and the application gets SIGTERM, then
  * SIGKILL 5 s later. SIGTERM to the shell is passed on to the application; the shell exits with
- * the application's status. The application's PID is written to `$SCALWS_PIDFILE`. SIGUSR1
+ * the application's status (the shell's own "Terminated" notice is not written: it would be
+ * logged as the application's output). The application's PID is written to `$SCALWS_PIDFILE`. SIGUSR1
  * (log rotation, sent to a whole process group or unit) is caught and dropped: its default
  * action would end the shell, and passed on it would open a Node or Deno application's debugger.
  */
@@ -23,8 +24,8 @@ trap ':' USR1
 watch=$!
 exec 3<&-
 status=0
-wait "$pid" || status=$?
-while kill -0 "$pid" 2>/dev/null; do wait "$pid"; status=$?; done
+wait "$pid" 2>/dev/null || status=$?
+while kill -0 "$pid" 2>/dev/null; do wait "$pid" 2>/dev/null; status=$?; done
 kill "$watch" 2>/dev/null
 exit "$status"
 `;

@@ -36,3 +36,30 @@ Deno.test("wrapper: SIGUSR1 (log rotation sent to a whole unit) neither ends the
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("wrapper: SIGTERM reaches the application; the shell adds nothing to its output", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-wrapper-" });
+  try {
+    const child = new Deno.Command("sh", {
+      args: wrapped(["sleep", "30"]),
+      env: { SCALWS_PIDFILE: `${dir}/pid` },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    for (let i = 0; i < 100; i++) {
+      try {
+        if (Deno.readTextFileSync(`${dir}/pid`).trim() !== "") break;
+      } catch { /* not yet */ }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    child.kill("SIGTERM");
+    const out = await child.output();
+    await child.stdin.close().catch(() => {});
+    assert.equal(out.code, 143, "the application's status (SIGTERM)");
+    assert.equal(new TextDecoder().decode(out.stderr), "");
+    assert.equal(new TextDecoder().decode(out.stdout), "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
