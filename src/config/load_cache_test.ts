@@ -155,3 +155,20 @@ Deno.test("cache: server.cache.path that names a file is an error; a missing one
   assert.equal(load("/srv/cache-dir").config.server.cache.path, "/srv/cache-dir");
   assert.equal(load("/srv/not-yet").config.server.cache.path, "/srv/not-yet");
 });
+
+Deno.test("cache: the default max_object_size (8 MiB) follows a smaller store; a written one must fit", () => {
+  const of = (cache: string, server: string) =>
+    parseConfig(BASE_FOR_CACHE(cache, server), "p.yaml").config.tenants[0].applications[0];
+  // server.cache of 1 MiB and no max_object_size written: loads, objects up to 1 MiB.
+  const small = of("{}", "  cache: {max_size: 1MiB}");
+  const c = small.cache as { max_object_size: number };
+  assert.equal(c.max_object_size, 1024 * 1024);
+  assert.equal((small.routes[0].cache as { max_object_size: number }).max_object_size, 1024 * 1024);
+  // A bigger store keeps the 8 MiB default; a disk tier lets it stay 8 MiB over a small memory.
+  assert.equal(
+    (of("{}", "").cache as { max_object_size: number }).max_object_size,
+    8 * 1024 * 1024,
+  );
+  const disk = of("{}", "  cache: {max_size: 1MiB, path: /tmp/scalwsd-never-made}");
+  assert.equal((disk.cache as { max_object_size: number }).max_object_size, 8 * 1024 * 1024);
+});

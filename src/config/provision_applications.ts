@@ -22,6 +22,12 @@ import type { CacheConfig, RouteConfig } from "./types.ts";
 /** `cache.max_object_size`: 8 MiB. */
 export const DEFAULT_MAX_OBJECT_SIZE = 8 * 1024 * 1024;
 
+/**
+ * Caches whose `max_object_size` was not written (so 8 MiB): validation lowers it to a smaller
+ * store's size instead of refusing a key the operator never wrote.
+ */
+export const DEFAULTED_OBJECT_SIZE = new WeakSet<CacheConfig>();
+
 /** `cache.stale_while_revalidate`: 60 s. */
 export const DEFAULT_STALE_WHILE_REVALIDATE = 60_000;
 
@@ -183,7 +189,7 @@ function provisionCache(
   }
   const raw = parseUnit(cacheSchema, value, at, sink.errors);
   if (raw === undefined) return undefined;
-  return {
+  const c: CacheConfig = {
     stale_while_revalidate: raw.stale_while_revalidate ?? DEFAULT_STALE_WHILE_REVALIDATE,
     stale_if_error: raw.stale_if_error ?? 0,
     stale_if_disconnected: raw.stale_if_disconnected ?? 0,
@@ -193,6 +199,8 @@ function provisionCache(
     store_set_cookie: raw.store_set_cookie ?? false,
     targeted_field: (raw.targeted_field ?? "CDN-Cache-Control").toLowerCase(),
   };
+  if (raw.max_object_size === undefined) DEFAULTED_OBJECT_SIZE.add(c);
+  return c;
 }
 
 /** Route keys that make sense with the application's runtime. */

@@ -8,6 +8,7 @@
 import { loadCertificates, type ReadText } from "./certificates.ts";
 import type { Draft, Sink } from "./provision.ts";
 import type { CacheConfig, ServerConfig } from "./types.ts";
+import { DEFAULTED_OBJECT_SIZE } from "./provision_applications.ts";
 
 /**
  * Checks `draft` and appends `PATH: MESSAGE` errors to `sink`. The certificates of TLS
@@ -42,7 +43,8 @@ export function validate(
 
 /**
  * A cache's `max_object_size` must fit in the store: `server.cache.max_size`, or with a disk
- * tier the larger of it and `server.cache.disk_max_size` (an answer may live on disk only).
+ * tier the larger of it and `server.cache.disk_max_size` (an answer may live on disk only). The
+ * default (8 MiB, not written) is lowered to a smaller store's size.
  */
 function validateCacheSizes(
   draft: Draft,
@@ -53,9 +55,12 @@ function validateCacheSizes(
   const maxSize = Math.max(cache.max_size, disk);
   const name = disk > cache.max_size ? "server.cache.disk_max_size" : "server.cache.max_size";
   const check = (at: string, c: CacheConfig | false | undefined) => {
-    if (c && c.max_object_size > maxSize) {
-      sink.errors.push(`${at}.cache.max_object_size: must be at most ${name} (${maxSize} bytes)`);
-    }
+    if (!c || c.max_object_size <= maxSize) return;
+    // The 8 MiB default, not written: a smaller store lowers it.
+    if (DEFAULTED_OBJECT_SIZE.has(c)) (c as { max_object_size: number }).max_object_size = maxSize;
+    else {sink.errors.push(
+        `${at}.cache.max_object_size: must be at most ${name} (${maxSize} bytes)`,
+      );}
   };
   for (const tenant of draft.tenants) {
     for (const app of tenant.applications) {
