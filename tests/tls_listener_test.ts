@@ -348,6 +348,22 @@ Deno.test("certificates reload with the configuration; a bad one is refused by c
   assert.deepEqual(await check(s.file), { code: 0, stderr: "" });
 });
 
+Deno.test("a certificate, its chain and its key in one file serve as both cert and key", async () => {
+  await using c = await certs();
+  // As nginx and Deno's TLS read it: the key block is found among the certificates.
+  const combined = `${c.pki.dir}/a-combined.pem`;
+  await Deno.writeTextFile(
+    combined,
+    Deno.readTextFileSync(c.a.cert) + Deno.readTextFileSync(c.pki.caFile) +
+      Deno.readTextFileSync(c.a.key),
+  );
+  await using s = await startScalwsd(config({ ...c, a: { cert: combined, key: combined } }));
+  const port = s.server.bound.get("https")!.port;
+  assert.equal(await presented(port, c.pki.ca, "a.test"), await fingerprint(c.a.cert));
+  const r = await curl(port, c.pki.caFile, "a.test", "/");
+  assert.deepEqual([r.status, r.body], [200, "app a"]);
+});
+
 Deno.test("a failed TLS handshake is logged with the TLS library's reason and the SNI name", async () => {
   await using c = await certs();
   await using s = await startScalwsd(config(c));

@@ -49,6 +49,11 @@ export function keyKind(key: KeyObject): KeyKind {
 export type ReadText = (path: string) => string;
 
 const BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+/**
+ * A private key's PEM block (PKCS#8, PKCS#1, SEC1, or encrypted), found also among certificates
+ * in one file, as Deno's TLS (rustls-pemfile) and nginx read a combined file.
+ */
+const KEY_BLOCK = /-----BEGIN ((?:RSA |EC |ENCRYPTED )?PRIVATE KEY)-----[\s\S]*?-----END \1-----/;
 
 /** The curves of ECDSA keys that rustls (aws-lc-rs) signs with, by OpenSSL's names. */
 const CURVES: Record<string, string> = {
@@ -131,6 +136,7 @@ export function loadCertificate(
   const certText = read(`${path}.cert`, entry.cert, readText, errors);
   const keyText = read(`${path}.key`, entry.key, readText, errors);
   let leaf: X509Certificate | undefined;
+  const chain: X509Certificate[] = [];
   let kind: KeyKind = "ecdsa-p256";
   if (certText !== undefined) {
     const blocks = certText.match(BLOCK) ?? [];
@@ -138,6 +144,7 @@ export function loadCertificate(
     for (let i = 0; i < blocks.length; i++) {
       try {
         const c = new X509Certificate(blocks[i]);
+        chain.push(c);
         if (i === 0) leaf = c;
       } catch {
         errors.push(`${path}.cert: certificate ${i + 1} in "${entry.cert}" does not parse`);
@@ -145,17 +152,33 @@ export function loadCertificate(
     }
   }
   if (keyText !== undefined) {
-    let key;
-    try {
-      key = createPrivateKey(keyText);
-    } catch {
-      errors.push(`${path}.key: "${entry.key}" holds no valid PEM private key`);
+    let key: KeyObject | undefined;
+    const block = KEY_BLOCK.exec(keyText);
+    if (
+      block !== null &&
+      (block[1] === "ENCRYPTED PRIVATE KEY" || /Proc-Type:.*ENCRYPTED/.test(block[0]))
+    ) {
+      errors.push(
+        `${path}.key: the private key in "${entry.key}" is encrypted: TLS listeners need it ` +
+          "unencrypted (openssl pkey -in KEY -out PLAIN)",
+      );
+    } else {
+      try {
+        key = createPrivateKey(block === null ? keyText : block[0]);
+      } catch {
+        errors.push(`${path}.key: "${entry.key}" holds no valid PEM private key`);
+      }
     }
     const unusable = key === undefined ? null : unusableKey(key);
     if (unusable !== null) {
       errors.push(`${path}.key: "${entry.key}" holds ${unusable}: the TLS library refuses it`);
     } else if (key !== undefined && leaf !== undefined && !leaf.checkPrivateKey(key)) {
-      errors.push(`${path}.key: does not belong to the certificate in "${entry.cert}"`);
+      errors.push(
+        chain.slice(1).some((c) => c.checkPrivateKey(key!))
+          ? `${path}.cert: the certificate of the key in "${entry.key}" is not the first in ` +
+            `"${entry.cert}": put the server's certificate first, then its chain`
+          : `${path}.key: does not belong to the certificate in "${entry.cert}"`,
+      );
     } else if (key !== undefined) kind = keyKind(key);
   }
   if (leaf !== undefined) {

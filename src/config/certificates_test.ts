@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { issueV1, makePki } from "../base/_test_certs.ts";
-import { generateKeyPairSync } from "node:crypto";
+import { createPrivateKey, generateKeyPairSync } from "node:crypto";
 import { coveredBy, loadCertificate, loadCertificates, unusableKey } from "./certificates.ts";
 
 const read = (p: string) => Deno.readTextFileSync(p);
@@ -69,11 +69,31 @@ Deno.test("loadCertificate reads a certificate, checks its key and takes its DNS
       junk,
       "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
     );
+    // A certificate and its key encrypted with a passphrase, in one file; a chain in the
+    // wrong order (the CA first).
+    const encrypted = `${pki.dir}/encrypted.pem`;
+    const pem = createPrivateKey(read(a.key)).export({
+      type: "pkcs8",
+      format: "pem",
+      cipher: "aes-256-cbc",
+      passphrase: "secret",
+    }) as string;
+    await Deno.writeTextFile(encrypted, read(a.cert) + pem);
+    const caFirst = `${pki.dir}/ca-first.pem`;
+    await Deno.writeTextFile(caFirst, read(pki.caFile) + read(a.cert));
     const cases: [Parameters<typeof loadCertificate>[0], string[]][] = [
       [{ cert: a.cert, key: b.key }, [`c.key: does not belong to the certificate in "${a.cert}"`]],
       [{ cert: junk, key: a.key }, [`c.cert: certificate 1 in "${junk}" does not parse`]],
       [{ cert: a.key, key: a.key }, [`c.cert: "${a.key}" holds no PEM certificate`]],
       [{ cert: a.cert, key: a.cert }, [`c.key: "${a.cert}" holds no valid PEM private key`]],
+      [{ cert: encrypted, key: encrypted }, [
+        `c.key: the private key in "${encrypted}" is encrypted: TLS listeners need it ` +
+        "unencrypted (openssl pkey -in KEY -out PLAIN)",
+      ]],
+      [{ cert: caFirst, key: a.key }, [
+        `c.cert: the certificate of the key in "${a.key}" is not the first in "${caFirst}": ` +
+        "put the server's certificate first, then its chain",
+      ]],
       [
         { cert: b.cert, key: b.key, domains: ["b.test", "*.b.test", "c.test"] },
         [
