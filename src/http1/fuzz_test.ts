@@ -2,7 +2,10 @@
  * Seeded fuzzing of the response side: generated HTTP/1.1 responses, valid and mutated, go
  * through the parser, the chunked decoder and `send` over in-memory sockets split at random.
  * Invariants: valid responses come back intact; anything else fails with `UpstreamError`
- * (malformed, or closed before a complete head); nothing hangs; each test stays under 5 s.
+ * (malformed, or closed before a complete head); nothing hangs; in the suite each test stays
+ * under 5 s.
+ * `SCALWS_FUZZ_CASES` sets the cases of each test (the suite runs a slice; `deno task fuzz`
+ * 100,000, with no time budget).
  */
 
 import assert from "node:assert/strict";
@@ -17,8 +20,16 @@ import { UpstreamError } from "./upstream_error.ts";
 import { Gen } from "../base/_gen.ts";
 import { concat } from "../../tests/_support/bytes.ts";
 
-/** Cases in the suite's slice: about 1 s on an idle 2-core box. */
-const CASES = 1200;
+/** `deno task fuzz`'s count, when it runs these tests. */
+const FUZZ_CASES = Deno.env.get("SCALWS_FUZZ_CASES");
+/** Responses through `send`; the suite's slice (1200) takes about 1 s on an idle 2-core box. */
+const CASES = Number(FUZZ_CASES ?? "1200");
+/** Inputs to the head parser and the chunked decoder: the slice stops at its time budget. */
+const RANDOM_CASES = FUZZ_CASES === undefined ? 50_000 : Number(FUZZ_CASES);
+/** The slice's time budget for each random-bytes test; none under `deno task fuzz`. */
+function budget(ms: number): number {
+  return FUZZ_CASES === undefined ? performance.now() + ms : Infinity;
+}
 const enc = new TextEncoder();
 
 /** The shared generator, plus the shapes of a response: field values, bodies. */
@@ -234,16 +245,16 @@ Deno.test("fuzz: valid and mutated responses through send over split reads", asy
       mutated++;
     }
   }
-  assert.ok(valid >= 300, `only ${valid} valid cases ran`);
-  assert.ok(mutated >= 600, `only ${mutated} mutated cases ran`);
+  assert.ok(valid >= CASES / 4, `only ${valid} valid cases ran`);
+  assert.ok(mutated >= CASES / 2, `only ${mutated} mutated cases ran`);
   assert.ok(rejected > mutated / 10, `mutations rarely rejected: ${rejected}/${mutated}`);
 });
 
 Deno.test("fuzz: random bytes into parseResponseHead throw only malformed", () => {
   const g = new ResponseGen(42);
-  const until = performance.now() + 1000;
+  const until = budget(1000);
   let parsed = 0;
-  for (let i = 0; i < 50_000 && performance.now() < until; i++) {
+  for (let i = 0; i < RANDOM_CASES && performance.now() < until; i++) {
     const base = generate(g).bytes.subarray(0, 600);
     const input = i % 2 === 0 ? mutate(g, base) : base.map(() => g.pick(INTERESTING));
     const end = findHeadEnd(input, 0, input.length);
@@ -260,9 +271,9 @@ Deno.test("fuzz: random bytes into parseResponseHead throw only malformed", () =
 
 Deno.test("fuzz: random bytes into ChunkedDecoder make progress and throw only malformed", () => {
   const g = new ResponseGen(7);
-  const until = performance.now() + 700;
+  const until = budget(700);
   const alphabet = enc.encode("0123456789abcdefABCDEF;= \t\r\n\r\nxyz");
-  for (let i = 0; i < 50_000 && performance.now() < until; i++) {
+  for (let i = 0; i < RANDOM_CASES && performance.now() < until; i++) {
     const input = new Uint8Array(1 + g.int(200)).map(() => alphabet[g.int(alphabet.length)]);
     const d = new ChunkedDecoder(RESPONSE_CHUNKED);
     let pos = 0;
