@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { app, scalwsYaml, startMember, startPki, startScalwsd, tempDir } from "./_support/mod.ts";
 import { httpsListener } from "./_support/yaml.ts";
 import { curl, h2Session } from "./_support/tls_client.ts";
-import { END_HEADERS, END_STREAM, frame, H2Raw, headerBlock, HEADERS } from "./_support/h2_raw.ts";
+import {
+  END_HEADERS,
+  END_STREAM,
+  frame,
+  H2Raw,
+  headerBlock,
+  HEADERS,
+  request,
+} from "./_support/h2_raw.ts";
 
 Deno.test("HTTP/2 from clients works through the proxy and static files", async () => {
   await using pki = await startPki();
@@ -130,4 +138,34 @@ Deno.test("HTTP/2: the host is :authority; a Host field naming another is 400, o
     );
     id += 2;
   }
+});
+
+Deno.test("HTTP/2 on a relayed listener: a request with neither :authority nor Host is 400", async () => {
+  await using pki = await startPki();
+  const a = await pki.issue("a", ["a.test"]);
+  const b = await pki.issue("b", ["b.test"]);
+  await using s = await startScalwsd(scalwsYaml({
+    // Two certificates: relayed wherever scalwsd runs. localhost is a domain, strict SNI off, so
+    // the name Deno makes up (localhost:PORT) was routed.
+    server: {
+      listeners: [{
+        ...httpsListener([a, b]),
+        tls: { ...httpsListener([a, b]).tls, strict_sni: false },
+      }],
+      admin: undefined,
+    },
+    apps: [app({ type: "respond", body: "app a" }, { domains: ["a.test", "localhost"] })],
+  }));
+  const port = s.server.bound.get("https")!.port;
+  await using h2 = await H2Raw.connect({ port, ca: pki.ca, servername: "a.test" });
+  const block = headerBlock([[":method", "GET"], [":scheme", "https"], [":path", "/"]]);
+  await h2.send(frame(HEADERS, END_HEADERS | END_STREAM, 1, block));
+  assert.ok(await h2.until(() => h2.stream(1).ended || h2.closed, 3000));
+  assert.deepEqual([h2.stream(1).status, h2.stream(1).body], [
+    400,
+    "Bad Request: missing Host header\n",
+  ]);
+  await h2.send(request(3, "localhost", "/"));
+  assert.ok(await h2.until(() => h2.stream(3).ended || h2.closed, 3000));
+  assert.deepEqual([h2.stream(3).status, h2.stream(3).body], [200, "app a"]);
 });

@@ -42,6 +42,17 @@ function sameAuthority(a: string, b: string): boolean {
   return strip(a) === strip(b);
 }
 
+/**
+ * Deno names a request that has neither `:authority` nor Host `localhost:PORT`, PORT being its
+ * listener's: on a relayed connection that is the loopback TLS listener's port, which no client
+ * can know, so such a name is Deno's, not the client's (on a direct listener it cannot be told
+ * from a client's own `localhost:PORT`, and is taken as the client's).
+ */
+function madeUp(authority: string, conn: ClientConn | null): boolean {
+  if (conn === null || conn.hop === null || !authority.startsWith("localhost:")) return false;
+  return authority === `localhost:${(conn.conn.localAddr as Deno.NetAddr).port}`;
+}
+
 export class ServeSession implements Session, Watched {
   readonly protocol = "HTTP/2";
   readonly form = WEB_FORM;
@@ -73,6 +84,8 @@ export class ServeSession implements Session, Watched {
       // RFC 9113 8.3.1: a Host naming another entity than `:authority` makes it malformed.
       this.authority = null;
       this.authorityError = "Bad Request: Host header differs from :authority";
+    } else if (host === null && authority !== null && madeUp(authority, conn)) {
+      this.authority = null;
     } else this.authority = authority;
     this.peer = conn !== null ? conn.peer : (info.remoteAddr as Deno.NetAddr).hostname ?? "unix";
   }
