@@ -7,7 +7,15 @@
  * and not stored, `scalws_cache_store_errors_total` counts them, one warning, no leftovers.
  */
 import assert from "node:assert/strict";
-import { adminFetch, get, scriptedMember, startScalwsd, tempDir } from "./_support/mod.ts";
+import {
+  adminFetch,
+  get,
+  scriptedMember,
+  sleep,
+  startScalwsd,
+  tempDir,
+  waitUntil,
+} from "./_support/mod.ts";
 import { cachedApp } from "./_support/cache.ts";
 
 const h = { host: "a.test" };
@@ -27,14 +35,8 @@ function onDisk(root: string): { bytes: number; files: number } {
   return { bytes, files };
 }
 
-/** Waits for `ok`: at most 8 s, past the store's periodic check (every 5 s). */
-async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const end = Date.now() + 8_000;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** How long to wait for the store: past its periodic check (every 5 s). */
+const WAIT = { timeoutMs: 8_000, intervalMs: 20 };
 
 Deno.test("disk tier: disk_max_size holds, least recently used first, one evicting process at a time", async () => {
   await using m = scriptedMember(() => ({
@@ -53,10 +55,10 @@ Deno.test("disk tier: disk_max_size holds, least recently used first, one evicti
     const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
     return Number(/^scalws_cache_disk_bytes (\d+)$/m.exec(text)?.[1]);
   };
-  await until("the budget held", async () => {
+  await waitUntil(async () => {
     const bytes = await diskBytes();
     return onDisk(root).bytes <= BUDGET && bytes > 0 && bytes <= BUDGET;
-  });
+  }, { what: "the budget held", ...WAIT });
   const kept = onDisk(root);
   assert.ok(kept.files >= 3, `${kept.files} files kept`);
   // The last one written is still there, the first one went.
@@ -70,13 +72,16 @@ Deno.test("disk tier: disk_max_size holds, least recently used first, one evicti
   const lock = `${root}/v1/evict.lock`;
   Deno.writeTextFileSync(lock, `1 ${Date.now()} other`);
   for (let i = 30; i < 40; i++) assert.equal((await get(`${s.url}/f${i}`, h)).status, 200);
-  await new Promise((r) => setTimeout(r, 200));
+  await sleep(200);
   assert.ok(onDisk(root).bytes > BUDGET, "trimmed while another process held evict.lock");
   assert.equal(Deno.readTextFileSync(lock).split(" ")[2], "other");
   // Released: the next write trims again.
   Deno.removeSync(lock);
   await get(`${s.url}/f40`, h);
-  await until("the budget held again", () => onDisk(root).bytes <= BUDGET);
+  await waitUntil(() => onDisk(root).bytes <= BUDGET, {
+    what: "the budget held again",
+    ...WAIT,
+  });
 });
 
 /** Mounts a tmpfs of `size` on `dir`; false where this process may not (not root, no mount). */
@@ -111,10 +116,10 @@ Deno.test("disk tier on a full disk (a 64 KiB tmpfs): answers served, not stored
       assert.equal(r.status, 200);
       assert.equal(r.text, `/f${i} `.repeat(4000));
     }
-    await until("the failed stores counted", async () => {
+    await waitUntil(async () => {
       const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
       return Number(/^scalws_cache_store_errors_total (\d+)$/m.exec(text)?.[1]) >= 4;
-    });
+    }, { what: "the failed stores counted", ...WAIT });
     const warnings = s.logs.filter((l) => l.includes('"cache_disk_store_failed"'));
     assert.equal(warnings.length, 1);
     assert.match(warnings[0], /No space left on device/);
@@ -123,7 +128,10 @@ Deno.test("disk tier on a full disk (a 64 KiB tmpfs): answers served, not stored
     assert.equal((await get(`${s.url}/f7`, h)).text, "/f7 ".repeat(4000));
     assert.equal(m.count, before + 1);
     // The failed writes leave nothing behind (the last one may still be under way).
-    await until("tmp/ empty", () => [...Deno.readDirSync(`${mnt}/cache/v1/tmp`)].length === 0);
+    await waitUntil(() => [...Deno.readDirSync(`${mnt}/cache/v1/tmp`)].length === 0, {
+      what: "tmp/ empty",
+      ...WAIT,
+    });
   } finally {
     await new Deno.Command("umount", { args: ["-l", mnt] }).output();
   }
@@ -145,7 +153,10 @@ Deno.test("disk tier metrics follow a purge at once, not at the next measurement
   };
   await get(`${s.url}/a`, h);
   await get(`${s.url}/b`, h);
-  await until("two entries on disk", async () => (await disk())[0] === 2);
+  await waitUntil(async () => (await disk())[0] === 2, {
+    what: "two entries on disk",
+    ...WAIT,
+  });
   const [, two] = await disk();
   const res = await adminFetch(s.adminSocket, "/v1/cache/purge", {
     method: "POST",
@@ -182,11 +193,11 @@ Deno.test("disk tier on a read-only disk: answers served, each counted once, one
       const r = await get(`${s.url}/r${i}`, h);
       assert.deepEqual([r.status, r.text], [200, "answer"]);
     }
-    await until("the failed stores counted", async () => {
+    await waitUntil(async () => {
       const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
       return /^scalws_cache_store_errors_total 4$/m.test(text);
-    });
-    await new Promise((r) => setTimeout(r, 100));
+    }, { what: "the failed stores counted", ...WAIT });
+    await sleep(100);
     const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
     assert.match(text, /^scalws_cache_store_errors_total 4$/m);
     const warnings = s.logs.filter((l) => /"level":"warn","event":"cache_disk_/.test(l));

@@ -5,7 +5,14 @@
  * replaced; a purge empties the disk too; a directory it cannot write in costs no answer.
  */
 import assert from "node:assert/strict";
-import { adminFetch, get, scriptedMember, startScalwsd, tempDir } from "./_support/mod.ts";
+import {
+  adminFetch,
+  get,
+  scriptedMember,
+  startScalwsd,
+  tempDir,
+  waitUntil,
+} from "./_support/mod.ts";
 import { cachedApp } from "./_support/cache.ts";
 import { nameOf } from "../src/cache/disk_format.ts";
 
@@ -16,14 +23,6 @@ const fileOf = (root: string, url: string) => {
   const n = nameOf(url);
   return `${root}/v1/${n.slice(0, 2)}/${n}`;
 };
-
-async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const end = Date.now() + 5_000;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const exists = (p: string) => {
   try {
@@ -49,7 +48,10 @@ Deno.test("disk tier: kept across restarts, read back, memory in front, corrupt 
     {
       await using s = await startScalwsd(yaml("1MiB"));
       assert.equal((await get(s.url + "/x", h)).text, "small");
-      await until("the file", () => exists(fileOf(root, "http://a.test/x")));
+      await waitUntil(() => exists(fileOf(root, "http://a.test/x")), {
+        what: "the file",
+        intervalMs: 10,
+      });
     }
     await using s = await startScalwsd(yaml("1MiB"), { accessLog: log });
     const r = await get(s.url + "/x", h);
@@ -67,11 +69,11 @@ Deno.test("disk tier: kept across restarts, read back, memory in front, corrupt 
       ]
     ) assert.ok(metrics.split("\n").includes(line), line);
     // Measured once each process starts.
-    await until("the disk measured", async () => {
+    await waitUntil(async () => {
       const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
       return /^scalws_cache_disk_entries 1$/m.test(text) &&
         /^scalws_cache_disk_bytes [1-9]\d*$/m.test(text);
-    });
+    }, { what: "the disk measured", intervalMs: 10 });
     await s.close();
     const lines = Deno.readTextFileSync(log).trim().split("\n").map((l) => JSON.parse(l));
     assert.deepEqual(lines.map((l) => l.cache), ["hit-disk", "hit"]);
@@ -81,7 +83,10 @@ Deno.test("disk tier: kept across restarts, read back, memory in front, corrupt 
     await using s = await startScalwsd(yaml("4KiB"));
     const before = m.count;
     assert.equal((await get(s.url + "/big", h)).text.length, 20_000);
-    await until("the file", () => exists(fileOf(root, "http://a.test/big")));
+    await waitUntil(() => exists(fileOf(root, "http://a.test/big")), {
+      what: "the file",
+      intervalMs: 10,
+    });
     for (let i = 0; i < 3; i++) {
       const r = await get(s.url + "/big", h);
       assert.equal(r.text.length, 20_000);
@@ -103,7 +108,10 @@ Deno.test("disk tier: kept across restarts, read back, memory in front, corrupt 
     assert.equal(r.text.length, 20_000);
     assert.match(r.headers.get("cache-status")!, /fwd=uri-miss; fwd-status=200; stored/);
     assert.equal(m.count, before + 2);
-    await until("the file again", () => exists(file) && Deno.statSync(file).size === b.length);
+    await waitUntil(() => exists(file) && Deno.statSync(file).size === b.length, {
+      what: "the file again",
+      intervalMs: 10,
+    });
     assert.match((await get(s.url + "/big", h)).headers.get("cache-status")!, /^scalwsd; hit/);
     assert.ok(s.logs.some((l) => l.includes('"cache_disk_corrupt"')));
   });
@@ -134,10 +142,10 @@ Deno.test("disk tier: kept across restarts, read back, memory in front, corrupt 
         assert.equal(r.status, 200);
         assert.equal(r.text, "small");
       }
-      await until("the failures counted", async () => {
+      await waitUntil(async () => {
         const metrics = await (await adminFetch(s.adminSocket, "/metrics")).text();
         return metrics.split("\n").includes("scalws_cache_store_errors_total 3");
-      });
+      }, { what: "the failures counted", intervalMs: 10 });
       // One warning in the minute: here the one at start, that tmp/ cannot be made.
       const warnings = s.logs.filter((l) => /"level":"warn","event":"cache_disk_/.test(l));
       assert.equal(warnings.length, 1, warnings.join("\n"));

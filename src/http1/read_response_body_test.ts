@@ -7,6 +7,7 @@ import type { BodyReader, FinishListener, OutboundRequest, UpstreamResponse } fr
 import { UpstreamError } from "./upstream_error.ts";
 import { READ_BUFFER } from "./member_conn.ts";
 import { freeViews, giveView, takeView, VIEW_SIZE } from "./view_buffers.ts";
+import { waitUntil } from "../../tests/_support/wait.ts";
 
 const GET: OutboundRequest = {
   method: "GET",
@@ -75,12 +76,6 @@ function withBody(head: string, body: Uint8Array): Uint8Array {
   out.set(h);
   out.set(body, h.length);
   return out;
-}
-
-/** Waits until `ok()` holds, for at most `ms`. */
-async function until(ok: () => boolean, ms: number): Promise<void> {
-  const end = performance.now() + ms;
-  while (!ok() && performance.now() < end) await new Promise((r) => setTimeout(r, 5));
 }
 
 const BIG = 200_000;
@@ -160,7 +155,7 @@ Deno.test("reader: cancel reports a cancel at once, later reads reject, the rest
   assert.equal(finished.calls.length, 1);
   assert.deepEqual([finished.calls[0][0], finished.calls[0][2]], [false, true]);
   await assert.rejects(res.reader.read(), UpstreamError);
-  await until(() => pool.idle === 1, 5000);
+  await waitUntil(() => pool.idle === 1, { what: "the connection back in the pool" });
   assert.equal(pool.idle, 1, "the rest of the body was read: the connection is kept");
   assert.equal(sock.closed, false);
   pool.close();
@@ -285,7 +280,7 @@ Deno.test("reader: a cancel with the rest within DRAIN_BYTES reads it and keeps 
   reader.cancel();
   // The client's end is reported at once: a cancel, not the member's fault.
   assert.deepEqual(finished.calls, [[false, first!.length, true]]);
-  await until(() => pool.idle === 1, 5000);
+  await waitUntil(() => pool.idle === 1, { what: "the connection back in the pool" });
   assert.equal(pool.idle, 1, "drained and pooled");
   assert.equal(sock.closed, false);
   const conn = pool.acquire()!;
@@ -303,7 +298,7 @@ Deno.test("reader: a drain that does not end within DRAIN_MS closes the connecti
   await reader.readView!();
   reader.cancel();
   const t0 = performance.now();
-  await until(() => sock.closed, DRAIN_MS * 3);
+  await waitUntil(() => sock.closed, { what: "the connection closed", timeoutMs: DRAIN_MS * 3 });
   assert.ok(sock.closed, "closed at the drain's deadline");
   assert.ok(performance.now() - t0 >= DRAIN_MS * 0.9);
   assert.equal(pool.idle, 0);

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { RedisCallError, RedisPool } from "./client.ts";
+import { sleep } from "../../tests/_support/wait.ts";
 
 /** A listener that accepts and reads, never answering; closed with the test. */
 function stalledRedis() {
@@ -29,8 +30,6 @@ function stalledRedis() {
     },
   };
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 Deno.test("redis pool: calls to a stalled Redis fail at their own deadline", async () => {
   await using redis = stalledRedis();

@@ -33,3 +33,23 @@ Deno.test("waitUntil tries again after a throw, and sleep waits at least its tim
   }, { what: "a second try" });
   assert.equal(v, true);
 });
+
+// Issue 12: one `waitUntil` and one `sleep` for every end-to-end test. A file of tests/ that
+// writes its own (`until`, `delay`, `waitFor`, another `sleep`) fails here, naming the line.
+Deno.test("no end-to-end test defines its own wait or sleep helper", () => {
+  const name = "(until|sleep|delay|waitFor|waitUntil|pause)";
+  const own = new RegExp(
+    `^\\s*(?:export\\s+)?(?:async\\s+function\\s+${name}\\b|function\\s+${name}\\b|` +
+      `const\\s+${name}\\s*=\\s*(?:async\\s*)?(?:\\(|function))`,
+  );
+  const found: string[] = [];
+  const dir = new URL("../", import.meta.url);
+  for (const e of Deno.readDirSync(dir)) {
+    if (!e.isFile || !e.name.endsWith(".ts")) continue;
+    const lines = Deno.readTextFileSync(new URL(e.name, dir)).split("\n");
+    lines.forEach((l, i) => {
+      if (own.test(l)) found.push(`tests/${e.name}:${i + 1}: ${l.trim()}`);
+    });
+  }
+  assert.deepEqual(found, [], "use waitUntil and sleep from tests/_support/mod.ts");
+});
