@@ -190,3 +190,19 @@ Deno.test("check refuses a module that does not open with a doc comment, tests e
   assert.ok(hasModuleDoc("/**\n * What it is for.\n *\n * @module\n */\n"));
   assert.ok(!hasModuleDoc('// What it is for.\nimport "./a.ts";'));
 });
+
+Deno.test("docs/architecture.md draws LAYERS and lists every room of src/", () => {
+  const doc = Deno.readTextFileSync(new URL("../docs/architecture.md", import.meta.url));
+  const graph = /Rooms import one way[^\n]*\n+```\n([^`]*)```/.exec(doc);
+  assert.ok(graph, "no layer graph in docs/architecture.md");
+  const drawn = graph[1].split("<-").map((step) =>
+    step.split(",").map((r) => r.trim().replace(/\.ts$/, ""))
+  );
+  assert.deepEqual(drawn, LAYERS.map((l) => [...l]));
+  const src = new URL("../src/", import.meta.url);
+  for (const e of Deno.readDirSync(src)) {
+    if (e.isDirectory) {
+      assert.ok(doc.includes(`- \`src/${e.name}/\`: `), `src/${e.name}/ not listed`);
+    }
+  }
+});
