@@ -138,11 +138,24 @@ Deno.test("OpenFiles (libc): a mapped file truncated in place by another process
   }
 });
 
-/** Read leases this process holds (Linux's /proc/locks, read by `cat`). */
-async function leases(): Promise<number> {
+/**
+ * Read leases this process holds on `paths` (Linux's /proc/locks, read by `cat`). Only those
+ * files: the whole suite runs test files in one process, and other files' caches hold leases.
+ */
+async function leases(...paths: string[]): Promise<number> {
+  // /proc/locks names a file as MAJOR:MINOR:INODE, the device numbers in hex.
+  const ids = new Set(paths.map((p) => {
+    const { dev, ino } = Deno.statSync(p);
+    const major = (dev >>> 8) & 0xfff; // glibc's encoding of st_dev, below 2^32
+    const minor = (dev & 0xff) | ((dev >>> 12) & 0xfff00);
+    const hex = (n: number) => n.toString(16).padStart(2, "0");
+    return `${hex(major)}:${hex(minor)}:${ino}`;
+  }));
   const out = await new Deno.Command("cat", { args: ["/proc/locks"] }).output();
-  return new TextDecoder().decode(out.stdout).split("\n")
-    .filter((l) => / LEASE .* READ /.test(l) && l.split(/\s+/)[4] === String(Deno.pid)).length;
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => {
+    const f = l.trim().split(/\s+/);
+    return / LEASE .* READ /.test(l) && f[4] === String(Deno.pid) && ids.has(f[5]);
+  }).length;
 }
 
 Deno.test("OpenFiles (libc): only a mapped file keeps its read lease", async () => {
@@ -153,16 +166,17 @@ Deno.test("OpenFiles (libc): only a mapped file keeps its read lease", async () 
     Deno.writeFileSync(`${dir}/a`, new Uint8Array(100));
     Deno.writeFileSync(`${dir}/b`, new Uint8Array(MAP_MAX + 1));
     assert.ok(mapped.get(`${dir}/a`, 1)!.mapped !== null);
-    assert.equal(await leases(), 1);
+    const ours = [`${dir}/a`, `${dir}/b`];
+    assert.equal(await leases(...ours), 1);
     // Too large to map: never leased. A mapping that fails: the lease is given back.
     assert.equal(mapped.get(`${dir}/b`, 1)!.mapped, null);
     const f = failing.get(`${dir}/a`, 1)!;
     assert.equal(f.mapped, null);
-    assert.equal(await leases(), 1);
+    assert.equal(await leases(...ours), 1);
     // Read with pread all the same.
     assert.ok(failing.read(f, new Uint8Array(100), 0));
     mapped.closeAll();
-    assert.equal(await leases(), 0);
+    assert.equal(await leases(...ours), 0);
   } finally {
     mapped.closeAll();
     failing.closeAll();
