@@ -75,7 +75,7 @@ export function renderTable(rows: readonly Row[]): string {
     "cpu us/req",
     "usr+sys",
     "cpu %",
-    "conns/1k",
+    "member conns/1k",
     "errors",
   ];
   const body = rows.map((r) => {

@@ -28,11 +28,11 @@ Deno.test("renderTable aligns columns and shows ratio and errors", () => {
   assert.equal(
     renderTable(ROWS),
     [
-      "scenario  server    req/s      p99  vs nginx  cpu us/req  usr+sys  cpu %  conns/1k  errors",
-      "--------  -------  ------  -------  --------  ----------  -------  -----  --------  ------",
-      "get-64    scalwsd  30,000  4.50 ms     0.75x        33.3    20+13    100       0.0       -",
-      "get-64    nginx    40,000  3.25 ms     1.00x           -        -      -         -       -",
-      "pool-1    scalwsd  29,000  12.3 ms         -           -        -      -         -       7",
+      "scenario  server    req/s      p99  vs nginx  cpu us/req  usr+sys  cpu %  member conns/1k  errors",
+      "--------  -------  ------  -------  --------  ----------  -------  -----  ---------------  ------",
+      "get-64    scalwsd  30,000  4.50 ms     0.75x        33.3    20+13    100              0.0       -",
+      "get-64    nginx    40,000  3.25 ms     1.00x           -        -      -                -       -",
+      "pool-1    scalwsd  29,000  12.3 ms         -           -        -      -                -       7",
     ].join("\n"),
   );
 });
