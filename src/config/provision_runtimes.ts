@@ -48,6 +48,13 @@ export function chooseRuntime(
     case "proxy":
       return provisionProxy(runtime, `${path}.runtime`, draft, sink);
     case "respond":
+      if (runtime.status !== undefined && runtime.status < 200) {
+        // A 1xx is an interim answer: the client would wait for a final one that never comes.
+        sink.errors.push(
+          `${path}.runtime.status: ${runtime.status} is an interim (1xx) status; a respond answer needs 200..599`,
+        );
+        return undefined;
+      }
       return {
         type: "respond",
         status: runtime.status ?? 200,

@@ -249,3 +249,14 @@ Deno.test("app runtimes: a node or deno entry missing from cwd is an error namin
     'tenants[0].applications[0].runtime.cwd: directory "/srv/none" does not exist',
   ]);
 });
+
+Deno.test("respond runtime: a 1xx status is refused (an interim answer is never a final one)", () => {
+  assert.deepEqual(errors({ type: "respond", status: 101 }), [
+    "tenants[0].applications[0].runtime.status: 101 is an interim (1xx) status; a respond answer needs 200..599",
+  ]);
+  assert.deepEqual(errors({ type: "respond", status: 100 }).length, 1);
+  assert.deepEqual(errors({ type: "respond", status: 99 }), [
+    "tenants[0].applications[0].runtime.status: must be between 100 and 599",
+  ]);
+  assert.equal(load({ type: "respond", status: 204 }).type, "respond");
+});
