@@ -11,6 +11,7 @@ import { metricsHandler, warmingHandler } from "./metrics_app.ts";
 import { log } from "../src/observe/mod.ts";
 import type { AdminTarget } from "./target.ts";
 import { RemoteAdmin } from "./remote_admin.ts";
+import { claimSocketPath } from "./socket_claim.ts";
 
 /** Per-instance settings under the controller, which replace the configuration's. */
 export interface AdminOverrides {
@@ -85,11 +86,9 @@ export class AdminListeners {
     const socketPath = this.overrides.socket ?? cfg.admin.socket;
     if (socketPath) {
       const path = socketPath;
-      try {
-        await Deno.remove(path);
-      } catch (err) {
-        if (!(err instanceof Deno.errors.NotFound)) throw err;
-      }
+      await claimSocketPath(path).catch((err) => {
+        throw new Error(`admin socket ${path}: ${(err as Error).message ?? err}`, { cause: err });
+      });
       const s = named(`admin socket ${path}`, () => Deno.serve({ path, onListen() {} }, fetch));
       await Deno.chmod(path, 0o600);
       this.servers.push(s);

@@ -14,6 +14,7 @@ import {
   type Loaded,
   loadedError,
   type MemberConfig,
+  placeProblems,
 } from "../config/mod.ts";
 import {
   LimiterRegistry,
@@ -31,6 +32,7 @@ import { Cache } from "../cache/mod.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { Generation } from "./generation.ts";
 import { Listener } from "./listener.ts";
+import { bindHint } from "./bind_hint.ts";
 import { DRAIN_IDLE_GRACE } from "../front/mod.ts";
 import { PemFiles } from "./pem_files.ts";
 import { affinityKeyProblem, preflight } from "./preflight.ts";
@@ -123,6 +125,8 @@ export class Server {
   private accessLog!: AccessLog;
   private nextId = 1;
   private readonly listeners = new Map<string, { cfg: ListenerConfig; server: Listener }>();
+  /** The load of the generation being served: where each listener is written in the file. */
+  private loaded: Loaded | undefined;
   /** The response store: one per process, kept across reloads. */
   readonly cache: Cache;
   /** Rate limiters whose state outlives generations with the same definition. */
@@ -356,6 +360,7 @@ export class Server {
     this.cache.store.dropOwners((o) => owners.has(o));
     this.registry.commit(plan);
     this.appsStarting = this.apps.commit(apps);
+    this.loaded = loaded;
     return gen;
   }
 
@@ -373,7 +378,8 @@ export class Server {
    * a port that a listener being removed still holds binds later, in `syncListeners`. On a
    * failure the ones bound here are closed again and the error is thrown.
    */
-  private openListeners(cfg: Config): Map<string, Listener> {
+  private openListeners(loaded: Loaded): Map<string, Listener> {
+    const cfg = loaded.config;
     const wanted = cfg.server.listeners;
     const keep = new Set(wanted.map(listenerKey));
     const freed = new Set<number>();
@@ -383,7 +389,10 @@ export class Server {
       for (const [index, l] of wanted.entries()) {
         const k = listenerKey(l);
         if (this.listeners.has(k) || opened.has(k) || freed.has(l.port)) continue;
-        opened.set(k, this.newListener(l, index, cfg.server.listener_mode === "reuseport"));
+        opened.set(
+          k,
+          this.newListener(l, index, cfg.server.listener_mode === "reuseport", loaded),
+        );
       }
     } catch (err) {
       for (const l of opened.values()) void l.shutdown(0).catch(() => {});
@@ -392,8 +401,16 @@ export class Server {
     return opened;
   }
 
-  /** Binds listener `cfg` (at `index` of the file's listeners); errors name the listener. */
-  private newListener(cfg: ListenerConfig, index: number, reusePort: boolean): Listener {
+  /**
+   * Binds listener `cfg` (at `index` of the listeners of `loaded`); errors name the listener
+   * and where its address is written (`FILE:LINE:COLUMN: server.listeners[0].address: ...`).
+   */
+  private newListener(
+    cfg: ListenerConfig,
+    index: number,
+    reusePort: boolean,
+    loaded: Loaded | undefined,
+  ): Listener {
     try {
       return new Listener({
         cfg,
@@ -405,10 +422,10 @@ export class Server {
       });
     } catch (err) {
       if (err instanceof ConfigError) throw err;
-      throw new Error(
-        `listener "${cfg.name}" on ${cfg.address}: ${(err as Error).message ?? err}`,
-        { cause: err },
-      );
+      const problem = `server.listeners[${index}].address: listener "${cfg.name}" on ` +
+        `${cfg.address}: ${(err as Error).message ?? err}${bindHint(err, cfg.port)}`;
+      const placed = loaded === undefined ? problem : placeProblems(loaded, [problem])[0];
+      throw new Error(placed, { cause: err });
     }
   }
 
@@ -457,6 +474,7 @@ export class Server {
         cfg,
         index,
         this.config.server.listener_mode === "reuseport",
+        this.loaded,
       );
       this.listeners.set(k, { cfg, server });
       this.bound.set(cfg.name, server.addr);
@@ -497,7 +515,7 @@ export class Server {
           loaded.config,
           (name) => !this.registry.pools.has(name),
         );
-        const opened = this.state === "active" ? this.openListeners(loaded.config) : new Map();
+        const opened = this.state === "active" ? this.openListeners(loaded) : new Map();
         try {
           this.build(loaded, new Map([...recorded].map(([k, v]) => [k, v.members])));
         } catch (err) {
