@@ -212,7 +212,7 @@ Deno.test("a connection that does not finish its TLS handshake in time is droppe
 
 Deno.test("a drain waits a moment for TLS handshakes under way, then drops a stalled one", async () => {
   await using c = await certs();
-  const s = await startScalwsd(config(c));
+  await using s = await startScalwsd(config(c));
   const port = s.server.bound.get("https")!.port;
   // A ClientHello, then silence: the handshake never ends.
   const stalled = await Deno.connect({ hostname: "127.0.0.1", port });
@@ -236,7 +236,7 @@ Deno.test("a drain waits a moment for TLS handshakes under way, then drops a sta
 
 Deno.test("a drain hands on a connection still sending its ClientHello, and serves it", async () => {
   await using c = await certs();
-  const s = await startScalwsd(config(c));
+  await using s = await startScalwsd(config(c));
   const port = s.server.bound.get("https")!.port;
   // A real TLS client through a pass-through that holds back most of the ClientHello.
   using gate = Deno.listen({ hostname: "127.0.0.1", port: 0 });

@@ -51,3 +51,18 @@ Deno.test("a member counts its requests and close() may come before disposing", 
   await s.close();
   assert.equal(m.count, 2);
 });
+
+// Issue 12: every scalwsd a test starts is closed by `await using`, whether the test passed or
+// not. A `const`/`let` holding one fails here, naming the line.
+Deno.test("no end-to-end test holds a started scalwsd without await using", () => {
+  const held = /^\s*(?:const|let)\s+[\w{}\s,]+=\s*await\s+startScalwsd(?:Process)?\(/;
+  const found: string[] = [];
+  const dir = new URL("../", import.meta.url);
+  for (const e of Deno.readDirSync(dir)) {
+    if (!e.isFile || !e.name.endsWith(".ts")) continue;
+    Deno.readTextFileSync(new URL(e.name, dir)).split("\n").forEach((l, i) => {
+      if (held.test(l)) found.push(`tests/${e.name}:${i + 1}: ${l.trim()}`);
+    });
+  }
+  assert.deepEqual(found, [], "hold it with `await using`");
+});
