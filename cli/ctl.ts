@@ -54,7 +54,10 @@ export async function ctl(args: string[]): Promise<number> {
       strict: true,
     });
   } catch (err) {
-    console.error(`scalwsd ctl: ${(err as Error).message}\n${CTL_USAGE}`);
+    // node:util's advice on positionals that start with "-" (its quote left open) helps no one
+    // here: no ctl argument starts with "-".
+    const why = (err as Error).message.replace(/\. To specify a positional argument[^]*$/, "");
+    console.error(`scalwsd ctl: ${why}\n${CTL_USAGE}`);
     return 2;
   }
   const { values, positionals: p } = parsed;

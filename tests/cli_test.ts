@@ -216,3 +216,18 @@ Deno.test("scalwsd ctl --controller-socket scale without a count names what is m
     assert.equal(r.stderr.trim(), 'scalwsd ctl: scale: needs one instance count, as in "scale 3"');
   }
 });
+
+Deno.test("an unknown subcommand or flag is named, with the usage, and exits 2", async () => {
+  const cases: [string[], string][] = [
+    [["bogus"], 'scalwsd: unknown command "bogus"\nusage:'],
+    [["--bogus"], "scalwsd: Unknown option '--bogus'\nusage:"],
+    [["run", "--config", "x.yaml", "--bogus"], "scalwsd: Unknown option '--bogus'\nusage:"],
+    [["ctl", "bogus"], 'scalwsd ctl: unknown command "bogus"\nusage: scalwsd ctl'],
+    [["ctl", "--bogus", "upstreams"], "scalwsd ctl: Unknown option '--bogus'\nusage: scalwsd ctl"],
+  ];
+  for (const [args, head] of cases) {
+    const r = await scalwsd(args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.ok(r.stderr.startsWith(head), `${args.join(" ")}: ${r.stderr.slice(0, 200)}`);
+  }
+});
