@@ -80,6 +80,10 @@ const DISTURBED_PCT = 15;
 /** How long after get-512 the settled RSS is read. */
 const SETTLE_MS = 6_000;
 
+/** scalwsd's RSS targets around get-512: at its end (issue 13), and settled (issue 6). */
+const RSS_END_512_MIB = 120;
+const RSS_SETTLED_512_MIB = 80;
+
 const USAGE = `usage: deno task bench [options]
        deno task bench php-apps [options]   (WordPress and DokuWiki: bench/php_apps.ts)
        deno task bench h2-download [--rounds N] [--mib N] [--parallel N]   (bench/h2_download.ts)
@@ -1133,8 +1137,18 @@ async function bench(opt: Options, bin: Tools, procs: Procs, dir: string): Promi
   }
   if (rssAfterCache.size > 0) console.log(`RSS at the end of cache-hit: ${rssLine(rssAfterCache)}`);
   if (rssAfter512.size > 0) {
-    console.log(`RSS at the end of get-512: ${rssLine(rssAfter512)}`);
-    console.log(`RSS ${SETTLE_MS / 1000} s after get-512: ${rssLine(rssSettled512)}`);
+    const over = (m: Map<ServerName, number | undefined>, mibTarget: number) => {
+      const kib = m.get("scalwsd");
+      return kib !== undefined && kib > mibTarget * 1024 ? "  (scalwsd over the target)" : "";
+    };
+    console.log(
+      `RSS at the end of get-512 (target: scalwsd ${RSS_END_512_MIB} MiB at most): ` +
+        `${rssLine(rssAfter512)}${over(rssAfter512, RSS_END_512_MIB)}`,
+    );
+    console.log(
+      `RSS ${SETTLE_MS / 1000} s after get-512 (target: scalwsd under ${RSS_SETTLED_512_MIB} ` +
+        `MiB): ${rssLine(rssSettled512)}${over(rssSettled512, RSS_SETTLED_512_MIB)}`,
+    );
   }
 
   // scalwsd (and the floor) write their profiles as they exit, so stop them before reading.
