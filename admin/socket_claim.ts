@@ -1,7 +1,8 @@
 /**
  * Making a Unix socket's path free before the admin API binds it: a socket file that a process
  * which ended left behind is removed, but a socket another process still listens on is refused
- * (nginx's "address already in use"), and so is a path that is not a socket at all.
+ * (nginx's "address already in use"), and so is a path that is not a socket at all, or one in a
+ * directory that does not exist.
  *
  * @module
  */
@@ -12,8 +13,14 @@ export async function claimSocketPath(path: string): Promise<void> {
   try {
     info = await Deno.lstat(path);
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return;
-    throw err;
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    const slash = path.lastIndexOf("/");
+    const dir = slash < 0 ? "." : path.slice(0, slash) || "/";
+    const found = await Deno.stat(dir).then((i) => i.isDirectory, () => false);
+    if (!found) {
+      throw new Error(`directory "${dir}" does not exist; create it or choose another path`);
+    }
+    return;
   }
   if (!info.isSocket) {
     throw new Error("the path exists and is not a socket (it was left as it is)");

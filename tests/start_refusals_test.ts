@@ -3,7 +3,8 @@
  * was wrong and where. A listener whose port is taken names the file, line and column of its
  * address; a port below 1024 refused for want of permission says what grants it; an admin
  * socket another scalwsd still serves is refused (it used to be removed and taken over, leaving
- * the running instance unreachable by `scalwsd ctl`), and a path that is not a socket is left.
+ * the running instance unreachable by `scalwsd ctl`), and a path that is not a socket is left;
+ * a missing directory of the admin socket or of the access log file is named.
  */
 import assert from "node:assert/strict";
 import { adminFetch, app, respond, scalwsYaml, startScalwsd } from "./_support/mod.ts";
@@ -93,6 +94,58 @@ Deno.test("an admin socket path that is not a socket is refused and left as it i
     assert.equal(code, 1, err);
     assert.ok(err.includes(`admin socket ${path}: the path exists and is not a socket`), err);
     assert.equal(await Deno.readTextFile(path), "keep me");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an admin socket in a directory that does not exist names the directory", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-refusal-" });
+  try {
+    const { code, err } = await runFails(
+      dir,
+      scalwsYaml({
+        server: { admin: { socket: `${dir}/run/admin.sock` } },
+        apps: [app(respond("b"))],
+      }),
+    );
+    assert.equal(code, 1, err);
+    assert.ok(
+      err.includes(`admin socket ${dir}/run/admin.sock: directory "${dir}/run" does not exist`),
+      err,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an access log in a directory that does not exist is refused by check and at start, placed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-refusal-" });
+  try {
+    const yaml = [
+      "server:",
+      '  listeners: [{ name: http, address: "127.0.0.1:0" }]',
+      "  access_log: logs/access.log",
+      "tenants:",
+      "  - name: t",
+      "    applications:",
+      '      - { name: a, domains: [a.test], runtime: { type: respond, body: "x" } }',
+      "",
+    ].join("\n");
+    const want =
+      `${dir}/scalws.yaml:3:15: server.access_log: directory "${dir}/logs" does not exist`;
+    const started = await runFails(dir, yaml);
+    assert.equal(started.code, 1, started.err);
+    assert.ok(started.err.includes(want), started.err);
+    const checked = await new Deno.Command(Deno.execPath(), {
+      args: [...RUN_FLAGS, MAIN, "check", "--config", `${dir}/scalws.yaml`],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(checked.stdout) +
+      new TextDecoder().decode(checked.stderr);
+    assert.equal(checked.code, 1, text);
+    assert.ok(text.includes(want), text);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

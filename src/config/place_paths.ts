@@ -2,8 +2,8 @@
  * Relative paths resolved where they were written: every file or directory named in a
  * configuration file is taken from that file's directory (the main file's for `server` and
  * `upstreams`, a site file's for its tenants), so the same file means the same thing whatever
- * the working directory. A `root` or `cwd` that is not a directory, or a `node`/`deno` `entry`
- * missing from its `cwd`, is an error naming the
+ * the working directory. A `root` or `cwd` that is not a directory, a `node`/`deno` `entry`
+ * missing from its `cwd`, or an `access_log` file whose directory is missing, is an error naming the
  * resolved path. Runs on the draft after provisioning and before validation; it reads the file
  * system (`stat`) but never writes.
  */
@@ -156,13 +156,21 @@ function placeApplication(app: ApplicationConfig, at: string, w: Where): Applica
 /**
  * Resolves the draft's relative paths against the directory of the file each was written in
  * (`files.dir` for the main file) and checks that `root` and `cwd` are directories (and that
- * `server.cache.path`, when it exists, is one); problems
+ * `server.cache.path`, when it exists, is one, and the access log file's directory exists); problems
  * go to `sink.errors` as `PATH: MESSAGE`.
  */
 export function placePaths(draft: Draft, files: Files, sink: Sink): void {
   const stat = files.stat ?? defaultStat;
   if (draft.server !== undefined) {
     draft.server = placeServer(draft.server, files.dir);
+    // The access log file is created when missing, its directory is not.
+    const accessLog = draft.server.access_log;
+    if (!LOG_TARGETS.has(accessLog)) {
+      const dir = accessLog.slice(0, accessLog.lastIndexOf("/")) || "/";
+      if (isDirectory(stat, dir) !== true) {
+        sink.errors.push(`server.access_log: directory "${dir}" does not exist`);
+      }
+    }
     // The disk tier's directory is made when missing, but a file in its place is an error.
     const cache = draft.server.cache.path;
     if (cache !== undefined && isDirectory(stat, cache) === false) {

@@ -199,7 +199,16 @@ export class Server {
     const s = new Server(file, key, options);
     s.startOnly = startOnlyValues(c);
     s.state = "warming";
-    s.accessLog = new AccessLog(options.accessLog ?? c.server.access_log);
+    try {
+      s.accessLog = new AccessLog(options.accessLog ?? c.server.access_log);
+    } catch (err) {
+      if (options.accessLog !== undefined) throw err;
+      // Placed like a configuration error: which key, where, and why the file does not open.
+      const why = String((err as Error).message ?? err).replace(/: open '.*'$/, "");
+      throw loadedError(loaded, [
+        `server.access_log: cannot open ${JSON.stringify(c.server.access_log)}: ${why}`,
+      ]);
+    }
     for (const w of [...loaded.warnings, ...await storedListWarnings(c)]) {
       log("warn", "config_warning", { file, warning: w });
     }
