@@ -10,15 +10,24 @@
 import { run } from "../cli/run.ts";
 
 function member(name: string, port: number): Deno.HttpServer {
-  return Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, (req) => {
-    const url = new URL(req.url);
-    return new Response(
-      `hello from member ${name} (127.0.0.1:${port}) for ${req.method} ${url.pathname}\n`,
-      {
-        headers: { "content-type": "text/plain; charset=utf-8" },
-      },
+  try {
+    return Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, (req) => {
+      const url = new URL(req.url);
+      return new Response(
+        `hello from member ${name} (127.0.0.1:${port}) for ${req.method} ${url.pathname}\n`,
+        {
+          headers: { "content-type": "text/plain; charset=utf-8" },
+        },
+      );
+    });
+  } catch (err) {
+    // A second `deno task start`, or another program on the port: said in one line, exit 1.
+    console.error(
+      `demo: member ${name} cannot listen on 127.0.0.1:${port}: ${(err as Error).message} ` +
+        "(is `deno task start` already running?)",
     );
-  });
+    Deno.exit(1);
+  }
 }
 
 await Deno.mkdir("/tmp/scalwsd-demo", { recursive: true });

@@ -150,3 +150,29 @@ Deno.test("an access log in a directory that does not exist is refused by check 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("the demo of deno task start, its member's port taken, says so in one line", async () => {
+  // Held here when free; when another program (a running demo) holds it, the same is expected.
+  let held: Deno.Listener | undefined;
+  try {
+    held = Deno.listen({ hostname: "127.0.0.1", port: 9101 });
+  } catch { /* taken already */ }
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [...RUN_FLAGS, new URL("../examples/demo.ts", import.meta.url).pathname],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      signal: AbortSignal.timeout(20_000),
+    }).output();
+    const err = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, err);
+    assert.match(
+      err,
+      /^demo: member a cannot listen on 127\.0\.0\.1:9101: Address already in use/m,
+    );
+    assert.doesNotMatch(err, /Uncaught/);
+  } finally {
+    held?.close();
+  }
+});
