@@ -29,8 +29,11 @@ export async function kubeConnection(kubeconfig?: string): Promise<KubeConnectio
       client: Deno.createHttpClient({ caCerts: [ca] }),
     };
   }
+  const text = await Deno.readTextFile(kubeconfig).catch((err) => {
+    throw new Error(`--kubeconfig ${kubeconfig}: cannot read: ${(err as Error).message}`);
+  });
   // deno-lint-ignore no-explicit-any
-  const doc = YAML.parse(await Deno.readTextFile(kubeconfig)) as any;
+  const doc = YAML.parse(text) as any;
   const ctxName = doc?.["current-context"];
   const ctx = (doc?.contexts ?? []).find((c: { name: string }) => c.name === ctxName)?.context ??
     doc?.contexts?.[0]?.context;

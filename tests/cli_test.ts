@@ -207,6 +207,20 @@ Deno.test("scalwsd gateway: --help, and refusals of missing or bad flags with ex
   ]);
   assert.equal(offset.code, 2);
   assert.match(offset.stderr, /--port-offset must be an integer 0\.\.65534/);
+  await using tmp = await tempDir();
+  const base = `${tmp.path}/base.yaml`;
+  await Deno.writeTextFile(base, scalwsYaml({ server: { admin: undefined } }));
+  const kube = await scalwsd([
+    "gateway",
+    "--base-config",
+    base,
+    "--config-out",
+    `${tmp.path}/out.yaml`,
+    "--kubeconfig",
+    `${tmp.path}/none`,
+  ]);
+  assert.equal(kube.code, 1);
+  assert.match(kube.stderr, /^scalwsd gateway: --kubeconfig \S+\/none: cannot read: No such file/);
 });
 
 Deno.test("scalwsd ctl --controller-socket scale without a count names what is missing", async () => {
