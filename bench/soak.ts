@@ -2,10 +2,12 @@
  * Soak (not CI): scalwsd as its own process under steady load for a bounded time, with its
  * api pool's members replaced by PUT every second and the configuration reloaded every 30 s.
  * Prints failed requests, and scalwsd's RSS and open file descriptors (/proc/PID/fd) at the
- * start, every 30 s and at the end. Exits 1 when a request, PUT or reload failed.
+ * start, every 30 s and at the end. Exits 1 when a request, PUT or reload failed, or when, after
+ * a `--settle` of at least 66 s (the members' 60 s idle timeout and a pool sweep), scalwsd holds
+ * more descriptors than it did idle at the start.
  *
  *   deno run -A bench/soak.ts [--minutes 10] [--connections 32] [--client auto|wrk|deno]
- *                             [--settle 65]
+ *                             [--settle 70]
  *
  * `--settle S` waits S seconds after the load before the last sample, so that kept-alive
  * member connections pass their idle timeout (60 s) and close: descriptors still open then
@@ -157,6 +159,33 @@ async function fetchLoad(url: string, connections: number, seconds: number): Pro
   };
 }
 
+/**
+ * Seconds after the load past which every kept-alive member connection has expired: their 60 s
+ * idle timeout, plus the 5 s between two sweeps of a connection pool, plus a margin.
+ */
+const MEMBER_IDLE_S = 66;
+
+/**
+ * Issue 6's judgement of file descriptors: once `settle` outlasted the members' idle timeout,
+ * scalwsd holds no more descriptors than it did idle at the start (any more are leaks). Null when
+ * the run did not settle that long, or was not sampled at both ends.
+ */
+export function fdGrowth(
+  samples: readonly { fds: number; rssKiB: number }[],
+  settle: number,
+): { grew: boolean; line: string } | null {
+  if (settle < MEMBER_IDLE_S || samples.length < 2) return null;
+  const first = samples[0], last = samples[samples.length - 1];
+  const grew = last.fds > first.fds;
+  const mib = (kib: number) => (kib / 1024).toFixed(1);
+  return {
+    grew,
+    line: `open fds: ${first.fds} idle at the start, ${last.fds} after ${settle} s idle at the ` +
+      `end: ${grew ? `grew by ${last.fds - first.fds} (a leak)` : "no growth"}; RSS ` +
+      `${mib(first.rssKiB)} -> ${mib(last.rssKiB)} MiB`,
+  };
+}
+
 async function hasWrk(): Promise<boolean> {
   try {
     await new Deno.Command("wrk", { args: ["--version"], stdout: "null", stderr: "null" })
@@ -174,7 +203,7 @@ async function main(): Promise<number> {
       minutes: { type: "string", default: "10" },
       connections: { type: "string", default: "32" },
       client: { type: "string", default: "auto" },
-      settle: { type: "string", default: "65" },
+      settle: { type: "string", default: "70" },
     },
     strict: true,
   });
@@ -326,7 +355,9 @@ async function main(): Promise<number> {
         `${String(s.fds).padStart(8)}  ${s.label}`,
     );
   }
-  const failed = load.failed + putFailures + reloadFailures;
+  const leak = fdGrowth(samples, settle);
+  if (leak !== null) console.log(leak.line);
+  const failed = load.failed + putFailures + reloadFailures + (leak?.grew ? 1 : 0);
   if (failed === 0) await Deno.remove(dir, { recursive: true });
   else console.log(`logs kept in ${dir}`);
   return failed === 0 ? 0 : 1;
