@@ -7,14 +7,20 @@
  * logged as the application's output). The application's PID is written to `$SCALWS_PIDFILE`. SIGUSR1
  * (log rotation, sent to a whole process group or unit) is caught and dropped: its default
  * action would end the shell, and passed on it would open a Node or Deno application's debugger.
+ * Both are caught before the application starts (a SIGTERM until then is passed on once it has):
+ * a signal between its start and the traps would end the shell and leave the application
+ * running with no watcher.
  */
 export const WRAPPER = `
+trap ':' USR1
+term=
+trap 'term=1' TERM INT
 exec 3<&0
 "$@" </dev/null 3<&- &
 pid=$!
-echo "$pid" > "$SCALWS_PIDFILE"
 trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
-trap ':' USR1
+[ -z "$term" ] || kill -TERM "$pid" 2>/dev/null
+echo "$pid" > "$SCALWS_PIDFILE"
 (
   while read -r _ <&3; do :; done
   kill -TERM "$pid" 2>/dev/null
