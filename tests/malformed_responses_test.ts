@@ -5,11 +5,13 @@
 import assert from "node:assert/strict";
 import { bytesOf, latin1 } from "./_support/bytes.ts";
 import {
+  adminFetch,
   app,
   members,
   proxy,
   type RawServer,
   rawServer,
+  readHead,
   scalwsYaml,
   sleep,
   startScalwsd,
@@ -361,4 +363,52 @@ Deno.test("end-to-end fuzz: 300 seeded malformed responses become 502 or a cut b
     assert.equal(e.event, "request_failed", JSON.stringify(e));
     assert.match(e.error, /^UpstreamError: /);
   }
+});
+
+// docs/pools.md: a body that breaks after the member's head is never retried, even when none of
+// it reached the client (a Content-Length answer of at most 64 KiB is read whole first): the
+// client gets 502, the other member is not asked, and the break is logged as a body failure.
+Deno.test("a small body broken after its head is 502, not retried on the other member", async () => {
+  let asked = 0;
+  await using broken = rawServer(async (c) => {
+    await readHead(c);
+    await c.write(bytesOf("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc"));
+    closeQuietly(c);
+  });
+  await using other = rawServer(async (c) => {
+    await readHead(c);
+    asked++;
+    await c.write(bytesOf("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
+    closeQuietly(c);
+  });
+  await using s = await startScalwsd(scalwsYaml({
+    server: { default_host: "a.test" },
+    upstreams: {
+      p: {
+        // Each key goes to one member first: those of the broken member show what happens.
+        members: members(`127.0.0.1:${broken.port}`, `127.0.0.1:${other.port}`),
+        balance: "hash",
+        hash: { by: "header", name: "x-key" },
+        retries: 1,
+        passive_health: { failures: 0 },
+      },
+    },
+    apps: [app(proxy("p"))],
+  }));
+  const statuses = new Set<number>();
+  for (let k = 0; k < 16; k++) {
+    const before = asked;
+    const res = await fetch(s.url + "/", { headers: { "x-key": `k${k}` } });
+    await res.body?.cancel();
+    statuses.add(res.status);
+    if (res.status === 502) assert.equal(asked, before, `key k${k}: the other member was asked`);
+    else assert.equal(res.status, 200);
+  }
+  assert.deepEqual([...statuses].sort(), [200, 502]);
+  const text = await (await adminFetch(s.adminSocket, "/metrics")).text();
+  assert.match(text, /^scalws_upstream_pool_retries_total\{pool="p"\} 0$/m);
+  assert.ok(
+    s.logs.some((l) => l.includes('"proxy_failed"') && l.includes('"phase":"body"')),
+    "logged as a body failure",
+  );
 });
