@@ -86,10 +86,15 @@ export class AdminListeners {
     const socketPath = this.overrides.socket ?? cfg.admin.socket;
     if (socketPath) {
       const path = socketPath;
+      const at = this.overrides.socket === undefined ? "server.admin.socket" : undefined;
       await claimSocketPath(path).catch((err) => {
-        throw new Error(`admin socket ${path}: ${(err as Error).message ?? err}`, { cause: err });
+        throw this.bindError(`admin socket ${path}`, err, at);
       });
-      const s = named(`admin socket ${path}`, () => Deno.serve({ path, onListen() {} }, fetch));
+      const s = this.named(
+        `admin socket ${path}`,
+        () => Deno.serve({ path, onListen() {} }, fetch),
+        at,
+      );
       await Deno.chmod(path, 0o600);
       this.servers.push(s);
       log("info", "admin_listening", { socket: path });
@@ -104,11 +109,15 @@ export class AdminListeners {
       this.servers.push(early.server);
       this.bound.set("metrics", early.server.addr);
     } else if (metrics) {
-      const s = named(`metrics listener ${metrics.hostname}:${metrics.port}`, () =>
-        Deno.serve(
-          { hostname: metrics.hostname, port: metrics.port, onListen() {} },
-          metricsHandler(this.server),
-        ));
+      const s = this.named(
+        `metrics listener ${metrics.hostname}:${metrics.port}`,
+        () =>
+          Deno.serve(
+            { hostname: metrics.hostname, port: metrics.port, onListen() {} },
+            metricsHandler(this.server),
+          ),
+        this.overrides.metrics === undefined ? "server.metrics.address" : undefined,
+      );
       this.servers.push(s);
       this.bound.set("metrics", s.addr);
       log("info", "metrics_listening", { address: `${s.addr.hostname}:${s.addr.port}` });
@@ -137,7 +146,11 @@ export class AdminListeners {
         return remoteApp.fetch(req);
       });
       await this.remote.start().catch((err) => {
-        throw new Error(`remote admin listener ${r.address}: ${(err as Error).message ?? err}`);
+        throw this.bindError(
+          `remote admin listener ${r.address}`,
+          err,
+          "server.admin.remote.address",
+        );
       });
       this.bound.set("remote", { transport: "tcp", hostname: r.hostname, port: this.remote.port });
       log("info", "admin_remote_listening", { address: `${r.hostname}:${this.remote.port}` });
@@ -149,7 +162,7 @@ export class AdminListeners {
         peerOf: (req) => peers.get(req),
         readOnly: !h.writes,
       });
-      const s = named(
+      const s = this.named(
         `admin http listener ${h.address}`,
         () =>
           Deno.serve({ hostname: h.hostname, port: h.port, onListen() {} }, (req, info) => {
@@ -160,10 +173,30 @@ export class AdminListeners {
             );
             return httpApp.fetch(req);
           }),
+        "server.admin.http.address",
       );
       this.servers.push(s);
       this.bound.set("http", s.addr);
       log("info", "admin_http_listening", { address: `${s.addr.hostname}:${s.addr.port}` });
+    }
+  }
+
+  /**
+   * `what: reason`, and when the listener is the file's (`at`, its key path), placed where the
+   * file writes it: `FILE:LINE:COLUMN: server.metrics.address: metrics listener ...: reason`.
+   */
+  private bindError(what: string, err: unknown, at?: string): Error {
+    const text = `${what}: ${(err as Error).message ?? err}`;
+    if (at === undefined) return new Error(text, { cause: err });
+    const problem = `${at}: ${text}`;
+    return new Error(this.server.placed?.(problem) ?? problem, { cause: err });
+  }
+
+  private named<T>(what: string, bind: () => T, at?: string): T {
+    try {
+      return bind();
+    } catch (err) {
+      throw this.bindError(what, err, at);
     }
   }
 

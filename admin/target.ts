@@ -34,6 +34,11 @@ export type ReloadOutcome =
 export interface AdminTarget {
   /** The configuration file, named in the audit lines of reloads. */
   readonly file: string;
+  /**
+   * A problem `PATH: MESSAGE` of the current configuration as an operator reads it,
+   * `FILE:LINE:COLUMN: PATH: MESSAGE` where the file's source map knows PATH.
+   */
+  placed?(problem: string): string;
   /** The current generation's configuration. */
   readonly config: Config;
   readonly clock: Clock;

@@ -176,3 +176,32 @@ Deno.test("the demo of deno task start, its member's port taken, says so in one 
     held?.close();
   }
 });
+
+Deno.test("a metrics address that is taken names the file, line and column of the key", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "scalwsd-refusal-" });
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (busy.addr as Deno.NetAddr).port;
+  try {
+    const yaml = [
+      "server:",
+      '  listeners: [{ name: http, address: "127.0.0.1:0" }]',
+      `  metrics: { address: "127.0.0.1:${port}" }`,
+      "tenants:",
+      "  - name: t",
+      "    applications:",
+      '      - { name: a, domains: [a.test], runtime: { type: respond, body: "x" } }',
+      "",
+    ].join("\n");
+    const { code, err } = await runFails(dir, yaml);
+    assert.equal(code, 1, err);
+    assert.ok(
+      err.includes(
+        `${dir}/scalws.yaml:3:23: server.metrics.address: metrics listener 127.0.0.1:${port}: ` +
+          "Address already in use",
+      ),
+      err,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

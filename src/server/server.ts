@@ -373,6 +373,11 @@ export class Server {
     return gen;
   }
 
+  /** `PATH: MESSAGE` placed in the file of the generation being served (`AdminTarget`). */
+  placed(problem: string): string {
+    return this.loaded === undefined ? problem : placeProblems(this.loaded, [problem])[0];
+  }
+
   /** Binds every configured listener (state `active`). */
   async bind(): Promise<void> {
     await this.syncListeners(this.config.server.listeners);
