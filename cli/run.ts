@@ -11,7 +11,7 @@ import { warningsToEventLog } from "./console_warn.ts";
 import { ConfigError } from "../src/config/mod.ts";
 import { log, LoopLagMonitor, MemoryTrimmer, processReleaser } from "../src/observe/mod.ts";
 import { AdminListeners, EarlyMetricsListener } from "../admin/mod.ts";
-import { openFilesAtStart, Server } from "../src/server/mod.ts";
+import { eventLoopSliceAtStart, openFilesAtStart, Server } from "../src/server/mod.ts";
 import type { RunOptions } from "./run_options.ts";
 
 /** Exit status of an instance whose drain hit `--drain-timeout` with requests still in flight. */
@@ -56,6 +56,8 @@ export async function run(
   }
   // Before binding: a relayed TLS connection holds three descriptors.
   openFilesAtStart(server.generation.config, log);
+  // Woken by a socket, the event loop runs before CPU-bound neighbours finish their slices.
+  eventLoopSliceAtStart(log);
   const admin = new AdminListeners(
     server,
     managed

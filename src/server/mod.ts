@@ -10,6 +10,7 @@
  */
 
 export { openFilesAtStart, openFilesCheck } from "./open_files.ts";
+export { eventLoopSliceAtStart } from "./time_slice.ts";
 export { affinityKeyProblem, preflight } from "./preflight.ts";
 export { Server } from "./server.ts";
 export { storedListWarnings } from "./stored_lists.ts";
