@@ -238,6 +238,14 @@ Deno.test("an unknown subcommand or flag is named, with the usage, and exits 2",
     [["run", "--config", "x.yaml", "--bogus"], "scalwsd: Unknown option '--bogus'\nusage:"],
     [["ctl", "bogus"], 'scalwsd ctl: unknown command "bogus"\nusage: scalwsd ctl'],
     [["ctl", "--bogus", "upstreams"], "scalwsd ctl: Unknown option '--bogus'\nusage: scalwsd ctl"],
+    [
+      ["ctl", "upstreams", "set"],
+      'scalwsd ctl: "upstreams set" does not fit; use upstreams set NAME ADDR[=WEIGHT]...\n',
+    ],
+    [
+      ["ctl", "upstreams", "show"],
+      'scalwsd ctl: "upstreams show" does not fit; use upstreams show NAME\n',
+    ],
   ];
   for (const [args, head] of cases) {
     const r = await scalwsd(args);
