@@ -108,7 +108,7 @@ function options(argv: string[]): Options {
 }
 
 /** nginx's configuration: the two sites as their packages document them for nginx. */
-function nginxConf(o: {
+export function nginxConf(o: {
   dir: string;
   port: number;
   fpm: string;
