@@ -147,9 +147,12 @@ async function paced(
     if (wait > 1) await sleep(wait);
     running.push(one());
   }
-  // Seconds from the first request sent to the last: what the budget is counted over.
-  tally.span = (performance.now() - t0) / 1000;
   await Promise.all(running);
+  // Seconds from the first request sent to the last answer: what the budget is counted over. A
+  // request is decided between its sending and its answer, and on a loaded machine the last ones
+  // are decided well after they were sent, with the tokens of that time (counting to the last
+  // send made the bound too tight: 132 accepted against 131.6 allowed, at load 12).
+  tally.span = (performance.now() - t0) / 1000;
   return tally;
 }
 

@@ -65,9 +65,25 @@ Deno.test("a reload whose new listener cannot bind is refused and changes nothin
   const metrics = await (await adminFetch(sock, "/metrics")).text();
   assert.doesNotMatch(metrics, /pool="q"/);
 
-  // Once the port is free the same file loads.
+  // Once the port is free the same file loads. Another process of a busy machine may take the
+  // freed port first: then the file, with another free port, is tried again (at most 3 times).
   busy.close();
-  const ok = await adminFetch(sock, "/v1/reload", { method: "POST" });
+  let port = busyPort;
+  let ok = await adminFetch(sock, "/v1/reload", { method: "POST" });
+  for (let i = 0; i < 3 && ok.status === 400; i++) {
+    const why = (await ok.json()).error;
+    assert.match(why, /Address already in use/);
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    port = (l.addr as Deno.NetAddr).port;
+    l.close();
+    await s.write(yaml({
+      listeners: [HTTP_LISTENER, { name: "third", address: `127.0.0.1:${port}` }],
+      retries: 2,
+      body: "new",
+      extraPool: true,
+    }));
+    ok = await adminFetch(sock, "/v1/reload", { method: "POST" });
+  }
   assert.equal(ok.status, 200);
-  assert.equal((await get(`http://127.0.0.1:${busyPort}/`, { host: "b.test" })).text, "new");
+  assert.equal((await get(`http://127.0.0.1:${port}/`, { host: "b.test" })).text, "new");
 });
