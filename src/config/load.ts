@@ -16,13 +16,24 @@ import { validate } from "./validate.ts";
 
 interface YamlProblem {
   readonly message: string;
+  readonly code?: string;
+  /** Offsets in the text. */
+  readonly pos?: readonly number[];
   readonly linePos?: readonly { line: number; col: number }[];
 }
 
-/** `line L, column C: MESSAGE`, without the position and excerpt that `yaml` appends. */
-function yamlMessage(problem: YamlProblem): string {
+/**
+ * `line L, column C: MESSAGE`, without the position and excerpt that `yaml` appends. A key
+ * written twice in one mapping is named (`yaml` says only "Map keys must be unique").
+ */
+function yamlMessage(problem: YamlProblem, text = ""): string {
   const first = problem.message.split("\n")[0];
-  const message = first.replace(/ at line \d+, column \d+:?$/, "");
+  let message = first.replace(/ at line \d+, column \d+:?$/, "");
+  if (problem.code === "DUPLICATE_KEY" && problem.pos !== undefined) {
+    const key = /^(?:"([^"\n]*)"|'([^'\n]*)'|([^:\n]*?))\s*:/.exec(text.slice(problem.pos[0]));
+    const name = key?.[1] ?? key?.[2] ?? key?.[3];
+    if (name) message = `duplicate key "${name}": ${message}`;
+  }
   const pos = problem.linePos?.[0];
   return pos === undefined ? message : `line ${pos.line}, column ${pos.col}: ${message}`;
 }
@@ -157,7 +168,7 @@ function includeSites(
       const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
       sources.set(site, new SourceMap(doc, lineCounter));
       if (doc.errors.length > 0) {
-        for (const err of doc.errors) sink.errors.push(`${site}: ${yamlMessage(err)}`);
+        for (const err of doc.errors) sink.errors.push(`${site}: ${yamlMessage(err, text)}`);
         continue;
       }
       for (const w of doc.warnings) sink.warnings.push(`${site}: ${yamlMessage(w)}`);
@@ -181,7 +192,9 @@ function includeSites(
 export function parseConfig(text: string, file: string, io: LoadFiles = {}): Loaded {
   const lineCounter = new LineCounter();
   const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
-  if (doc.errors.length > 0) throw new ConfigError(file, doc.errors.map(yamlMessage));
+  if (doc.errors.length > 0) {
+    throw new ConfigError(file, doc.errors.map((e) => yamlMessage(e, text)));
+  }
   const sources: Sources = new Map([[file, new SourceMap(doc, lineCounter)]]);
   let data: unknown;
   try {
@@ -190,7 +203,7 @@ export function parseConfig(text: string, file: string, io: LoadFiles = {}): Loa
     // An alias to a missing anchor, or alias expansion beyond the limit ("billion laughs").
     throw new ConfigError(file, [`(root): ${e instanceof Error ? e.message : String(e)}`]);
   }
-  return fromData(data, file, doc.warnings.map(yamlMessage), io, sources);
+  return fromData(data, file, doc.warnings.map((w) => yamlMessage(w)), io, sources);
 }
 
 /**

@@ -774,7 +774,7 @@ Deno.test("parseConfig reports YAML syntax errors with line and column", () => {
     "line 3, column 1: Flow sequence in block collection must be sufficiently indented and end with a ]",
   ]);
   assert.deepEqual(errorsOf("server: {}\nserver: {}\n"), [
-    "line 2, column 1: Map keys must be unique",
+    'line 2, column 1: duplicate key "server": Map keys must be unique',
   ]);
   assert.deepEqual(errorsOf("- 1\n"), ["(root): must be a mapping"]);
   assert.deepEqual(errorsOf(""), ["server.listeners: at least one listener is required"]);
