@@ -7,7 +7,15 @@
  */
 import assert from "node:assert/strict";
 import http2 from "node:http2";
-import { app, respond, scalwsYaml, sleep, startMember, startPki } from "./_support/mod.ts";
+import {
+  app,
+  respond,
+  scalwsYaml,
+  sleep,
+  startMember,
+  startPki,
+  waitUntil,
+} from "./_support/mod.ts";
 import { httpsListener } from "./_support/yaml.ts";
 import { startScalwsdProcess } from "./_support/scalwsd_process.ts";
 import { concat } from "./_support/bytes.ts";
@@ -30,6 +38,7 @@ import {
   SETTINGS_MAX_HEADER_LIST_SIZE,
 } from "./_support/h2_raw.ts";
 import { h2Session } from "./_support/tls_client.ts";
+import { WATCH_AFTER } from "../src/server/reset_watch.ts";
 
 /** Slow answers keep streams open: a third of a second each. */
 const SLOW_MS = 300;
@@ -111,7 +120,25 @@ Deno.test({
   async fn(t) {
     await using pki = await startPki();
     const cert = await pki.issue("a", ["a.test"]);
-    await using member = startMember("slow", async () => {
+    /** Requests for /hold the member keeps unanswered until `release`, or 10 s at most. */
+    let held = 0;
+    const holding = new Set<() => void>();
+    const release = () => {
+      for (const r of holding) r();
+      holding.clear();
+    };
+    await using member = startMember("slow", async (req) => {
+      if (new URL(req.url).pathname === "/hold") {
+        held++;
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, 10_000);
+          holding.add(() => {
+            clearTimeout(t);
+            r();
+          });
+        });
+        return new Response("held");
+      }
       await sleep(SLOW_MS);
       return new Response("slow");
     });
@@ -124,10 +151,10 @@ Deno.test({
         limits: { max_header_size: "8KiB", idle_timeout: "1s" },
       },
       apps: [app(respond("ok"), {
-        routes: [{
-          path: "/slow",
+        routes: ["/slow", "/hold"].map((path) => ({
+          path,
           runtime: { type: "proxy", upstream: `http://${member.address}` },
-        }],
+        })),
       })],
     }));
     const port = scalwsd.port("https");
@@ -266,33 +293,39 @@ Deno.test({
     await t.step(
       "rapid reset, each stream accepted first: scalwsd's GOAWAY past 100 a second",
       async () => {
-        // Each stream is reset LAG/2 streams after it was opened: accepted by then, its handler at
-        // work (300 ms), so hyper's limit on resets before accepting stays out of it. On a machine
-        // so loaded that the streams are not yet accepted, hyper's own GOAWAY (11,
-        // too_many_resets) comes first; that attempt proves nothing of scalwsd's count, so the
-        // step tries once more with twice the lag.
-        for (const LAG of [2 * 40, 2 * 80]) {
-          await using c = await connect();
-          let id = 1;
-          await bounded("paced rapid reset", 2000, async () => {
-            const end = Date.now() + 5000;
-            for (; id < 2 * 2000 && !c.closed && !c.writeFailed && Date.now() < end; id += 2) {
-              const open = request(id, "a.test", "/slow");
-              await c.send(id > LAG ? concat([open, reset(id - LAG)]) : open);
-              await sleep(2);
-            }
+        // Each stream is reset once its request has reached the member, which holds it: accepted
+        // by hyper, so hyper's own limit on resets before accepting stays out of it, and at work
+        // in scalwsd when its reset comes, however slow the machine. (Paced by the clock, resets
+        // of streams not yet accepted met hyper's limit first, and late ones came after the
+        // answer: neither counts.) The resets wait WATCH_AFTER and more: scalwsd sees only those
+        // after its reset watch first read the request's signal (Deno 2.9.6 does not report an
+        // HTTP/2 reset that came before; a known gap, not what this step checks).
+        const STREAMS = 150; // more than 100, fewer than the 200 SETTINGS allow at once
+        await using c = await connect();
+        try {
+          await bounded("rapid reset of accepted streams", 2000, async () => {
+            const ids = Array.from({ length: STREAMS }, (_, i) => 2 * i + 1);
+            const before = held;
+            await c.send(concat(ids.map((id) => request(id, "a.test", "/hold"))));
+            await waitUntil(() => held - before === STREAMS || c.closed, {
+              what: `the member to hold ${STREAMS} requests`,
+              timeoutMs: 10_000,
+            });
+            assert.equal(held - before, STREAMS, "requests held by the member");
+            assert.equal(c.goaways.length, 0, "GOAWAY before any reset");
+            await sleep(WATCH_AFTER * 8);
+            await c.send(concat(ids.map((id) => reset(id))));
             assert.ok(await c.closedWithin(3000), "the abuser was not disconnected");
           });
-          assert.ok(id < 2 * 2000, `${(id - 1) / 2} streams reset without a GOAWAY`);
-          if (LAG === 2 * 40 && c.goaways[0]?.debug === "too_many_resets") continue;
-          // hyper's graceful GOAWAY: the last stream id is 2^31-1 until the client answers a PING.
-          assert.deepEqual(c.goaways[0], { lastStreamId: 2 ** 31 - 1, code: NO_ERROR, debug: "" });
-          assert.ok(
-            scalwsd.lines.some((l) => l.includes('"event":"http2_abuse"')),
-            "no http2_abuse event logged",
-          );
-          break;
+        } finally {
+          release();
         }
+        // hyper's graceful GOAWAY: the last stream id is 2^31-1 until the client answers a PING.
+        assert.deepEqual(c.goaways[0], { lastStreamId: 2 ** 31 - 1, code: NO_ERROR, debug: "" });
+        assert.ok(
+          scalwsd.lines.some((l) => l.includes('"event":"http2_abuse"')),
+          "no http2_abuse event logged",
+        );
       },
     );
 
