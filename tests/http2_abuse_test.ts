@@ -329,6 +329,35 @@ Deno.test({
       },
     );
 
+    await t.step(
+      "rapid reset within WATCH_AFTER of each stream's start: the sampled streams count for all",
+      async () => {
+        // The same attack, reset as soon as the member holds the requests: before scalwsd's
+        // reset watch reads any signal (Deno 2.9.6 never reports a reset that came before).
+        // One stream in SAMPLE is listened to from its start and its early reset counts SAMPLE.
+        const STREAMS = 160;
+        await using c = await connect();
+        try {
+          await bounded("early rapid reset", 2000, async () => {
+            const ids = Array.from({ length: STREAMS }, (_, i) => 2 * i + 1);
+            const before = held;
+            await c.send(concat(ids.map((id) => request(id, "a.test", "/hold"))));
+            await waitUntil(() => held - before === STREAMS || c.closed, {
+              what: `the member to hold ${STREAMS} requests`,
+              timeoutMs: 10_000,
+              intervalMs: 2,
+            });
+            assert.equal(c.goaways.length, 0, "GOAWAY before any reset");
+            await c.send(concat(ids.map((id) => reset(id))));
+            assert.ok(await c.closedWithin(3000), "the abuser was not disconnected");
+          });
+        } finally {
+          release();
+        }
+        assert.deepEqual(c.goaways[0], { lastStreamId: 2 ** 31 - 1, code: NO_ERROR, debug: "" });
+      },
+    );
+
     await t.step("an idle connection gets GOAWAY and is closed, PING answered or not", async () => {
       for (const answerPings of [true, false]) {
         await using c = await H2Raw.connect({

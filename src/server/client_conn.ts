@@ -129,15 +129,15 @@ export class ClientConn {
   }
 
   /**
-   * Counts an HTTP/2 stream the client reset while its handler worked; true when that makes
-   * more than `max` within a second.
+   * Counts an HTTP/2 stream the client reset while its handler worked, `weight` times (see
+   * reset_watch.ts); true when that makes more than `max` within a second.
    */
-  resetSeen(now: number, max: number): boolean {
+  resetSeen(now: number, max: number, weight = 1): boolean {
     if (now - this.resetsSince >= 1000) {
       this.resetsSince = now;
       this.resets = 0;
     }
-    return ++this.resets > max;
+    return (this.resets += weight) > max;
   }
 
   /**

@@ -632,9 +632,11 @@ export class Listener {
       return;
     }
     c.h2 = true;
-    const reset = () => {
+    const reset = (weight: number) => {
       const max = d.current.limits.maxResets;
-      if (max > 0 && c.resetSeen(performance.now(), max)) tooManyResets(c, this.cfg.name, max);
+      if (max > 0 && c.resetSeen(performance.now(), max, weight)) {
+        tooManyResets(c, this.cfg.name, max);
+      }
     };
     const handler = c.overLimit
       ? (_req: Request, info: Deno.ServeHandlerInfo<Deno.Addr>) => overConnLimit(c, info)

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ResetWatch, WATCH_AFTER, type Watched } from "./reset_watch.ts";
+import { ResetWatch, SAMPLE, WATCH_AFTER, type Watched } from "./reset_watch.ts";
 
 /** A watched request whose signal reads and resets are counted. */
 class Probe implements Watched {
@@ -19,8 +19,8 @@ class Probe implements Watched {
       },
     } as unknown as Request;
   }
-  reset(): void {
-    this.resets++;
+  reset(weight: number): void {
+    this.resets += weight;
   }
 }
 
@@ -72,4 +72,22 @@ Deno.test("ResetWatch: an abort once the handler answered is not counted", () =>
   w.settle(p);
   p.c.abort();
   assert.deepEqual([p.reads, p.resets, p.settled], [1, 0, true]);
+});
+
+Deno.test("ResetWatch: one request in SAMPLE is listened to from its start; its early reset counts SAMPLE", () => {
+  let now = 0;
+  const w = new ResetWatch(() => now, WATCH_AFTER, SAMPLE);
+  const probes = Array.from({ length: 2 * SAMPLE }, () => new Probe());
+  for (const p of probes) w.watch(p);
+  // Deno does not report a reset before the first read: only the sampled ones have read it.
+  assert.deepEqual(probes.map((p) => p.reads), probes.map((_, i) => (i + 1) % SAMPLE ? 0 : 1));
+  now = 1;
+  for (const p of probes) p.c.abort(); // every stream reset at once, long before WATCH_AFTER
+  assert.equal(probes.reduce((n, p) => n + p.resets, 0), 2 * SAMPLE);
+  // A sampled reset after WATCH_AFTER counts once, as a watched one does.
+  const late = Array.from({ length: SAMPLE }, () => new Probe());
+  for (const p of late) w.watch(p);
+  now = 1 + WATCH_AFTER;
+  late.at(-1)!.c.abort();
+  assert.equal(late.at(-1)!.resets, 1);
 });

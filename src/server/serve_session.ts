@@ -65,7 +65,7 @@ export class ServeSession implements Session, Watched {
   since = 0;
   settled = false;
   private resets: ResetWatch | null = null;
-  private onReset: (() => void) | null = null;
+  private onReset: ((weight: number) => void) | null = null;
 
   constructor(
     readonly req: Request,
@@ -141,14 +141,14 @@ export class ServeSession implements Session, Watched {
   }
 
   /** Calls `onReset` if the client resets the stream while the handler works (slow ones). */
-  watchResets(w: ResetWatch, onReset: () => void): void {
+  watchResets(w: ResetWatch, onReset: (weight: number) => void): void {
     this.resets = w;
     this.onReset = onReset;
     w.watch(this);
   }
 
-  reset(): void {
-    this.onReset?.();
+  reset(weight: number): void {
+    this.onReset?.(weight);
   }
 
   started(): void {
