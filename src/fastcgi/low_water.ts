@@ -6,8 +6,10 @@
  * per DokuWiki page before, each a cold start of the runtime on a machine busy with PHP).
  *
  * JavaScript does not see a socket's descriptor: a connection's is found by its local and peer
- * addresses (`getsockname`, `getpeername`), first among the descriptors that connections closed
- * before it left (Linux gives a new socket the lowest free number), else in `/proc/self/fd`.
+ * addresses (`getsockname`, `getpeername`). Linux gives a new socket the lowest free number, so
+ * the number that was lowest free just before the connect ({@linkcode lowestFree}) is tried
+ * first, then the descriptors that connections closed before it left, else `/proc/self/fd` (a
+ * getsockname per open descriptor: with thousands of client connections, milliseconds).
  * Linux only, with `--allow-ffi`; elsewhere nothing is set and answers are read as they come.
  *
  * @module
@@ -23,6 +25,8 @@ const AF_INET6 = 10;
 const D_NAME = 19;
 
 type Libc = {
+  open(path: Uint8Array, flags: number): number;
+  close(fd: number): number;
   opendir(path: Uint8Array): Deno.PointerValue;
   readdir(dir: Deno.PointerValue): Deno.PointerValue;
   closedir(dir: Deno.PointerValue): number;
@@ -37,6 +41,8 @@ function open(): Libc | null {
   if (libc !== undefined) return libc;
   libc = null;
   libc = openLibc({
+    open: { parameters: ["buffer", "i32"], result: "i32" },
+    close: { parameters: ["i32"], result: "i32" },
     opendir: { parameters: ["buffer"], result: "pointer" },
     readdir: { parameters: ["pointer"], result: "pointer" },
     closedir: { parameters: ["pointer"], result: "i32" },
@@ -48,6 +54,9 @@ function open(): Libc | null {
 }
 
 const FD_DIR = new TextEncoder().encode("/proc/self/fd\0");
+const ROOT = new TextEncoder().encode("/\0");
+/** O_PATH | O_CLOEXEC: a descriptor that opens nothing, only to learn its number. */
+const O_PATH_CLOEXEC = 0o10000000 | 0o2000000;
 const addr = new Uint8Array(128);
 const addrLen = new Uint32Array(1);
 const addrLenBytes = new Uint8Array(addrLen.buffer);
@@ -141,8 +150,21 @@ function descriptors(c: Libc): number[] {
   return fds;
 }
 
-/** The descriptor of the TCP connection `e`, or -1. */
-function descriptorOf(c: Libc, e: Ends): number {
+/**
+ * The lowest descriptor number free now (opened on "/" and closed at once): the number a socket
+ * made next most likely gets. -1 without libc.
+ */
+export function lowestFree(): number {
+  const c = open();
+  if (c === null) return -1;
+  const fd = c.open(ROOT, O_PATH_CLOEXEC);
+  if (fd >= 0) c.close(fd);
+  return fd;
+}
+
+/** The descriptor of the TCP connection `e` (`hint` tried first), or -1. */
+function descriptorOf(c: Libc, e: Ends, hint: number): number {
+  if (hint >= 0 && which(c, hint, e) === THIS) return hint;
   // A number not open stays a candidate for the next connection; one that another socket took
   // leaves (`forget` adds it again if that is a connection of ours, closing).
   for (let i = 0; i < freed.length;) {
@@ -164,9 +186,10 @@ function descriptorOf(c: Libc, e: Ends): number {
 /**
  * The descriptor of `socket` when it is a TCP connection (a `Deno.TcpConn`) and libc can be
  * reached, else -1. Found once per connection, before any other code of this process may close
- * it (the number is then this socket's until `forget`).
+ * it (the number is then this socket's until `forget`). `hint`: {@linkcode lowestFree} just
+ * before the connect.
  */
-export function descriptor(socket: unknown): number {
+export function descriptor(socket: unknown, hint = -1): number {
   const s = socket as Partial<Deno.TcpConn>;
   const local = s.localAddr, peer = s.remoteAddr;
   if (local?.transport !== "tcp" || peer?.transport !== "tcp") return -1;
@@ -177,7 +200,7 @@ export function descriptor(socket: unknown): number {
     localIp: ip4Of(local.hostname),
     peerPort: peer.port,
     peerIp: ip4Of(peer.hostname),
-  });
+  }, hint);
 }
 
 /** The connection on `fd` is closing: its number is a likely one of the next. */

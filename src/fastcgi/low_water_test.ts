@@ -6,6 +6,7 @@ import { concat, end, FakeFcgiServer, readRequest, stdout, writeFull } from "./_
 import { FcgiConns, LOW_WATER_GRACE } from "./conns.ts";
 import { fcgiSend, type FcgiSendOptions } from "./fcgi_send.ts";
 import { ParamsBuffer } from "./params.ts";
+import { descriptor, lowestFree } from "./low_water.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -118,4 +119,14 @@ Deno.test("FcgiConns over TCP: once an answer streams, each later piece is read 
   // Without lowering the mark once streaming: at the server's close, 800 ms later.
   assert.ok(tailAt - tailSent < 400, `tail read ${Math.round(tailAt - tailSent)} ms after sent`);
   conns.close();
+});
+
+Deno.test("lowestFree names the descriptor the next socket gets; descriptor() takes that hint", async () => {
+  using l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const hint = lowestFree();
+  assert.ok(hint >= 0);
+  using c = await Deno.connect({ hostname: "127.0.0.1", port: (l.addr as Deno.NetAddr).port });
+  assert.equal(descriptor(c, hint), hint);
+  // A wrong hint costs nothing but the search: the same descriptor is found.
+  assert.equal(descriptor(c, hint + 1000), hint);
 });
