@@ -15,6 +15,7 @@ export { type Clock, systemClock } from "./clock.ts";
 export { HOP_BY_HOP } from "./hop_by_hop.ts";
 export { MAP_SYMBOLS, type MapCalls, openLibc } from "./libc.ts";
 export { Lock } from "./lock.ts";
+export { AF_INET, AF_INET6, openDescriptors, type SocketCalls, socketCalls } from "./socket_fds.ts";
 export { allowedMethods, methodNotAllowed, type RouteEntry } from "./method_not_allowed.ts";
 export { decodeUnreserved } from "./percent.ts";
 export { readProcFile } from "./proc_file.ts";

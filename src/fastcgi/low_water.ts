@@ -15,45 +15,35 @@
  * @module
  */
 
-import { openLibc } from "../base/mod.ts";
+import {
+  AF_INET,
+  AF_INET6,
+  openDescriptors,
+  openLibc,
+  type SocketCalls,
+  socketCalls,
+} from "../base/mod.ts";
 
 const SOL_SOCKET = 1;
 const SO_RCVLOWAT = 18;
-const AF_INET = 2;
-const AF_INET6 = 10;
-/** `struct dirent`'s `d_name` in glibc on 64-bit Linux. */
-const D_NAME = 19;
 
-type Libc = {
+/** open and close, to learn the lowest free descriptor number (`lowestFree`). */
+type FdCalls = {
   open(path: Uint8Array, flags: number): number;
   close(fd: number): number;
-  opendir(path: Uint8Array): Deno.PointerValue;
-  readdir(dir: Deno.PointerValue): Deno.PointerValue;
-  closedir(dir: Deno.PointerValue): number;
-  getsockname(fd: number, addr: Uint8Array, len: Uint8Array): number;
-  getpeername(fd: number, addr: Uint8Array, len: Uint8Array): number;
-  setsockopt(fd: number, level: number, name: number, value: Uint8Array, len: number): number;
 };
 
-let libc: Libc | null | undefined;
+let fdCalls: FdCalls | null | undefined;
 
-function open(): Libc | null {
-  if (libc !== undefined) return libc;
-  libc = null;
-  libc = openLibc({
+function openFdCalls(): FdCalls | null {
+  if (fdCalls !== undefined) return fdCalls;
+  fdCalls = openLibc({
     open: { parameters: ["buffer", "i32"], result: "i32" },
     close: { parameters: ["i32"], result: "i32" },
-    opendir: { parameters: ["buffer"], result: "pointer" },
-    readdir: { parameters: ["pointer"], result: "pointer" },
-    closedir: { parameters: ["pointer"], result: "i32" },
-    getsockname: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
-    getpeername: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
-    setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
-  }) as unknown as Libc | null;
-  return libc;
+  }) as unknown as FdCalls | null;
+  return fdCalls;
 }
 
-const FD_DIR = new TextEncoder().encode("/proc/self/fd\0");
 const ROOT = new TextEncoder().encode("/\0");
 /** O_PATH | O_CLOEXEC: a descriptor that opens nothing, only to learn its number. */
 const O_PATH_CLOEXEC = 0o10000000 | 0o2000000;
@@ -119,7 +109,7 @@ const OTHER = 1;
 const THIS = 2;
 
 /** Whether descriptor `fd` is the TCP connection `e`, another socket, or not open. */
-function which(c: Libc, fd: number, e: Ends): number {
+function which(c: SocketCalls, fd: number, e: Ends): number {
   addrLen[0] = addr.length;
   if (c.getsockname(fd, addr, addrLenBytes) !== 0) return NOT_OPEN;
   if (!matches(e.localPort, e.localIp)) return OTHER;
@@ -129,33 +119,12 @@ function which(c: Libc, fd: number, e: Ends): number {
     : OTHER;
 }
 
-function descriptors(c: Libc): number[] {
-  const dir = c.opendir(FD_DIR);
-  if (dir === null) return [];
-  const fds: number[] = [];
-  for (let e = c.readdir(dir); e !== null; e = c.readdir(dir)) {
-    const v = new Deno.UnsafePointerView(e);
-    let fd = 0;
-    let i = D_NAME;
-    for (let ch = v.getUint8(i); ch !== 0; ch = v.getUint8(++i)) {
-      if (ch < 0x30 || ch > 0x39) {
-        fd = -1; // "." and ".."
-        break;
-      }
-      fd = fd * 10 + ch - 0x30;
-    }
-    if (fd >= 0) fds.push(fd);
-  }
-  c.closedir(dir);
-  return fds;
-}
-
 /**
  * The lowest descriptor number free now (opened on "/" and closed at once): the number a socket
  * made next most likely gets. -1 without libc.
  */
 export function lowestFree(): number {
-  const c = open();
+  const c = openFdCalls();
   if (c === null) return -1;
   const fd = c.open(ROOT, O_PATH_CLOEXEC);
   if (fd >= 0) c.close(fd);
@@ -163,7 +132,7 @@ export function lowestFree(): number {
 }
 
 /** The descriptor of the TCP connection `e` (`hint` tried first), or -1. */
-function descriptorOf(c: Libc, e: Ends, hint: number): number {
+function descriptorOf(c: SocketCalls, e: Ends, hint: number): number {
   if (hint >= 0 && which(c, hint, e) === THIS) return hint;
   // A number not open stays a candidate for the next connection; one that another socket took
   // leaves (`forget` adds it again if that is a connection of ours, closing).
@@ -177,7 +146,7 @@ function descriptorOf(c: Libc, e: Ends, hint: number): number {
     freed.splice(i, 1);
     if (w === THIS) return fd;
   }
-  for (const fd of descriptors(c)) {
+  for (const fd of openDescriptors(c)) {
     if (which(c, fd, e) === THIS) return fd;
   }
   return -1;
@@ -193,7 +162,7 @@ export function descriptor(socket: unknown, hint = -1): number {
   const s = socket as Partial<Deno.TcpConn>;
   const local = s.localAddr, peer = s.remoteAddr;
   if (local?.transport !== "tcp" || peer?.transport !== "tcp") return -1;
-  const c = open();
+  const c = socketCalls();
   if (c === null) return -1;
   return descriptorOf(c, {
     localPort: local.port,
@@ -214,7 +183,7 @@ export function forget(fd: number): void {
 
 /** Sets `fd`'s SO_RCVLOWAT to `bytes` (1: wake at any byte, the default); false if refused. */
 export function setLowWater(fd: number, bytes: number): boolean {
-  const c = open();
+  const c = socketCalls();
   if (c === null || fd < 0) return false;
   value[0] = bytes;
   return c.setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, valueBytes, 4) === 0;

@@ -14,7 +14,7 @@
 
 import { formatIPv6, parseIP } from "../net/mod.ts";
 import { log } from "../observe/mod.ts";
-import { AF_INET, AF_INET6, openDescriptors, socketCalls } from "./socket_fds.ts";
+import { AF_INET, AF_INET6, openDescriptors, socketCalls } from "../base/mod.ts";
 
 const SHUT_RDWR = 2;
 

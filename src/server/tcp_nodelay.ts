@@ -16,7 +16,7 @@
  */
 
 import { log } from "../observe/mod.ts";
-import { AF_INET, AF_INET6, openDescriptors, type SocketCalls, socketCalls } from "./socket_fds.ts";
+import { AF_INET, AF_INET6, openDescriptors, type SocketCalls, socketCalls } from "../base/mod.ts";
 
 const IPPROTO_TCP = 6;
 const TCP_NODELAY = 1;

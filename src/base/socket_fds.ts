@@ -2,14 +2,15 @@
  * This process's sockets by descriptor, through libc over FFI: JavaScript does not see a
  * socket's descriptor, and Deno reads `/proc/self` only with every permission, so libc lists
  * `/proc/self/fd` and asks each descriptor what it is (`getsockname`, `getpeername`,
- * `getsockopt`). Used to set TCP_NODELAY on TLS listening sockets (tcp_nodelay.ts) and to end
- * TLS connections Deno will not close (socket_cut.ts). Linux only (glibc's `libc.so.6`); null
- * elsewhere or without `--allow-ffi`.
+ * `getsockopt`). Used to set TCP_NODELAY on TLS listening sockets and to end TLS connections
+ * Deno will not close (server/tcp_nodelay.ts, server/socket_cut.ts), and to find a FastCGI
+ * connection's descriptor for its low-water mark (fastcgi/low_water.ts). Linux only (glibc's
+ * `libc.so.6`); null elsewhere or without `--allow-ffi`.
  *
  * @module
  */
 
-import { openLibc } from "../base/mod.ts";
+import { openLibc } from "./libc.ts";
 
 export const AF_INET = 2;
 export const AF_INET6 = 10;
