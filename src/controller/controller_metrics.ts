@@ -6,18 +6,10 @@
  */
 import { type Family, Registry, type Series } from "../observe/mod.ts";
 import type { Evaluation } from "./evaluator.ts";
-import type { InstanceState } from "./lifecycle.ts";
+import { INSTANCE_STATES, type InstanceState } from "./lifecycle.ts";
 import type { Pressure } from "./pressure.ts";
 
-const STATES: readonly InstanceState[] = [
-  "stopped",
-  "starting",
-  "warming",
-  "ready",
-  "active",
-  "draining",
-  "failed",
-];
+const STATES: readonly InstanceState[] = INSTANCE_STATES;
 const COMPONENTS: readonly (keyof Pressure)[] = [
   "cpu",
   "lag",

@@ -7,14 +7,18 @@
  * timeout followed by a forced stop, an active instance that failed liveness). A Failed or Stopped slot is started again with `spawn`.
  */
 
-export type InstanceState =
-  | "stopped"
-  | "starting"
-  | "warming"
-  | "ready"
-  | "active"
-  | "draining"
-  | "failed";
+/** Every state of an instance, in lifecycle order (the metrics list them in this order). */
+export const INSTANCE_STATES = [
+  "stopped",
+  "starting",
+  "warming",
+  "ready",
+  "active",
+  "draining",
+  "failed",
+] as const;
+
+export type InstanceState = typeof INSTANCE_STATES[number];
 
 export type LifecycleEvent =
   /** The process was spawned with its id, generation and CPU set. */
